@@ -1,0 +1,31 @@
+# Two commands matter: `make run` and `make test`. Both create .venv when missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: run test lint typecheck bench package clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/puffin-memory
+
+test: $(STAMP)
+	$(BIN)/ruff check app tests bench
+	$(BIN)/mypy --strict app/core
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/memorize.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,1 @@
+"""Core: models, branch file format, store, index, writer, reader, maintenance, API."""

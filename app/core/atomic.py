@@ -1,0 +1,89 @@
+"""Atomic file writing and safe JSON documents.
+
+Every file the app owns is written the same way: a unique temp file in the same folder,
+flush, fsync, `os.replace`, then fsync of the folder, so a crash at any moment leaves either
+the old bytes or the new bytes, never a mix. JSON documents go through one reader/writer pair
+that turns unreadable files into a clear `StorageError` (or moves them aside when asked).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import StorageError
+from app.core.models import utc_now
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` atomically (see module docstring)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise StorageError(f"Could not write {path}: {exc.strerror or exc}") from exc
+    fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace `path` with UTF-8 `text` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write a JSON document atomically, pretty-printed and stable."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+    atomic_write_text(path, text + "\n")
+
+
+def read_json(path: Path, default: Any = None) -> Any:
+    """Read a JSON document; a missing file gives `default`, a broken one a StorageError."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return default
+    except OSError as exc:
+        raise StorageError(f"Could not read {path}: {exc.strerror or exc}") from exc
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StorageError(f"{path.name} is not valid JSON: {exc}") from exc
+
+
+def move_aside(path: Path, label: str = "broken") -> Path:
+    """Rename an unreadable file to `<name>.<label>-<timestamp>` and return the new path."""
+    stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
+    target = path.with_name(f"{path.name}.{label}-{stamp}")
+    counter = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.{label}-{stamp}-{counter}")
+        counter += 1
+    os.replace(path, target)
+    fsync_dir(path.parent)
+    return target

@@ -1,0 +1,70 @@
+"""The `Engine` protocol: what the writer, reader and maintenance need from a thinking engine.
+
+Two engines implement it: `app.engines.offline.OfflineEngine` (rules, no network) and
+`app.engines.anthropic_engine.AnthropicEngine` (Claude). Engines never write files: they
+return models, and the core checks them (`app/core/guard.py`) before anything is written.
+All methods are async so that the Claude engine can await the network; the offline engine
+simply computes.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from app.core.models import BranchMemory, Category, EvolutionResult, ExtractionResult, MemoryItem
+
+
+class Candidate(BaseModel):
+    """An item offered to an engine's deep retrieval, with where it lives."""
+
+    branch: str
+    project: str = ""
+    item: MemoryItem
+    relevance: float = 0.0
+
+
+class DeepAnswer(BaseModel):
+    """Deep retrieval result: chosen item ids with relevance, and conflicts found."""
+
+    ranked: list[tuple[str, float]] = Field(default_factory=list)  # (item id, relevance 0..1)
+    conflicts: list[CrossConflict] = Field(default_factory=list)
+    path: str = "offline"
+
+
+class CrossConflict(BaseModel):
+    """Two or more items in different branches that say opposite things."""
+
+    category: Category
+    description: str
+    item_ids: list[str]
+    branches: list[str]
+
+
+DeepAnswer.model_rebuild()
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A thinking engine. `name` is shown in status and responses."""
+
+    name: str
+
+    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+        """Find solution-wide knowledge in a conversation (already redacted)."""
+        ...
+
+    async def evolve(
+        self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
+    ) -> EvolutionResult:
+        """Integrate new items into the branch memory (or start one)."""
+        ...
+
+    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+        """Weekly consolidation: merge duplicates, tidy, refresh the summary."""
+        ...
+
+    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+        """Deep retrieval tiers over candidate items from several branches."""
+        ...

@@ -1,0 +1,379 @@
+"""MemoryStore: the file-system layer that owns the memory home and every branch file.
+
+Branch files are the source of truth, so every change goes the same safe way: take the
+branch's lock file, read the current bytes, keep them as a version, write a unique temp file
+in the same folder, fsync, `os.replace`, fsync the folder. Reads take no lock (an atomic
+replace means a reader sees the old or the new file, never a mix). Branch ids are free text
+and are encoded into file names that can never leave `branches/`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from filelock import FileLock, Timeout
+
+from app.core.atomic import atomic_write_bytes, fsync_dir
+from app.core.errors import InvalidInput, NotFound, StorageError
+from app.core.models import BranchMemory
+
+MAX_BRANCH_ID = 200
+_SAFE_ID = re.compile(r"[A-Za-z0-9._-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_VERSION_NAME = re.compile(r"\d{8}T\d{12}Z(?:-\d+)?")
+_HEADER_ID = re.compile(r"^#\s*Branch Memory:\s*(.+?)\s*$", re.MULTILINE)
+# Percent-encoded names longer than this fall back to a hash (file names are limited to 255
+# bytes on common file systems); the branch id is then read back from the file's header.
+_MAX_STEM_BYTES = 180
+_HASH_PREFIX = "_h_"
+LOCK_TIMEOUT_S = 30.0
+
+
+def default_home() -> Path:
+    """`PUFFIN_MEMORY_HOME`, else `~/.puffin/memory`."""
+    env = os.environ.get("PUFFIN_MEMORY_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".puffin" / "memory"
+
+
+def project_of(branch_id: str) -> str:
+    """The project part of a `<project>/<branch>` id (empty for ids without a slash)."""
+    return branch_id.split("/", 1)[0] if "/" in branch_id else ""
+
+
+def validate_branch_id(branch: object) -> str:
+    """Return `branch` if it is an acceptable id, else raise InvalidInput saying why."""
+    if not isinstance(branch, str) or not branch:
+        raise InvalidInput("Branch id must be a non-empty string.")
+    if len(branch) > MAX_BRANCH_ID:
+        raise InvalidInput(f"Branch id is longer than {MAX_BRANCH_ID} characters.")
+    if _CONTROL.search(branch):
+        raise InvalidInput("Branch id must not contain control characters.")
+    if branch != branch.strip():
+        raise InvalidInput("Branch id must not start or end with whitespace.")
+    segments = re.split(r"[/\\]", branch)
+    if any(seg in {".", ".."} for seg in segments):
+        raise InvalidInput(f"Branch id {branch!r} contains a '.' or '..' path segment.")
+    return branch
+
+
+def encode_branch(branch: str) -> str:
+    """File stem for a branch id: unchanged when it is plain, else reversibly encoded."""
+    validate_branch_id(branch)
+    if _SAFE_ID.fullmatch(branch) and not branch.startswith("."):
+        return branch
+    stem = quote(branch, safe="-_").replace(".", "%2E")
+    if len(stem.encode()) > _MAX_STEM_BYTES:
+        return _HASH_PREFIX + hashlib.sha256(branch.encode()).hexdigest()[:40]
+    return stem
+
+
+def decode_stem(stem: str) -> str | None:
+    """Branch id for a plain or percent-encoded stem; None for hashed stems."""
+    if stem.startswith(_HASH_PREFIX):
+        return None
+    return unquote(stem) if "%" in stem else stem
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """A saved previous content of a branch file."""
+
+    version: str
+    timestamp: datetime
+    size: int
+
+    def to_dict(self) -> dict[str, object]:
+        """API shape."""
+        return {
+            "version": self.version,
+            "timestamp": self.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "size": self.size,
+        }
+
+
+class MemoryStore:
+    """Owns `<home>/branches`, `<home>/versions` and the per-branch locks."""
+
+    def __init__(self, home: Path, *, versions_keep: int = 20) -> None:
+        self.home = home.expanduser()
+        self.branches_dir = self.home / "branches"
+        self.versions_dir = self.home / "versions"
+        self.locks_dir = self.home / ".locks"
+        self.versions_keep = versions_keep
+
+    # -- paths -------------------------------------------------------------------------
+    @property
+    def config_path(self) -> Path:
+        """`config.json`."""
+        return self.home / "config.json"
+
+    @property
+    def review_queue_path(self) -> Path:
+        """`review-queue.json`."""
+        return self.home / "review-queue.json"
+
+    @property
+    def ledger_path(self) -> Path:
+        """`ledger.json`."""
+        return self.home / "ledger.json"
+
+    @property
+    def maintenance_log_path(self) -> Path:
+        """`maintenance-log.json`."""
+        return self.home / "maintenance-log.json"
+
+    @property
+    def usage_path(self) -> Path:
+        """`usage.json`."""
+        return self.home / "usage.json"
+
+    @property
+    def index_path(self) -> Path:
+        """`index.sqlite`."""
+        return self.home / "index.sqlite"
+
+    @property
+    def activity_path(self) -> Path:
+        """`activity.json` (recent events shown on the dashboard)."""
+        return self.home / "activity.json"
+
+    def ensure(self) -> None:
+        """Create the home layout (idempotent)."""
+        try:
+            for folder in (self.branches_dir, self.versions_dir, self.locks_dir):
+                folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"Cannot create the memory folder {self.home}: {exc}") from exc
+
+    def branch_file(self, branch: str) -> Path:
+        """The file of a branch (which may not exist)."""
+        return self.branches_dir / f"{encode_branch(branch)}.md"
+
+    def _version_folder(self, branch: str) -> Path:
+        return self.versions_dir / encode_branch(branch)
+
+    @contextlib.contextmanager
+    def lock(self, branch: str) -> Iterator[None]:
+        """Hold the branch's lock file (a separate `.lock`, never the data file)."""
+        self.ensure()
+        lock = FileLock(str(self.locks_dir / f"{encode_branch(branch)}.lock"))
+        try:
+            lock.acquire(timeout=LOCK_TIMEOUT_S)
+        except Timeout as exc:
+            raise StorageError(
+                f"Branch {branch!r} is busy (another writer held its lock for "
+                f"{LOCK_TIMEOUT_S:.0f} s); try again."
+            ) from exc
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # -- reading -----------------------------------------------------------------------
+    def list_branches(self) -> list[str]:
+        """Decoded ids of every branch file, sorted."""
+        if not self.branches_dir.is_dir():
+            return []
+        found: list[str] = []
+        for path in self.branches_dir.glob("*.md"):
+            branch = self._branch_of(path)
+            if branch is not None:
+                found.append(branch)
+        return sorted(found)
+
+    def _branch_of(self, path: Path) -> str | None:
+        stem = path.stem
+        if stem.startswith(".") and "%" not in stem:
+            return None  # temp files and other hidden files
+        decoded = decode_stem(stem)
+        if decoded is not None:
+            return decoded
+        with contextlib.suppress(OSError):
+            return path.with_suffix(".name").read_text(encoding="utf-8")
+        try:
+            with path.open("r", encoding="utf-8", errors="replace") as handle:
+                head = handle.read(1024)
+        except OSError:
+            return None
+        match = _HEADER_ID.search(head)
+        return match.group(1) if match else None
+
+    def exists(self, branch: str) -> bool:
+        """Whether the branch has a memory file."""
+        return self.branch_file(branch).is_file()
+
+    def read_bytes(self, branch: str) -> bytes | None:
+        """Raw bytes of a branch file, or None when it does not exist."""
+        try:
+            return self.branch_file(branch).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"Cannot read memory of {branch!r}: {exc.strerror}") from exc
+
+    def read_text(self, branch: str) -> str | None:
+        """Text of a branch file (undecodable bytes replaced), or None."""
+        data = self.read_bytes(branch)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def read(self, branch: str) -> BranchMemory | None:
+        """The parsed branch memory, or None when there is no file."""
+        from app.core.format import parse  # noqa: PLC0415 - keeps `status` start-up light
+
+        text = self.read_text(branch)
+        return None if text is None else parse(text, branch_id=branch)
+
+    def signature(self, branch: str) -> tuple[int, int] | None:
+        """(mtime_ns, size) of the branch file, or None."""
+        try:
+            st = self.branch_file(branch).stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def signatures(self) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of every branch file."""
+        result: dict[str, tuple[int, int]] = {}
+        if not self.branches_dir.is_dir():
+            return result
+        with os.scandir(self.branches_dir) as entries:
+            for entry in entries:
+                if not entry.name.endswith(".md"):
+                    continue
+                branch = self._branch_of(Path(entry.path))
+                if branch is None:
+                    continue
+                st = entry.stat()
+                result[branch] = (st.st_mtime_ns, st.st_size)
+        return result
+
+    # -- writing -----------------------------------------------------------------------
+    def write_text(self, branch: str, text: str) -> str | None:
+        """Replace a branch file; the previous content is kept as a version (returned)."""
+        with self.lock(branch):
+            return self._write_locked(branch, text.encode("utf-8"))
+
+    def update(
+        self, branch: str, change: Callable[[BranchMemory | None], BranchMemory | None]
+    ) -> BranchMemory | None:
+        """Read-modify-write under the branch lock, so concurrent writers lose nothing.
+
+        `change` gets the current memory (None when the file does not exist) and returns the
+        new one, or None to leave the file untouched. Whatever `change` raises propagates
+        and the file stays as it was.
+        """
+        from app.core.format import parse, render  # noqa: PLC0415
+
+        with self.lock(branch):
+            data = self.read_bytes(branch)
+            current = None if data is None else parse(data.decode("utf-8", "replace"), branch)
+            new = change(current)
+            if new is None:
+                return current
+            self._write_locked(branch, render(new).encode("utf-8"))
+            return new
+
+    def write_if_unchanged(self, branch: str, expected: bytes | None, text: str) -> bool:
+        """Write only if the file still holds `expected` (None: must not exist).
+
+        Lets slow work (an LLM rewrite) run without holding the lock: the caller reads,
+        thinks, then commits here; False means someone else wrote meanwhile and the caller
+        should start again from the new content.
+        """
+        with self.lock(branch):
+            if self.read_bytes(branch) != expected:
+                return False
+            self._write_locked(branch, text.encode("utf-8"))
+            return True
+
+    def _write_locked(self, branch: str, data: bytes) -> str | None:
+        path = self.branch_file(branch)
+        self.ensure()
+        version: str | None = None
+        try:
+            old = path.read_bytes()
+        except FileNotFoundError:
+            old = None
+        except OSError as exc:
+            raise StorageError(f"Cannot read memory of {branch!r}: {exc.strerror}") from exc
+        if old is not None:
+            if old == data:
+                return None
+            version = self._save_version(branch, old)
+        elif path.stem.startswith(_HASH_PREFIX):
+            # Hashed names cannot be decoded: keep the id beside the file.
+            atomic_write_bytes(path.with_suffix(".name"), branch.encode("utf-8"))
+        atomic_write_bytes(path, data)
+        return version
+
+    def delete(self, branch: str) -> str:
+        """Remove a branch file, keeping its content as a version (returned) for undo."""
+        with self.lock(branch):
+            path = self.branch_file(branch)
+            data = self.read_bytes(branch)
+            if data is None:
+                raise NotFound(f"No memory file for branch {branch!r}.")
+            version = self._save_version(branch, data)
+            try:
+                path.unlink()
+            except OSError as exc:
+                raise StorageError(f"Cannot delete memory of {branch!r}: {exc}") from exc
+            fsync_dir(path.parent)
+            return version
+
+    # -- versions ----------------------------------------------------------------------
+    def _save_version(self, branch: str, data: bytes) -> str:
+        folder = self._version_folder(branch)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        name, counter = stamp, 1
+        while (folder / f"{name}.md").exists():
+            name = f"{stamp}-{counter}"
+            counter += 1
+        atomic_write_bytes(folder / f"{name}.md", data)
+        self._prune_versions(folder)
+        return name
+
+    def _prune_versions(self, folder: Path) -> None:
+        versions = sorted(p for p in folder.glob("*.md") if _VERSION_NAME.fullmatch(p.stem))
+        for old in versions[: max(0, len(versions) - self.versions_keep)]:
+            with contextlib.suppress(OSError):
+                old.unlink()
+
+    def list_versions(self, branch: str) -> list[VersionInfo]:
+        """Saved versions of a branch, newest first (also for deleted branches)."""
+        folder = self._version_folder(branch)
+        if not folder.is_dir():
+            return []
+        infos: list[VersionInfo] = []
+        for path in folder.glob("*.md"):
+            if not _VERSION_NAME.fullmatch(path.stem):
+                continue
+            stamp = datetime.strptime(path.stem[:22], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=UTC)
+            infos.append(VersionInfo(path.stem, stamp, path.stat().st_size))
+        return sorted(infos, key=lambda v: v.version, reverse=True)
+
+    def _version_path(self, branch: str, version: str) -> Path:
+        if not isinstance(version, str) or not _VERSION_NAME.fullmatch(version):
+            raise InvalidInput(f"{version!r} is not a version name.")
+        path = self._version_folder(branch) / f"{version}.md"
+        if not path.is_file():
+            raise NotFound(f"No version {version} for branch {branch!r}.")
+        return path
+
+    def read_version(self, branch: str, version: str) -> str:
+        """Content of a saved version."""
+        return self._version_path(branch, version).read_bytes().decode("utf-8", "replace")
+
+    def restore(self, branch: str, version: str) -> str | None:
+        """Bring back a version's exact bytes; the current content becomes a version."""
+        data = self._version_path(branch, version).read_bytes()
+        with self.lock(branch):
+            return self._write_locked(branch, data)

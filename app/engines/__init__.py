@@ -1,0 +1,1 @@
+"""Engines: the offline (rule-based) engine and the Anthropic (Claude) engine."""

@@ -1,0 +1,1 @@
+"""Integrations: Claude Code hooks and the hook installer."""

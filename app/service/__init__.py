@@ -1,0 +1,1 @@
+"""Service: MemoryHost and MemoryChannels, the Qt face of the memory API."""

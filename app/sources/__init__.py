@@ -1,0 +1,1 @@
+"""Thread sources: readers for agent transcripts, discovery and the processed-thread ledger."""

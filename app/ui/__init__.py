@@ -1,0 +1,1 @@
+"""UI: widgets that talk to MemoryChannels only."""
