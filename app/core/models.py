@@ -221,6 +221,10 @@ class ExtraSection(_Model):
         return value.strip("\n")
 
 
+def _empty_sections() -> dict[Category, list[MemoryItem]]:
+    return {c: [] for c in Category}
+
+
 class BranchMemory(_Model):
     """The whole branch memory file: header, summary, items per category, contradictions."""
 
@@ -229,9 +233,7 @@ class BranchMemory(_Model):
     last_extraction: datetime | None = None
     thread_count: int = Field(default=0, ge=0)
     summary: str = ""
-    items: dict[Category, list[MemoryItem]] = Field(
-        default_factory=lambda: {c: [] for c in Category}
-    )
+    items: dict[Category, list[MemoryItem]] = Field(default_factory=lambda: _empty_sections())
     contradictions: list[Contradiction] = Field(default_factory=list)
     # Free text found in the Contradictions section that is not a structured entry.
     contradiction_notes: str = ""

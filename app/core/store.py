@@ -226,10 +226,15 @@ class MemoryStore:
 
     def read(self, branch: str) -> BranchMemory | None:
         """The parsed branch memory, or None when there is no file."""
-        from app.core.format import parse  # noqa: PLC0415 - keeps `status` start-up light
+        from app.core.format import parse
 
         text = self.read_text(branch)
-        return None if text is None else parse(text, branch_id=branch)
+        if text is None:
+            return None
+        memory = parse(text, branch_id=branch)
+        # The file name is authoritative: a hand-edited header must not move items elsewhere.
+        memory.branch_id = branch
+        return memory
 
     def signature(self, branch: str) -> tuple[int, int] | None:
         """(mtime_ns, size) of the branch file, or None."""
@@ -270,11 +275,13 @@ class MemoryStore:
         new one, or None to leave the file untouched. Whatever `change` raises propagates
         and the file stays as it was.
         """
-        from app.core.format import parse, render  # noqa: PLC0415
+        from app.core.format import parse, render
 
         with self.lock(branch):
             data = self.read_bytes(branch)
             current = None if data is None else parse(data.decode("utf-8", "replace"), branch)
+            if current is not None:
+                current.branch_id = branch
             new = change(current)
             if new is None:
                 return current

@@ -1,0 +1,393 @@
+"""The `puffin-memory` command line: every command is one `memory:*` request.
+
+Each command prints the API response as JSON on stdout and exits 0 on success, 2 on
+INVALID_INPUT or NOT_FOUND, 1 on any other error. Progress and hints go to stderr. This
+module never imports Qt, and imports the heavy parts of the app only once a command needs
+them, so that hooks and quick look-ups start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
+CATEGORIES = (
+    "coding_preferences", "architectural_decisions", "project_conventions", "bug_patterns",
+    "implementation_notes",
+)
+
+
+class UsageError(Exception):
+    """A command line that cannot be turned into a request (exit 2)."""
+
+
+def _emit(response: dict[str, Any]) -> int:
+    sys.stdout.write(json.dumps(response, indent=2, ensure_ascii=False, default=str) + "\n")
+    if not response.get("error"):
+        return EXIT_OK
+    return EXIT_INPUT if response.get("code") in {"INVALID_INPUT", "NOT_FOUND"} else EXIT_ERROR
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    from app.core.api import error_response
+
+    return error_response(code, message)
+
+
+def _read_input(path: str | None) -> str:
+    """Conversation text from a file or stdin, decoded leniently (invalid UTF-8 replaced)."""
+    if path is None or path == "-":
+        if sys.stdin.isatty():
+            raise UsageError("Give --file FILE or pipe the conversation on stdin.")
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(path).expanduser().read_bytes()
+        except FileNotFoundError as exc:
+            raise UsageError(f"No such file: {path}") from exc
+        except IsADirectoryError as exc:
+            raise UsageError(f"{path} is a folder, not a file.") from exc
+        except OSError as exc:
+            raise UsageError(f"Cannot read {path}: {exc.strerror}") from exc
+    return data.decode("utf-8", errors="replace")
+
+
+def _csv(value: str | None) -> list[str]:
+    return [t.strip() for t in (value or "").split(",") if t.strip()]
+
+
+# -- request builders: argparse namespace -> (channel, payload) ------------------------------
+Builder = Callable[[argparse.Namespace], tuple[str, dict[str, Any]]]
+
+
+def _memorize(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    return "memory:memorize", {"conversationText": _read_input(a.file), "branchId": a.branch,
+                               "source": a.source}
+
+
+def _retrieve(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    payload: dict[str, Any] = {"query": a.query, "maxResults": a.max_results, "mode": a.mode}
+    if a.branch:
+        payload["branch"] = a.branch
+    if a.project:
+        payload["project"] = a.project
+    return "memory:retrieve", payload
+
+
+def _branch(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if a.branch_cmd == "list":
+        return "memory:list-branches", {}
+    if a.branch_cmd == "show":
+        return "memory:get-branch-memory", {"branch": a.branch}
+    if a.branch_cmd == "versions":
+        return "memory:list-versions", {"branch": a.branch}
+    if a.branch_cmd == "restore":
+        return "memory:restore-version", {"branch": a.branch, "version": a.version}
+    raise UsageError("branch needs one of: list, show, versions, restore")
+
+
+def _clear(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if not a.yes:
+        raise UsageError(
+            f"Refusing to clear {a.branch!r} without --yes (it can be undone with "
+            "`branch versions` and `branch restore`)."
+        )
+    return "memory:clear-branch-memory", {"branch": a.branch}
+
+
+def _review(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if a.review_cmd == "list":
+        return "memory:review-list", {}
+    if a.review_cmd == "approve":
+        payload: dict[str, Any] = {"id": a.id}
+        if a.title:
+            payload["title"] = a.title
+        if a.content:
+            payload["content"] = a.content
+        return "memory:review-approve", payload
+    if a.review_cmd == "reject":
+        return "memory:review-reject", {"id": a.id}
+    raise UsageError("review needs one of: list, approve ID, reject ID")
+
+
+def _scan(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    payload: dict[str, Any] = {"dryRun": a.dry_run}
+    if a.source:
+        payload["source"] = a.source
+    if a.path:
+        payload["path"] = str(Path(a.path).expanduser().resolve())
+    if a.since:
+        payload["since"] = a.since
+    return "memory:scan", payload
+
+
+def _list(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    payload: dict[str, Any] = {}
+    if a.type:
+        payload["type"] = a.type
+    if a.branch:
+        payload["branch"] = a.branch
+    if a.limit:
+        payload["limit"] = a.limit
+    if a.tags:
+        payload["tags"] = _csv(a.tags)
+    return "memory:list-items", payload
+
+
+def _forget(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    payload: dict[str, Any] = {}
+    if a.id:
+        payload["id"] = a.id
+    if a.tags:
+        payload["tags"] = _csv(a.tags)
+    if a.pattern:
+        payload["pattern"] = a.pattern
+    if a.older_than is not None:
+        payload["olderThan"] = a.older_than
+    if a.all:
+        payload["all"] = True
+        payload["confirm"] = a.confirm
+    return "memory:forget", payload
+
+
+def _remember(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    text = " ".join(a.text).strip() if a.text else _read_input(None).strip()
+    payload: dict[str, Any] = {"branch": a.branch, "text": text, "category": a.category}
+    if a.tags:
+        payload["tags"] = _csv(a.tags)
+    return "memory:remember", payload
+
+
+def _recall(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    # keyword: the FTS index alone; semantic and hybrid add the engine's deep tiers.
+    payload: dict[str, Any] = {"query": a.query, "maxResults": a.limit,
+                               "mode": "fast" if a.mode == "keyword" else "deep"}
+    if a.tags:
+        payload["tags"] = _csv(a.tags)
+    return "memory:retrieve", payload
+
+
+def _import(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    payload: dict[str, Any] = {"content": _read_input(a.file)}
+    if a.branch:
+        payload["branch"] = a.branch
+    return "memory:import", payload
+
+
+SIMPLE: dict[str, Builder] = {
+    "recall": _recall,
+    "context": lambda a: ("memory:context", {"topic": " ".join(a.topic)} if a.topic else {}),
+    "health": lambda a: ("memory:health", {"index": a.index}),
+    "repair": lambda a: ("memory:repair", {}),
+    "export": lambda a: ("memory:export", {"format": a.format}),
+    "import": _import,
+    "memorize": _memorize,
+    "retrieve": _retrieve,
+    "branch": _branch,
+    "stats": lambda a: ("memory:get-stats", {}),
+    "status": lambda a: ("memory:get-status", {}),
+    "clear": _clear,
+    "maintain": lambda a: ("memory:run-maintenance", {"type": a.type}),
+    "review": _review,
+    "sources": lambda a: ("memory:sources", {}),
+    "scan": _scan,
+    "usage": lambda a: ("memory:usage", {}),
+    "list": _list,
+    "get": lambda a: ("memory:get-item", {"id": a.id}),
+    "forget": _forget,
+    "remember": _remember,
+    "activity": lambda a: ("memory:activity", {"limit": a.limit}),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = argparse.ArgumentParser(
+        prog="puffin-memory",
+        description="Local-first memory for coding agents. With no command, opens the app.",
+    )
+    parser.add_argument("--home", help="memory folder (default: $PUFFIN_MEMORY_HOME or "
+                        "~/.puffin/memory)")
+    parser.add_argument("--engine", choices=["auto", "offline", "anthropic"],
+                        help="engine for this command (default: config 'engine')")
+    parser.add_argument("--version", action="store_true", dest="show_version",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("memorize", help="extract memories from a conversation")
+    p.add_argument("--branch", required=True)
+    p.add_argument("--file", help="conversation file (default: stdin)")
+    p.add_argument("--source", default="cli", help="source reference stored with items")
+
+    p = sub.add_parser("retrieve", help="search memories")
+    p.add_argument("query")
+    p.add_argument("--max-results", type=int, default=5)
+    p.add_argument("--branch")
+    p.add_argument("--project")
+    p.add_argument("--mode", choices=["fast", "deep"], default="fast")
+
+    p = sub.add_parser("branch", help="list, show, versions, restore")
+    bsub = p.add_subparsers(dest="branch_cmd", metavar="ACTION")
+    bsub.add_parser("list")
+    for name in ("show", "versions"):
+        bsub.add_parser(name).add_argument("branch")
+    r = bsub.add_parser("restore")
+    r.add_argument("branch")
+    r.add_argument("version")
+
+    sub.add_parser("stats", help="counts, last memorized, next maintenance")
+    sub.add_parser("status", help="ready / processing / error, engine, notes")
+    p = sub.add_parser("clear", help="remove a branch memory (kept as a version)")
+    p.add_argument("branch")
+    p.add_argument("--yes", action="store_true")
+    p = sub.add_parser("maintain", help="run maintenance")
+    p.add_argument("--type", choices=["weekly", "monthly", "full"], default="full")
+
+    p = sub.add_parser("review", help="medium-confidence items waiting for approval")
+    rsub = p.add_subparsers(dest="review_cmd", metavar="ACTION")
+    rsub.add_parser("list")
+    r = rsub.add_parser("approve")
+    r.add_argument("id")
+    r.add_argument("--title")
+    r.add_argument("--content")
+    rsub.add_parser("reject").add_argument("id")
+
+    sub.add_parser("sources", help="configured sources and what they hold")
+    p = sub.add_parser("scan", help="memorize complete, unprocessed agent threads")
+    p.add_argument("--source", choices=["claude-code", "puffin", "codex", "aider"])
+    p.add_argument("--path")
+    p.add_argument("--since", help="only threads active since this date (YYYY-MM-DD)")
+    p.add_argument("--dry-run", action="store_true")
+
+    sub.add_parser("usage", help="LLM tokens and estimated cost, today and this month")
+    p = sub.add_parser("auth", help="Anthropic API key: set (from stdin/prompt), status, clear")
+    p.add_argument("auth_cmd", choices=["set", "status", "clear"])
+
+    p = sub.add_parser("list", help="list items")
+    p.add_argument("--type", choices=CATEGORIES)
+    p.add_argument("--branch")
+    p.add_argument("--tags")
+    p.add_argument("--limit", type=int)
+    sub.add_parser("get", help="one item by id").add_argument("id")
+    p = sub.add_parser("forget", help="remove items (undoable through versions)")
+    p.add_argument("id", nargs="?")
+    p.add_argument("--tags")
+    p.add_argument("--pattern")
+    p.add_argument("--older-than", type=int, metavar="DAYS")
+    p.add_argument("--all", action="store_true")
+    p.add_argument("--confirm", action="store_true")
+    p = sub.add_parser("remember", help="add a pinned user memory")
+    p.add_argument("--branch", required=True)
+    p.add_argument("--category", choices=CATEGORIES, default="implementation_notes")
+    p.add_argument("--tags")
+    p.add_argument("text", nargs="*")
+    p = sub.add_parser("activity", help="recent activity")
+    p.add_argument("--limit", type=int, default=20)
+
+    p = sub.add_parser("recall", help="search with tags and modes (seed 002)")
+    p.add_argument("query")
+    p.add_argument("--tags")
+    p.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid")
+    p.add_argument("--limit", type=int, default=5)
+    sub.add_parser("context", help="a markdown digest of memory").add_argument(
+        "topic", nargs="*")
+    sub.add_parser("health", help="check files (and the index)").add_argument(
+        "--index", action="store_true")
+    sub.add_parser("repair", help="rebuild the index, fix what can be fixed")
+    p = sub.add_parser("export", help="write every branch memory to one file")
+    p.add_argument("out", help="output file ('-' for stdout)")
+    p.add_argument("--format", choices=["json", "md"], default="json")
+    p = sub.add_parser("import", help="merge an export (user items always kept)")
+    p.add_argument("file")
+    p.add_argument("--branch", help="target branch when importing a single memory file")
+
+    sub.add_parser("gui", help="open the desktop app")
+    return parser
+
+
+async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any]) -> int:
+    from app.container import build_api
+
+    api = build_api(args.home, engine_override=args.engine)
+    if channel == "memory:scan" and not payload.get("dryRun"):
+        api.progress = _progress_to_stderr
+    reply = await api.invoke(channel, payload)
+    if channel == "memory:export" and not reply.get("error"):
+        return _write_export(args.out, reply)
+    if channel == "memory:context" and not reply.get("error"):
+        sys.stdout.write(reply["markdown"])
+        return EXIT_OK
+    return _emit(reply)
+
+
+def _write_export(out: str, reply: dict[str, Any]) -> int:
+    content = reply.pop("content")
+    if out == "-":
+        sys.stdout.write(content)
+        return EXIT_OK
+    from app.core.atomic import atomic_write_text
+    from app.core.errors import StorageError
+
+    try:
+        atomic_write_text(Path(out).expanduser(), content)
+    except StorageError as exc:
+        return _emit(_error("STORAGE_ERROR", exc.message))
+    return _emit({**reply, "path": str(Path(out).expanduser().resolve())})
+
+
+def _progress_to_stderr(done: int, total: int, label: str) -> None:
+    sys.stderr.write(f"[{done}/{total}] {label}\n")
+    sys.stderr.flush()
+
+
+def _auth(args: argparse.Namespace) -> int:
+    from app.core import keys
+
+    if args.auth_cmd == "set":
+        return _emit(keys.auth_set_from_stdin(sys.stdin))
+    if args.auth_cmd == "clear":
+        return _emit(keys.auth_clear())
+    return _emit(keys.auth_status())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `puffin-memory` and `python -m app`."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed the usage problem
+        return EXIT_INPUT if exc.code else EXIT_OK
+    if args.show_version:
+        from app import __version__
+
+        sys.stdout.write(f"puffin-memory {__version__}\n")
+        return EXIT_OK
+    if args.command in (None, "gui"):
+        from app.gui import run_app
+
+        return run_app(Path(args.home).expanduser() if args.home else None, sys.argv)
+    try:
+        if args.command == "auth":
+            return _auth(args)
+        builder = SIMPLE.get(args.command)
+        if builder is None:
+            parser.print_help(sys.stderr)
+            return EXIT_INPUT
+        channel, payload = builder(args)
+        return asyncio.run(_invoke(args, channel, payload))
+    except UsageError as exc:
+        return _emit(_error("INVALID_INPUT", str(exc)))
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except Exception as exc:  # last line of defence: a clear message, never a traceback
+        import logging
+
+        logging.getLogger(__name__).debug("command crashed", exc_info=True)
+        return _emit(_error("INTERNAL_ERROR", f"{type(exc).__name__}: {exc}"))

@@ -1,0 +1,49 @@
+"""Recent activity (`activity.json`): what the app did lately, for the dashboard and CLI.
+
+A short, capped list of events (memorized a thread, maintenance ran, a write was refused).
+Appends are read-modify-write under a lock file so the CLI and the app can both record.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from app.core.atomic import read_json, write_json
+from app.core.errors import StorageError
+from app.core.models import utc_now
+
+MAX_EVENTS = 200
+
+
+class ActivityLog:
+    """Append-only (capped) list of recent events."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def record(self, kind: str, message: str, **extra: Any) -> None:
+        """Add an event; never raises (activity is informational)."""
+        event = {"timestamp": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"), "kind": kind,
+                 "message": message, **extra}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.path) + ".lock", timeout=5):
+                events = self._load()
+                events.append(event)
+                write_json(self.path, events[-MAX_EVENTS:])
+        except (StorageError, OSError, TimeoutError):
+            return
+
+    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Newest first."""
+        return list(reversed(self._load()))[:limit]
+
+    def _load(self) -> list[dict[str, Any]]:
+        try:
+            data = read_json(self.path, default=[])
+        except StorageError:
+            return []
+        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []

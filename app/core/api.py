@@ -1,0 +1,913 @@
+"""MemoryApi: the single entry to the memory system, one `memory:*` channel per operation.
+
+`await api.invoke(channel, payload)` validates the request with pydantic, runs the handler and
+returns a plain dict: the documented success keys, or `{"error": true, "code", "message",
+"timestamp"}`. Nothing raises out of `invoke`. The CLI, the Claude Code hooks and the Qt
+channels all go through here. Channels that need layers above core (sources, engines,
+hooks) are registered by the composition root (`app/container.py`) with `register()`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.core.activity import ActivityLog
+from app.core.config import Config
+from app.core.conflicts import find_conflicts
+from app.core.errors import InvalidInput, NotFound, PuffinError, StorageError
+from app.core.format import header_last_updated, parse, validate
+from app.core.index import MemoryIndex
+from app.core.maintenance import MaintenanceLog, MaintenanceManager
+from app.core.models import (
+    Category,
+    Contradiction,
+    MemoryItem,
+    derive_title,
+    utc_now,
+)
+from app.core.reader import MemoryReader
+from app.core.review import ReviewQueue
+from app.core.store import MemoryStore, project_of, validate_branch_id
+from app.core.transfer import (
+    context_digest,
+    effective_tags,
+    export_bundle,
+    health_report,
+    merge_import,
+    read_bundle,
+    repair,
+)
+from app.core.writer import MemoryWriter
+
+log = logging.getLogger(__name__)
+
+# Every channel the app answers, core and registered ones alike. The Qt bridge maps each to
+# a slot; a test checks the table is complete.
+CHANNELS: tuple[str, ...] = (
+    "memory:memorize",
+    "memory:retrieve",
+    "memory:get-branch-memory",
+    "memory:get-stats",
+    "memory:get-status",
+    "memory:clear-branch-memory",
+    "memory:run-maintenance",
+    "memory:list-branches",
+    "memory:save-branch-memory",
+    "memory:list-versions",
+    "memory:get-version",
+    "memory:restore-version",
+    "memory:review-list",
+    "memory:review-approve",
+    "memory:review-reject",
+    "memory:list-conflicts",
+    "memory:resolve-conflict",
+    "memory:remember",
+    "memory:get-item",
+    "memory:list-items",
+    "memory:forget",
+    "memory:activity",
+    "memory:context",
+    "memory:health",
+    "memory:repair",
+    "memory:export",
+    "memory:import",
+    "memory:get-config",
+    "memory:set-config",
+    "memory:scan",
+    "memory:sources",
+    "memory:usage",
+    "memory:auth-status",
+    "memory:auth-set",
+    "memory:auth-test",
+    "memory:install-hooks",
+)
+
+
+class Request(BaseModel):
+    """Base of every request model: unknown keys are a mistake worth reporting."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Empty(Request):
+    """A channel that takes no parameters."""
+
+
+class MemorizeRequest(Request):
+    conversation_text: str = Field(alias="conversationText", min_length=1)
+    branch_id: str = Field(alias="branchId", min_length=1)
+    source: str = "cli"
+
+
+class RetrieveRequest(Request):
+    query: str = Field(min_length=1, max_length=2000)
+    max_results: int = Field(default=5, ge=1, le=100, alias="maxResults")
+    branch: str | None = None
+    project: str | None = None
+    mode: Literal["fast", "deep"] = "fast"
+    tags: list[str] = Field(default_factory=list)
+
+
+class BranchRequest(Request):
+    branch: str = Field(min_length=1)
+
+
+class SaveBranchRequest(Request):
+    branch: str = Field(min_length=1)
+    content: str = Field(min_length=1)
+
+
+class VersionRequest(Request):
+    branch: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+
+
+class MaintenanceRequest(Request):
+    type: Literal["weekly", "monthly", "full"]
+
+
+class ReviewApproveRequest(Request):
+    id: str = Field(min_length=1)
+    title: str | None = None
+    content: str | None = None
+    category: Category | None = None
+
+
+class IdRequest(Request):
+    id: str = Field(min_length=1)
+
+
+class ResolveConflictRequest(Request):
+    id: str = Field(min_length=1)
+    action: Literal["keep-newer", "keep-both", "mark-outdated"]
+    branch: str | None = None
+    item_ids: list[str] = Field(default_factory=list, alias="itemIds")
+
+
+class RememberRequest(Request):
+    branch: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=5000)
+    category: Category = Category.IMPLEMENTATION_NOTES
+    title: str | None = None
+    tags: list[str] = Field(default_factory=list)
+
+
+class ListItemsRequest(Request):
+    category: Category | None = Field(default=None, alias="type")
+    branch: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=1)
+
+
+class ForgetRequest(Request):
+    id: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    pattern: str | None = None
+    older_than: int | None = Field(default=None, alias="olderThan", ge=0)
+    all: bool = False
+    confirm: bool = False
+
+
+class ActivityRequest(Request):
+    limit: int = Field(default=50, ge=1, le=200)
+
+
+class ContextRequest(Request):
+    topic: str | None = Field(default=None, max_length=2000)
+    limit: int = Field(default=40, ge=1, le=200)
+
+
+class HealthRequest(Request):
+    index: bool = False
+
+
+class ExportRequest(Request):
+    format: Literal["json", "md"] = "json"
+
+
+class ImportRequest(Request):
+    content: str = Field(min_length=1)
+    branch: str | None = None
+
+
+class SetConfigRequest(Request):
+    config: dict[str, Any]
+
+
+Handler = Callable[[Any], Awaitable[dict[str, Any]]]
+
+
+def error_response(
+    code: str, message: str, context: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The documented error shape."""
+    reply: dict[str, Any] = {
+        "error": True,
+        "code": code,
+        "message": message,
+        "timestamp": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if context:
+        reply["context"] = context
+    return reply
+
+
+def _describe_validation(channel: str, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "request"
+        parts.append(f"{where}: {err['msg']}")
+    return f"{channel}: " + "; ".join(parts)
+
+
+class MemoryApi:
+    """Routes `memory:*` channels to the writer, reader, store and maintenance."""
+
+    def __init__(
+        self,
+        *,
+        store: MemoryStore,
+        index: MemoryIndex,
+        writer: MemoryWriter,
+        reader: MemoryReader,
+        maintenance: MaintenanceManager,
+        review: ReviewQueue,
+        activity: ActivityLog,
+        maintenance_log: MaintenanceLog,
+        config: Config,
+        engine_name: str = "offline",
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.writer = writer
+        self.reader = reader
+        self.maintenance = maintenance
+        self.review = review
+        self.activity = activity
+        self.maintenance_log = maintenance_log
+        self.config = config
+        self.engine_name = engine_name
+        self.warnings = list(warnings or [])
+        self.status_notes: list[Callable[[], str | None]] = []
+        self.last_error: str | None = None
+        self._busy = 0
+        self._maintenance_running = False
+        self.queue_length: Callable[[], int] = lambda: 0
+        # Set by the CLI or the app to hear about long jobs (done, total, label).
+        self.progress: Callable[[int, int, str], None] | None = None
+        self._handlers: dict[str, tuple[type[Request], Handler]] = {}
+        self._register_core()
+
+    # -- plumbing ---------------------------------------------------------------------
+    def register(self, channel: str, request: type[Request], handler: Handler) -> None:
+        """Add a channel answered by a layer above core (sources, engines, hooks)."""
+        if channel not in CHANNELS:
+            raise ValueError(f"{channel} is not in CHANNELS")
+        self._handlers[channel] = (request, handler)
+
+    def channels(self) -> list[str]:
+        """Channels that currently have a handler."""
+        return [c for c in CHANNELS if c in self._handlers]
+
+    async def invoke(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Answer one request; never raises."""
+        entry = self._handlers.get(channel)
+        if entry is None:
+            return error_response("INVALID_INPUT", f"Unknown channel {channel!r}.")
+        model, handler = entry
+        if payload is not None and not isinstance(payload, dict):
+            return error_response("INVALID_INPUT", f"{channel}: the request must be an object.")
+        try:
+            request = model.model_validate(payload or {})
+        except ValidationError as exc:
+            return error_response("INVALID_INPUT", _describe_validation(channel, exc))
+        busy = channel in {"memory:memorize", "memory:run-maintenance", "memory:scan"}
+        if busy:
+            self._busy += 1
+        try:
+            return await handler(request)
+        except PuffinError as exc:
+            if exc.code not in {"INVALID_INPUT", "NOT_FOUND"}:
+                self.last_error = exc.message
+            return error_response(exc.code, exc.message, exc.context or None)
+        except Exception as exc:
+            log.exception("%s crashed", channel)
+            self.last_error = f"{channel}: {exc}"
+            return error_response("INTERNAL_ERROR", f"{channel} failed unexpectedly: {exc}")
+        finally:
+            if busy:
+                self._busy -= 1
+
+    def _register_core(self) -> None:
+        table: dict[str, tuple[type[Request], Handler]] = {
+            "memory:memorize": (MemorizeRequest, self._memorize),
+            "memory:retrieve": (RetrieveRequest, self._retrieve),
+            "memory:get-branch-memory": (BranchRequest, self._get_branch_memory),
+            "memory:get-stats": (Empty, self._get_stats),
+            "memory:get-status": (Empty, self._get_status),
+            "memory:clear-branch-memory": (BranchRequest, self._clear),
+            "memory:run-maintenance": (MaintenanceRequest, self._run_maintenance),
+            "memory:list-branches": (Empty, self._list_branches),
+            "memory:save-branch-memory": (SaveBranchRequest, self._save_branch),
+            "memory:list-versions": (BranchRequest, self._list_versions),
+            "memory:get-version": (VersionRequest, self._get_version),
+            "memory:restore-version": (VersionRequest, self._restore_version),
+            "memory:review-list": (Empty, self._review_list),
+            "memory:review-approve": (ReviewApproveRequest, self._review_approve),
+            "memory:review-reject": (IdRequest, self._review_reject),
+            "memory:list-conflicts": (Empty, self._list_conflicts),
+            "memory:resolve-conflict": (ResolveConflictRequest, self._resolve_conflict),
+            "memory:remember": (RememberRequest, self._remember),
+            "memory:get-item": (IdRequest, self._get_item),
+            "memory:list-items": (ListItemsRequest, self._list_items),
+            "memory:forget": (ForgetRequest, self._forget),
+            "memory:activity": (ActivityRequest, self._activity),
+            "memory:context": (ContextRequest, self._context),
+            "memory:health": (HealthRequest, self._health),
+            "memory:repair": (Empty, self._repair),
+            "memory:export": (ExportRequest, self._export),
+            "memory:import": (ImportRequest, self._import),
+            "memory:get-config": (Empty, self._get_config),
+            "memory:set-config": (SetConfigRequest, self._set_config),
+        }
+        self._handlers.update(table)
+
+    def _sync_index(self) -> None:
+        try:
+            self.index.sync(self.store)
+        except Exception:
+            log.exception("index sync failed")
+
+    # -- core channels ----------------------------------------------------------------
+    async def _memorize(self, req: MemorizeRequest) -> dict[str, Any]:
+        return await self.writer.memorize(req.conversation_text, req.branch_id, source=req.source)
+
+    async def _retrieve(self, req: RetrieveRequest) -> dict[str, Any]:
+        if req.branch is not None:
+            validate_branch_id(req.branch)
+        if not req.tags:
+            return await self.reader.retrieve(
+                req.query, req.max_results, branch=req.branch, project=req.project,
+                mode=req.mode,
+            )
+        # Tag filters narrow a wider search (seed 002's `recall --tags`).
+        reply = await self.reader.retrieve(
+            req.query, 100, branch=req.branch, project=req.project, mode=req.mode
+        )
+        wanted = set(req.tags)
+        kept = []
+        for memory in reply["memories"]:
+            hit = self.index.get(memory["id"])
+            if hit is not None and wanted <= effective_tags(hit.branch, hit.memory_item()):
+                kept.append(memory)
+        reply["memories"] = kept[: req.max_results]
+        return reply
+
+    async def _get_branch_memory(self, req: BranchRequest) -> dict[str, Any]:
+        validate_branch_id(req.branch)
+        text = self.store.read_text(req.branch)
+        if text is None:
+            raise NotFound(f"No memory file for branch {req.branch!r}.")
+        memory = parse(text, req.branch)
+        problems = validate(text)
+        return {
+            "branch": req.branch,
+            "content": text,
+            "lastUpdated": header_last_updated(text),
+            "itemCount": memory.item_count(),
+            "valid": not problems,
+            "problems": [p.message for p in problems],
+        }
+
+    async def _get_stats(self, _req: Empty) -> dict[str, Any]:
+        self._sync_index()
+        branches = self.store.list_branches()
+        counts = {c.value: 0 for c in Category}
+        for item in self.index.items():
+            counts[item.category] = counts.get(item.category, 0) + 1
+        stats: dict[str, Any] = {
+            "totalBranches": len(branches),
+            "totalItems": sum(counts.values()),
+            "totalCategories": sum(1 for n in counts.values() if n),
+            "categories": counts,
+            "lastMemorized": self.maintenance_log.last_memorized(),
+            "nextMaintenance": self.maintenance_log.next_maintenance(),
+            "reviewQueue": len(self.review.entries()),
+            "tokensToday": 0,
+            "costToday": 0.0,
+        }
+        usage = self._handlers.get("memory:usage")
+        if usage is not None:
+            figures = await usage[1](Empty())
+            today = figures.get("today", {})
+            stats["tokensToday"] = today.get("tokens", 0)
+            stats["costToday"] = today.get("cost", 0.0)
+        return stats
+
+    async def _get_status(self, _req: Empty) -> dict[str, Any]:
+        notes = list(self.warnings)
+        for source in (self.review.warning, self.maintenance_log.warning):
+            if source:
+                notes.append(source)
+        for provider in self.status_notes:
+            note = provider()
+            if note:
+                notes.append(note)
+        if self._maintenance_running:
+            status = "maintenance"
+        elif self._busy:
+            status = "processing"
+        elif self.last_error:
+            status = "error"
+        else:
+            status = "ready"
+        return {
+            "status": status,
+            "lastError": self.last_error,
+            "maintenanceInProgress": self._maintenance_running,
+            "queueLength": self.queue_length(),
+            "engine": self.engine_name,
+            "home": str(self.store.home),
+            "notes": notes,
+        }
+
+    async def _clear(self, req: BranchRequest) -> dict[str, Any]:
+        validate_branch_id(req.branch)
+        version = self.store.delete(req.branch)
+        self.writer.refresh_index(req.branch, None)
+        self.activity.record(
+            "clear", f"Cleared {req.branch} (restorable from version {version})",
+            branch=req.branch,
+        )
+        return {"success": True, "branch": req.branch, "version": version}
+
+    async def _run_maintenance(self, req: MaintenanceRequest) -> dict[str, Any]:
+        started = time.perf_counter()
+        self._maintenance_running = True
+        try:
+            results = await self.maintenance.run(req.type)
+        finally:
+            self._maintenance_running = False
+        self.activity.record("maintenance", f"{req.type.capitalize()} maintenance finished")
+        return {
+            "success": True,
+            "type": req.type,
+            "duration": round((time.perf_counter() - started) * 1000, 1),
+            "results": results,
+        }
+
+    async def check_maintenance(self) -> dict[str, Any]:
+        """Start-up maintenance check (seed 001 section 6.1)."""
+        self._maintenance_running = True
+        try:
+            return await self.maintenance.check_and_run()
+        finally:
+            self._maintenance_running = False
+
+    # -- branches and versions ----------------------------------------------------------
+    async def _list_branches(self, _req: Empty) -> dict[str, Any]:
+        self._sync_index()
+        per_branch: dict[str, int] = {}
+        for item in self.index.items():
+            per_branch[item.branch] = per_branch.get(item.branch, 0) + 1
+        branches = []
+        for branch in self.store.list_branches():
+            text = self.store.read_text(branch) or ""
+            branches.append({
+                "branch": branch,
+                "project": project_of(branch),
+                "itemCount": per_branch.get(branch, 0),
+                "lastUpdated": header_last_updated(text),
+                "valid": not validate(text),
+            })
+        return {"branches": branches}
+
+    async def _save_branch(self, req: SaveBranchRequest) -> dict[str, Any]:
+        validate_branch_id(req.branch)
+        problems = validate(req.content)
+        if problems:
+            raise InvalidInput(
+                "The memory file is not valid: " + "; ".join(p.message for p in problems[:5]),
+                context={"problems": [
+                    {"line": p.line, "message": p.message} for p in problems
+                ]},
+            )
+        version = self.store.write_text(req.branch, req.content)
+        self.writer.refresh_index(req.branch, parse(req.content, req.branch))
+        self.activity.record("edit", f"Saved an edit of {req.branch}", branch=req.branch)
+        return {"success": True, "branch": req.branch, "version": version}
+
+    async def _list_versions(self, req: BranchRequest) -> dict[str, Any]:
+        validate_branch_id(req.branch)
+        return {
+            "branch": req.branch,
+            "versions": [v.to_dict() for v in self.store.list_versions(req.branch)],
+        }
+
+    async def _get_version(self, req: VersionRequest) -> dict[str, Any]:
+        validate_branch_id(req.branch)
+        content = self.store.read_version(req.branch, req.version)
+        return {"branch": req.branch, "version": req.version, "content": content}
+
+    async def _restore_version(self, req: VersionRequest) -> dict[str, Any]:
+        validate_branch_id(req.branch)
+        previous = self.store.restore(req.branch, req.version)
+        self.writer.refresh_index(req.branch, self.store.read(req.branch))
+        self.activity.record(
+            "restore", f"Restored {req.branch} to version {req.version}", branch=req.branch
+        )
+        return {"success": True, "branch": req.branch, "restored": req.version,
+                "previousVersion": previous}
+
+    # -- review queue -------------------------------------------------------------------
+    async def _review_list(self, _req: Empty) -> dict[str, Any]:
+        return {"items": [e.to_dict() for e in self.review.entries()]}
+
+    async def _review_approve(self, req: ReviewApproveRequest) -> dict[str, Any]:
+        entry = self.review.take(req.id)
+        updates: dict[str, Any] = {"sources": [*entry.item.sources, "user"], "pinned": True}
+        if req.title:
+            updates["title"] = req.title
+        if req.content:
+            updates["content"] = req.content
+        if req.category:
+            updates["category"] = req.category
+        data = entry.item.model_dump()
+        data.update(updates)
+        item = MemoryItem.model_validate(data)
+        try:
+            await self.writer.integrate(entry.branch, [item])
+        except PuffinError:
+            self.review.put_back(entry)
+            raise
+        self.activity.record("review", f"Approved '{item.title}' into {entry.branch}",
+                             branch=entry.branch)
+        return {"success": True, "branch": entry.branch, "id": item.id}
+
+    async def _review_reject(self, req: IdRequest) -> dict[str, Any]:
+        entry = self.review.take(req.id)
+        self.activity.record("review", f"Rejected '{entry.item.title}'", branch=entry.branch)
+        return {"success": True, "branch": entry.branch, "id": req.id}
+
+    # -- conflicts ----------------------------------------------------------------------
+    async def _list_conflicts(self, _req: Empty) -> dict[str, Any]:
+        conflicts: list[dict[str, Any]] = []
+        entries: list[tuple[str, MemoryItem]] = []
+        for branch in self.store.list_branches():
+            memory = self.store.read(branch)
+            if memory is None:
+                continue
+            for c in memory.contradictions:
+                conflicts.append({
+                    "scope": "branch",
+                    "branch": branch,
+                    "id": c.id,
+                    "title": c.title,
+                    "description": c.description,
+                    "status": c.status,
+                    "category": c.items[0].category.value if c.items else None,
+                    "refs": c.refs,
+                    "items": [_item_dict(branch, i) for i in c.items]
+                    + [_item_dict(branch, i) for r in c.refs if (i := memory.find(r))],
+                })
+            entries.extend((branch, item) for item in memory.all_items())
+        by_id = {item.id: (branch, item) for branch, item in entries}
+        for cross in find_conflicts(entries):
+            conflicts.append({
+                "scope": "cross-branch",
+                "id": "x-" + "-".join(sorted(cross.item_ids))[:60],
+                "category": cross.category.value,
+                "title": cross.description[:80],
+                "description": cross.description,
+                "status": "open",
+                "branches": cross.branches,
+                "itemIds": cross.item_ids,
+                "items": [_item_dict(*by_id[i]) for i in cross.item_ids if i in by_id],
+            })
+        return {"conflicts": conflicts}
+
+    async def _resolve_conflict(self, req: ResolveConflictRequest) -> dict[str, Any]:
+        if req.branch and not req.item_ids:
+            return await self._resolve_in_branch(req.branch, req.id, req.action)
+        return await self._resolve_cross(req.item_ids, req.action)
+
+    async def _resolve_in_branch(
+        self, branch: str, conflict_id: str, action: str
+    ) -> dict[str, Any]:
+        validate_branch_id(branch)
+        found: list[bool] = []
+
+        def change(memory: Any) -> Any:
+            if memory is None:
+                raise NotFound(f"No memory file for branch {branch!r}.")
+            conflict = next((c for c in memory.contradictions if c.id == conflict_id), None)
+            if conflict is None:
+                raise NotFound(f"No conflict {conflict_id!r} in {branch!r}.")
+            found.append(True)
+            _apply_resolution(memory, conflict, action)
+            memory.last_updated = utc_now()
+            return memory
+
+        memory = self.store.update(branch, change)
+        self.writer.refresh_index(branch, memory)
+        self.activity.record("conflict", f"Resolved a conflict in {branch} ({action})",
+                             branch=branch)
+        return {"success": True, "branch": branch, "id": conflict_id, "action": action}
+
+    async def _resolve_cross(self, item_ids: list[str], action: str) -> dict[str, Any]:
+        if len(item_ids) < 2:
+            raise InvalidInput("A cross-branch conflict needs itemIds of two items.")
+        self._sync_index()
+        located = []
+        for item_id in item_ids:
+            hit = self.index.get(item_id)
+            if hit is None:
+                raise NotFound(f"No item with id {item_id!r}.")
+            memory = self.store.read(hit.branch)
+            item = memory.find(item_id) if memory else None
+            if item is None:
+                raise NotFound(f"Item {item_id!r} is no longer in {hit.branch!r}.")
+            located.append((hit.branch, item))
+        located.sort(key=lambda pair: (pair[1].extracted, pair[1].confidence))
+        newer_branch, newer = located[-1]
+        changed = []
+        for branch, older in located[:-1]:
+            if older.pinned and action != "keep-both":
+                raise InvalidInput(
+                    f"'{older.title}' in {branch} is a user item; edit it by hand instead."
+                )
+
+            def change(memory: Any, older: MemoryItem = older, branch: str = branch) -> Any:
+                if memory is None or memory.find(older.id) is None:
+                    return None
+                _resolve_cross_in(memory, older, newer, newer_branch, action)
+                memory.last_updated = utc_now()
+                return memory
+
+            result = self.store.update(branch, change)
+            self.writer.refresh_index(branch, result)
+            changed.append(branch)
+        self.activity.record("conflict", f"Resolved a cross-branch conflict ({action})")
+        return {"success": True, "action": action, "branches": changed}
+
+    # -- items ---------------------------------------------------------------------------
+    async def _remember(self, req: RememberRequest) -> dict[str, Any]:
+        validate_branch_id(req.branch)
+        item = MemoryItem(
+            category=req.category,
+            title=req.title or derive_title(req.text),
+            content=req.text,
+            confidence=1.0,
+            sources=["user"],
+            tags=[*req.tags, "source:user"],
+            pinned=True,
+        )
+        result = await self.writer.integrate(req.branch, [item])
+        stored = result.memory.find(item.id)
+        self.activity.record("remember", f"Remembered '{item.title}' in {req.branch}",
+                             branch=req.branch)
+        return {
+            "success": True,
+            "branch": req.branch,
+            "id": item.id,
+            "added": stored is not None,
+            "stats": result.stats,
+        }
+
+    async def _get_item(self, req: IdRequest) -> dict[str, Any]:
+        self._sync_index()
+        hit = self.index.get(req.id)
+        if hit is None:
+            raise NotFound(f"No item with id {req.id!r}.")
+        memory = self.store.read(hit.branch)
+        item = memory.find(req.id) if memory else None
+        if item is None:
+            raise NotFound(f"No item with id {req.id!r}.")
+        return {"item": _item_dict(hit.branch, item)}
+
+    async def _list_items(self, req: ListItemsRequest) -> dict[str, Any]:
+        self._sync_index()
+        if req.branch is not None:
+            validate_branch_id(req.branch)
+        hits = self.index.items(
+            category=req.category.value if req.category else None,
+            branch=req.branch,
+            limit=None if req.tags else req.limit,
+        )
+        if req.tags:
+            wanted = set(req.tags)
+            hits = [h for h in hits if wanted <= effective_tags(h.branch, h.memory_item())]
+            hits = hits[: req.limit] if req.limit else hits
+        return {"items": [h.to_dict() for h in hits], "count": len(hits)}
+
+    async def _forget(self, req: ForgetRequest) -> dict[str, Any]:
+        selectors = sum(
+            x for x in (req.id is not None, bool(req.tags), req.pattern is not None,
+                        req.older_than is not None, req.all)
+        )
+        if selectors != 1:
+            raise InvalidInput("Say what to forget: exactly one of id, tags, pattern, "
+                               "olderThan or all.")
+        if req.all and not req.confirm:
+            raise InvalidInput("Forgetting everything needs confirm (--all --confirm); "
+                               "nothing was changed.")
+        removed: list[dict[str, str]] = []
+        versions: dict[str, str | None] = {}
+        for branch in self.store.list_branches():
+            gone: list[MemoryItem] = []
+            matcher = _forget_matcher(req, branch)
+
+            def change(memory: Any, gone: list[MemoryItem] = gone,
+                       matcher: Callable[[MemoryItem], bool] = matcher) -> Any:
+                if memory is None:
+                    return None
+                for cat in Category:
+                    keep: list[MemoryItem] = []
+                    for item in memory.items[cat]:
+                        (gone if matcher(item) else keep).append(item)
+                    memory.items[cat] = keep
+                if not gone:
+                    return None
+                memory.last_updated = utc_now()
+                return memory
+
+            before = self.store.list_versions(branch)
+            memory = self.store.update(branch, change)
+            if gone:
+                after = self.store.list_versions(branch)
+                versions[branch] = after[0].version if after and after != before else None
+                removed.extend({"branch": branch, "id": i.id, "title": i.title} for i in gone)
+                self.writer.refresh_index(branch, memory)
+        if req.id is not None and not removed:
+            raise NotFound(f"No item with id {req.id!r}.")
+        if removed:
+            self.activity.record("forget", f"Forgot {len(removed)} item(s)")
+        return {"success": True, "forgotten": len(removed), "items": removed,
+                "versions": versions,
+                "undo": "puffin-memory branch restore <branch> <version>" if removed else None}
+
+    async def _activity(self, req: ActivityRequest) -> dict[str, Any]:
+        return {"events": self.activity.recent(req.limit)}
+
+    async def _context(self, req: ContextRequest) -> dict[str, Any]:
+        hits = None
+        if req.topic:
+            reply = await self.reader.retrieve(req.topic, min(req.limit, 100))
+            hits = reply["memories"]
+        return {"topic": req.topic, "markdown": context_digest(self.store, hits, req.limit)}
+
+    async def _health(self, req: HealthRequest) -> dict[str, Any]:
+        return health_report(self.store, self.index, with_index=req.index)
+
+    async def _repair(self, _req: Empty) -> dict[str, Any]:
+        report = repair(self.store, self.index)
+        self.activity.record("repair", f"Repair: {len(report['fixed'])} file(s) fixed, "
+                             f"{len(report['unfixable'])} need a person")
+        return {"success": True, **report}
+
+    async def _export(self, req: ExportRequest) -> dict[str, Any]:
+        return {"format": req.format, "branches": len(self.store.list_branches()),
+                "content": export_bundle(self.store, req.format)}
+
+    async def _import(self, req: ImportRequest) -> dict[str, Any]:
+        if req.branch is not None:
+            validate_branch_id(req.branch)
+        bundle = read_bundle(req.content, req.branch)
+        report: list[dict[str, Any]] = []
+        threshold = self.config.import_duplicate_threshold
+        for branch, incoming in bundle:
+            stats: dict[str, int] = {}
+
+            def change(current: Any, incoming: Any = incoming, stats: dict[str, int] = stats,
+                       branch: str = branch) -> Any:
+                incoming.branch_id = branch
+                merged, found = merge_import(current, incoming, threshold)
+                stats.update(found)
+                return merged
+
+            memory = self.store.update(branch, change)
+            self.writer.refresh_index(branch, memory)
+            report.append({"branch": branch, **stats})
+        added = sum(r.get("added", 0) for r in report)
+        self.activity.record("import", f"Imported {added} item(s) into {len(report)} branch(es)")
+        return {"success": True, "branches": report, "added": added}
+
+    async def _get_config(self, _req: Empty) -> dict[str, Any]:
+        return {"config": self.config.model_dump(mode="json"), "home": str(self.store.home)}
+
+    async def _set_config(self, req: SetConfigRequest) -> dict[str, Any]:
+        from app.core.config import save_config
+
+        merged = _deep_merge(self.config.model_dump(mode="json"), req.config)
+        try:
+            config = Config.model_validate(merged)
+        except ValidationError as exc:
+            raise InvalidInput(_describe_validation("memory:set-config", exc)) from exc
+        try:
+            save_config(self.store.config_path, config)
+        except StorageError:
+            raise
+        # Objects built from the old config keep working; the new values apply to settings
+        # read per call (thresholds) right away and to the engine at the next start.
+        for name in Config.model_fields:
+            setattr(self.config, name, getattr(config, name))
+        return {"success": True, "config": config.model_dump(mode="json")}
+
+
+def _deep_merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _item_dict(branch: str, item: MemoryItem) -> dict[str, Any]:
+    data = item.model_dump(mode="json")
+    data["branch"] = branch
+    data["project"] = project_of(branch)
+    return data
+
+
+def _forget_matcher(req: ForgetRequest, branch: str) -> Callable[[MemoryItem], bool]:
+    if req.id is not None:
+        target = req.id
+        return lambda item: item.id == target
+    if req.tags:
+        wanted = set(req.tags)
+        return lambda item: wanted <= effective_tags(branch, item)
+    if req.pattern is not None:
+        try:
+            regex = re.compile(req.pattern, re.IGNORECASE)
+        except re.error as exc:
+            raise InvalidInput(f"Invalid pattern {req.pattern!r}: {exc}") from exc
+        return lambda item: bool(regex.search(item.text))
+    if req.older_than is not None:
+        cutoff = (datetime.now(UTC) - timedelta(days=req.older_than)).date()
+        return lambda item: item.extracted < cutoff
+    return lambda _item: True
+
+
+def _apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
+    """Resolve a contradiction recorded inside one branch file."""
+    section_items = {i.id: i for i in memory.all_items()}
+    held = list(conflict.items)
+    refs = [section_items[r] for r in conflict.refs if r in section_items]
+    if action == "keep-both":
+        for item in held:
+            if memory.find(item.id) is None:
+                memory.items[item.category].append(item)
+        conflict.items = []
+        conflict.refs = [*conflict.refs, *(i.id for i in held)]
+    elif action in ("keep-newer", "mark-outdated"):
+        everyone = sorted([*held, *refs], key=lambda i: (i.extracted, i.confidence))
+        newer = everyone[-1]
+        if memory.find(newer.id) is None:
+            memory.items[newer.category].append(newer)
+        archived = []
+        for item in everyone[:-1]:
+            if item.pinned:
+                raise InvalidInput(f"'{item.title}' is a user item; edit it by hand instead.")
+            section = memory.items[item.category]
+            memory.items[item.category] = [i for i in section if i.id != item.id]
+            if action == "mark-outdated":
+                item = item.model_copy(update={"tags": [*item.tags, "outdated"]})
+            archived.append(item)
+        conflict.items = archived
+        conflict.refs = [newer.id]
+    conflict.status = "resolved"
+    conflict.description = f"{conflict.description} Resolved by the user ({action})."
+
+
+def _resolve_cross_in(
+    memory: Any, older: MemoryItem, newer: MemoryItem, newer_branch: str, action: str
+) -> None:
+    """Apply a cross-branch resolution to the file holding the older item."""
+    if action == "keep-both":
+        updated = older.model_copy(update={"tags": [*older.tags, f"accepted-vs:{newer.id}"]})
+        section = memory.items[older.category]
+        memory.items[older.category] = [updated if i.id == older.id else i for i in section]
+        return
+    section = memory.items[older.category]
+    memory.items[older.category] = [i for i in section if i.id != older.id]
+    kept = older.model_copy(update={"tags": [*older.tags, "outdated"]})
+    memory.contradictions.append(Contradiction(
+        title=older.title,
+        description=(
+            f"Superseded by '{newer.title}' in {newer_branch} ({newer.extracted}); "
+            f"resolved by the user ({action})."
+        ),
+        status="resolved",
+        refs=[],
+        items=[kept],
+    ))

@@ -1,0 +1,117 @@
+"""Cross-branch conflict detection: items in different branches that say opposite things.
+
+Seed 001 section 4.2 leaves contradictions inside one branch to evolution and surfaces those
+*across* branches at retrieval time. This module owns that check for the deterministic path:
+`find_conflicts` takes the candidate items of a retrieval as (branch id, item) pairs, finds
+pairs from different branches that `contradicts` (app/core/similarity.py), groups pairs that
+share an item into one conflict, and describes each with both branches, dates and sources.
+It runs on every retrieve, so it only compares items whose stance subjects share a word.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date
+
+from app.core.engine import CrossConflict
+from app.core.models import MemoryItem, one_line
+from app.core.similarity import contradicts, item_stances
+
+__all__ = ["describe_statement", "find_conflicts"]
+
+_QUOTE_MAX = 120
+
+
+def describe_statement(item: MemoryItem) -> str:
+    """An item as a short quoted statement with its date and sources, for conflict texts."""
+    text = one_line(item.content) or item.title
+    if len(text) > _QUOTE_MAX:
+        text = text[: _QUOTE_MAX - 1].rstrip() + "…"
+    sources = ", ".join(item.sources) if item.sources else "unknown source"
+    return f'"{text}" ({item.extracted.isoformat()}, {sources})'
+
+
+def find_conflicts(entries: list[tuple[str, MemoryItem]]) -> list[CrossConflict]:
+    """Contradicting items from different branches, one `CrossConflict` per connected group.
+
+    Entries repeating the same (branch, item id) count once. A group's items are ordered
+    oldest first and its description names every branch with the date of its statement and
+    the newest one last, so a reader sees which branch said what, and when. Groups come out
+    ordered by their oldest statement.
+    """
+    unique: list[tuple[str, MemoryItem]] = []
+    seen: set[tuple[str, str]] = set()
+    for branch, item in entries:
+        if (branch, item.id) in seen:
+            continue
+        seen.add((branch, item.id))
+        unique.append((branch, item))
+    if len(unique) < 2:
+        return []
+
+    # Prefilter: only items whose stance subjects share a word can contradict.
+    by_word: dict[str, list[int]] = defaultdict(list)
+    for index, (_branch, item) in enumerate(unique):
+        words: set[str] = set()
+        for s in item_stances(item):
+            words |= s.subject
+        for word in words:
+            by_word[word].append(index)
+
+    parent = list(range(len(unique)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    linked: set[int] = set()
+    checked: set[tuple[int, int]] = set()
+    for indices in by_word.values():
+        for pos, i in enumerate(indices):
+            for j in indices[pos + 1:]:
+                pair = (i, j) if i < j else (j, i)
+                if pair in checked:
+                    continue
+                checked.add(pair)
+                (bi, a), (bj, b) = unique[pair[0]], unique[pair[1]]
+                if bi == bj:
+                    continue
+                if not contradicts(a, b):
+                    continue
+                parent[root(pair[0])] = root(pair[1])
+                linked.update(pair)
+
+    groups: dict[int, list[int]] = defaultdict(list)
+    for index in sorted(linked):
+        groups[root(index)].append(index)
+
+    found_groups: list[tuple[tuple[date, str], CrossConflict]] = []
+    for members in groups.values():
+        ordered = sorted(
+            members, key=lambda k: (unique[k][1].extracted, unique[k][0], unique[k][1].id)
+        )
+        branches: list[str] = []
+        for k in ordered:
+            if unique[k][0] not in branches:
+                branches.append(unique[k][0])
+        said = "; ".join(
+            f'branch "{unique[k][0]}" says {describe_statement(unique[k][1])}' for k in ordered
+        )
+        newest_branch, newest = unique[ordered[-1]]
+        names = ", ".join(f'"{b}"' for b in branches[:-1]) + f' and "{branches[-1]}"'
+        description = (
+            f"Branches {names} disagree: {said}. "
+            f'The newest statement is from "{newest_branch}" ({newest.extracted.isoformat()}).'
+        )
+        conflict = CrossConflict(
+            category=unique[ordered[0]][1].category,
+            description=description,
+            item_ids=list(dict.fromkeys(unique[k][1].id for k in ordered)),
+            branches=branches,
+        )
+        oldest = unique[ordered[0]][1]
+        found_groups.append(((oldest.extracted, description), conflict))
+    found_groups.sort(key=lambda g: g[0])
+    return [conflict for _key, conflict in found_groups]

@@ -1,0 +1,226 @@
+"""Maintenance (seed 001 section 6): weekly consolidation, monthly validation and re-index.
+
+There is no scheduler: `check_and_run()` runs on start-up whatever is due (7 days for weekly,
+30 for monthly) and records when it ran in `maintenance-log.json`. Consolidation goes through
+the engine and the same guard as any rewrite; validation only reports, it never deletes a
+file a person may want to repair by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from filelock import FileLock
+
+from app.core.atomic import move_aside, read_json, write_json
+from app.core.engine import Engine
+from app.core.errors import MaintenanceFailed, PuffinError, StorageError
+from app.core.format import parse, render, validate
+from app.core.guard import check_evolution
+from app.core.index import MemoryIndex
+from app.core.models import BranchMemory, Category, EvolutionResult, utc_now
+from app.core.store import MemoryStore
+
+log = logging.getLogger(__name__)
+WEEK = timedelta(days=7)
+MONTH = timedelta(days=30)
+MaintenanceType = Literal["weekly", "monthly", "full"]
+
+
+def _iso(value: datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_iso(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+class MaintenanceLog:
+    """`maintenance-log.json`: lastThreadProcessed, lastWeeklyConsolidation, lastMonthlyReindex."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.warning: str | None = None
+
+    def read(self) -> dict[str, Any]:
+        """The log (empty when missing; a broken file is moved aside and reported)."""
+        try:
+            data = read_json(self.path, default={})
+        except StorageError as exc:
+            moved = move_aside(self.path)
+            self.warning = f"{exc.message}; moved to {moved.name}"
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _update(self, **fields: Any) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock", timeout=30):
+            data = self.read()
+            data.update(fields)
+            write_json(self.path, data)
+
+    def thread_processed(self, branch: str) -> None:
+        """Record the latest memorization."""
+        self._update(lastThreadProcessed={"branchId": branch, "timestamp": _iso(utc_now())})
+
+    def ran(self, kind: MaintenanceType) -> None:
+        """Record a maintenance run."""
+        now = _iso(utc_now())
+        if kind in ("weekly", "full"):
+            self._update(lastWeeklyConsolidation=now)
+        if kind in ("monthly", "full"):
+            self._update(lastMonthlyReindex=now)
+
+    def last(self, key: str) -> datetime | None:
+        """A recorded timestamp."""
+        return _parse_iso(self.read().get(key))
+
+    def last_memorized(self) -> str | None:
+        """When a thread was last memorized."""
+        entry = self.read().get("lastThreadProcessed")
+        return entry.get("timestamp") if isinstance(entry, dict) else None
+
+    def next_maintenance(self) -> str:
+        """When weekly consolidation is next due (now if never run)."""
+        last = self.last("lastWeeklyConsolidation")
+        return _iso(last + WEEK) if last else _iso(utc_now())
+
+    def due(self, now: datetime | None = None) -> list[MaintenanceType]:
+        """What check_and_run would run now."""
+        now = now or utc_now()
+        due: list[MaintenanceType] = []
+        weekly = self.last("lastWeeklyConsolidation")
+        monthly = self.last("lastMonthlyReindex")
+        if monthly is None or now - monthly >= MONTH:
+            due.append("monthly")
+        if weekly is None or now - weekly >= WEEK:
+            due.append("weekly")
+        return due
+
+
+class MaintenanceManager:
+    """Runs weekly / monthly / full maintenance over every branch."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: MemoryIndex,
+        engine: Engine,
+        merger: Engine,
+        log_file: MaintenanceLog,
+        *,
+        section_cap: int = 50,
+    ) -> None:
+        self.section_cap = section_cap
+        self.store = store
+        self.index = index
+        self.engine = engine
+        self.merger = merger
+        self.log = log_file
+
+    async def run(self, kind: MaintenanceType) -> dict[str, Any]:
+        """Run one maintenance type and record it; returns the counts."""
+        started = time.perf_counter()
+        results: dict[str, Any] = {}
+        try:
+            if kind in ("weekly", "full"):
+                results.update(await self.run_weekly())
+            if kind in ("monthly", "full"):
+                results.update(self.run_monthly())
+        except PuffinError as exc:
+            raise MaintenanceFailed(f"{kind} maintenance failed: {exc.message}") from exc
+        except Exception as exc:
+            log.exception("maintenance crashed")
+            raise MaintenanceFailed(f"{kind} maintenance failed: {exc}") from exc
+        self.log.ran(kind)
+        results["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
+        return results
+
+    async def check_and_run(self) -> dict[str, Any]:
+        """On start-up: run what is due (monthly first, then weekly)."""
+        ran: dict[str, Any] = {}
+        for kind in self.log.due():
+            ran[kind] = await self.run(kind)
+        return ran
+
+    async def run_weekly(self) -> dict[str, Any]:
+        """Consolidate every branch: merge duplicates, cap sections, refresh summaries."""
+        consolidated = merged = pruned = 0
+        skipped: list[dict[str, str]] = []
+        for branch in self.store.list_branches():
+            data = self.store.read_bytes(branch)
+            if data is None:
+                continue
+            text = data.decode("utf-8", "replace")
+            if validate(text):
+                skipped.append({"branch": branch, "reason": "file does not validate"})
+                continue
+            current = parse(text, branch)
+            current.branch_id = branch
+            result = await self.engine.consolidate(current)
+            problems = self._check(current, result)
+            if problems and self.engine is not self.merger:
+                result = await self.merger.consolidate(current)
+                problems = self._check(current, result)
+            if problems:
+                skipped.append({"branch": branch, "reason": "; ".join(problems[:2])})
+                continue
+            new_text = render(result.memory)
+            if new_text == text or validate(new_text):
+                continue
+            if self.store.write_if_unchanged(branch, data, new_text):
+                consolidated += 1
+                merged += result.stats.get("merged", 0)
+                pruned += result.stats.get("pruned", 0)
+                try:
+                    self.index.update_branch(branch, result.memory, self.store.signature(branch))
+                except Exception:
+                    log.exception("index update failed for %s", branch)
+            else:
+                skipped.append({"branch": branch, "reason": "changed during maintenance"})
+        return {
+            "branchesConsolidated": consolidated,
+            "itemsMerged": merged,
+            "itemsPruned": pruned,
+            "skipped": skipped,
+        }
+
+    def _check(self, current: BranchMemory, result: EvolutionResult) -> list[str]:
+        """Guard a consolidation: only items pruned by the section cap may go (to versions)."""
+        named = set(result.notes)
+        allowed = {
+            item.id
+            for cat in Category
+            if len(current.items[cat]) > self.section_cap
+            for item in current.items[cat]
+            if item.id in named and not item.pinned
+        }
+        return check_evolution(current, result.memory, [], allowed_removals=allowed)
+
+    def run_monthly(self) -> dict[str, Any]:
+        """Validate every file (report only) and rebuild the index."""
+        valid = 0
+        invalid: list[dict[str, Any]] = []
+        for branch in self.store.list_branches():
+            text = self.store.read_text(branch) or ""
+            problems = validate(text)
+            if problems:
+                invalid.append({"branch": branch, "problems": [p.message for p in problems]})
+            else:
+                valid += 1
+        self.index.rebuild(self.store)
+        return {
+            "filesValid": valid,
+            "filesInvalid": len(invalid),
+            "invalid": invalid,
+            "indexRebuilt": True,
+        }

@@ -1,0 +1,305 @@
+"""MemoryReader: the read path, from a question to ranked memories within a token budget.
+
+Fast mode (seed 001 section 4): sync the index with the files (so a hand edit counts at
+once), take a pool of FTS candidates, score each as
+`0.6 relevance + 0.3 confidence + 0.1 min(accesses / 100, 1)` (weights from the config,
+normalised to sum 1; no time decay: facts hold until superseded), drop items below the
+relevance threshold, prefer nearby items when a branch or project is given, find
+cross-branch conflicts among the candidates, and pack conflicts first, then memories, into
+the token budget. Deep mode hands a larger pool to the engine's `deep_retrieve` and merges
+its ranking and conflicts. Returned items get their access count raised, which lifts them a
+little in later queries.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from app.core.config import Config
+from app.core.conflicts import find_conflicts
+from app.core.engine import Candidate, CrossConflict, DeepAnswer, Engine
+from app.core.errors import InvalidInput, PuffinError, RetrievalFailed, StorageError
+from app.core.index import BranchSource, CorruptIndexError, IndexedItem, MemoryIndex
+from app.core.models import CATEGORY_HEADINGS
+from app.core.store import project_of
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["fast", "deep"]
+MAX_RESULTS = 100
+# Candidate pools: generous, so that confidence and access counts can reorder more than
+# the top few bm25 hits; deep mode gives the engine more to choose from.
+FAST_POOL = 50
+DEEP_POOL = 120
+CONFLICT_POOL = 20
+# Locality is a factor on the score, not a tier: with the same match, the same branch
+# wins over the same project, which wins over other projects, yet a clearly better match
+# elsewhere (more than 10-20 % better) still comes first.
+SAME_BRANCH = 1.0
+SAME_PROJECT = 0.9
+ELSEWHERE = 0.8
+CHARS_PER_TOKEN = 4
+# Conflicts are packed first but may take at most this share of the budget.
+CONFLICT_BUDGET_SHARE = 0.5
+# Below this many tokens left, a truncated first memory would say too little to be useful.
+MIN_TRUNCATED_TOKENS = 16
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (seed 001 section 4.3: about four characters per token)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    hit: IndexedItem
+    score: float
+
+
+class MemoryReader:
+    """Answers `memory:retrieve` from the index and, in deep mode, the engine."""
+
+    def __init__(
+        self, store: BranchSource, index: MemoryIndex, engine: Engine, config: Config
+    ) -> None:
+        """Keep the collaborators; nothing is read until the first retrieve."""
+        self.store = store
+        self.index = index
+        self.engine = engine
+        self.config = config
+
+    async def retrieve(
+        self,
+        query: str,
+        max_results: int = 5,
+        *,
+        branch: str | None = None,
+        project: str | None = None,
+        mode: Mode = "fast",
+    ) -> dict[str, Any]:
+        """Ranked memories for `query`: memories, conflicts, totalTokens, retrievalTime, mode.
+
+        `branch` / `project` say where the question comes from; nearer items rank higher
+        but others are not excluded. Raises InvalidInput for bad arguments and
+        RetrievalFailed when the index or the engine cannot answer.
+        """
+        start = time.perf_counter()
+        text = _check(query, max_results, mode)
+        project = project or None
+        if project is None and branch is not None:
+            project = project_of(branch) or None
+        pool = max(DEEP_POOL if mode == "deep" else FAST_POOL, max_results * 4)
+        hits = self._candidates(text, pool)
+        engine_conflicts: list[CrossConflict] = []
+        if mode == "deep" and hits:
+            hits, engine_conflicts = await self._deep(text, hits)
+
+        threshold = self.config.relevance_threshold
+        scored = sorted(
+            (
+                _Scored(h, self._score(h, branch, project))
+                for h in hits
+                if h.relevance >= threshold
+            ),
+            key=lambda s: (-s.score, -s.hit.relevance, s.hit.branch, s.hit.id),
+        )
+        # Conflicts are looked for among the best candidates only: pairs grow with the
+        # square of the pool, and a dispute between two items ranked far down says little.
+        near = scored[: max(CONFLICT_POOL, 2 * max_results)]
+        conflicts = _merge_conflicts(
+            engine_conflicts,
+            find_conflicts([(s.hit.branch, s.hit.memory_item()) for s in near]),
+            scored,
+        )
+        packed_conflicts, memories, used = self._pack(conflicts, scored, max_results)
+        if memories:
+            try:
+                self.index.record_access(m["id"] for m in memories)
+            except StorageError:
+                # Counting is a ranking hint; the answer is good without it.
+                log.warning("could not record access counts", exc_info=True)
+        return {
+            "memories": memories,
+            "conflicts": packed_conflicts,
+            "totalTokens": used,
+            "retrievalTime": round((time.perf_counter() - start) * 1000, 3),
+            "mode": mode,
+        }
+
+    # -- steps ---------------------------------------------------------------------------
+    def _candidates(self, text: str, pool: int) -> list[IndexedItem]:
+        try:
+            report = self.index.sync(self.store)
+            if report["failed"]:
+                log.warning("branch files left out of the index: %s", report["failed"])
+            try:
+                return self.index.search(text, limit=pool)
+            except CorruptIndexError:
+                # Damage found mid-search: the index reset itself; rebuild and ask again.
+                self.index.sync(self.store)
+                return self.index.search(text, limit=pool)
+        except StorageError as exc:
+            raise RetrievalFailed(
+                f"The search index could not be used: {exc.message}",
+                context={"cause": exc.code},
+            ) from exc
+
+    async def _deep(
+        self, text: str, hits: list[IndexedItem]
+    ) -> tuple[list[IndexedItem], list[CrossConflict]]:
+        candidates = [
+            Candidate(branch=h.branch, project=h.project, item=h.memory_item(),
+                      relevance=h.relevance)
+            for h in hits
+        ]
+        name = self.engine.name
+        try:
+            answer = await self.engine.deep_retrieve(text, candidates)
+        except PuffinError as exc:
+            raise RetrievalFailed(
+                f"Deep retrieval with the {name} engine failed: {exc.message}",
+                context={"cause": exc.code},
+            ) from exc
+        except Exception as exc:
+            raise RetrievalFailed(
+                f"Deep retrieval with the {name} engine failed: {exc or type(exc).__name__}"
+            ) from exc
+        if not isinstance(answer, DeepAnswer):
+            raise RetrievalFailed(
+                f"Deep retrieval with the {name} engine returned "
+                f"{type(answer).__name__}, not a ranking."
+            )
+        known = {h.id for h in hits}
+        ranked: dict[str, float] = {}
+        for item_id, relevance in answer.ranked:
+            if item_id in known and item_id not in ranked:
+                ranked[item_id] = max(0.0, min(1.0, float(relevance)))
+        # An engine that ranked nothing we know (or nothing at all) leaves the FTS order.
+        if ranked:
+            hits = [replace(h, relevance=ranked[h.id]) for h in hits if h.id in ranked]
+        return hits, answer.conflicts
+
+    def _score(self, hit: IndexedItem, branch: str | None, project: str | None) -> float:
+        cfg = self.config
+        weights = (cfg.relevance_weight, cfg.confidence_weight, cfg.frequency_weight)
+        total = sum(weights)
+        if total <= 0:
+            weights, total = (0.6, 0.3, 0.1), 1.0
+        frequency = min(hit.access_count / 100, 1.0)
+        base = (
+            weights[0] * hit.relevance + weights[1] * hit.confidence + weights[2] * frequency
+        ) / total
+        return base * _locality(hit, branch, project)
+
+    def _pack(
+        self, conflicts: list[CrossConflict], scored: list[_Scored], max_results: int
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+        """Seed 001 section 4.3: conflict warnings first, then memories by score."""
+        budget = self.config.retrieval_token_budget
+        used = 0
+        packed_conflicts: list[dict[str, Any]] = []
+        for conflict in conflicts[:max_results]:
+            cost = estimate_tokens(
+                f"**CONFLICT** in {conflict.category.value}: {conflict.description}\n"
+            )
+            if used + cost > budget * CONFLICT_BUDGET_SHARE:
+                continue
+            used += cost
+            packed_conflicts.append({
+                "category": conflict.category.value,
+                "description": conflict.description,
+                "itemIds": list(conflict.item_ids),
+                "branches": list(conflict.branches),
+            })
+        memories: list[dict[str, Any]] = []
+        for entry in scored:
+            if len(memories) >= max_results:
+                break
+            hit = entry.hit
+            content = hit.content
+            cost = estimate_tokens(_memory_text(hit, content))
+            if used + cost > budget:
+                left = budget - used
+                if memories or left < MIN_TRUNCATED_TOKENS:
+                    continue  # a shorter item further down may still fit
+                # The best match alone is over the budget: send its start rather than nothing.
+                overhead = estimate_tokens(_memory_text(hit, ""))
+                keep = max(0, (left - overhead) * CHARS_PER_TOKEN - 1)
+                content = content[:keep].rstrip() + "…"
+                cost = estimate_tokens(_memory_text(hit, content))
+            used += cost
+            memories.append({
+                "branch": hit.branch,
+                "project": hit.project,
+                "category": hit.category.value,
+                "title": hit.title,
+                "content": content,
+                "confidence": hit.confidence,
+                "score": round(entry.score, 4),
+                "id": hit.id,
+                "relevance": round(hit.relevance, 4),
+            })
+        return packed_conflicts, memories, used
+
+
+# -- helpers -----------------------------------------------------------------------------
+def _check(query: object, max_results: object, mode: object) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("Query must be a non-empty text.")
+    if (
+        not isinstance(max_results, int)
+        or isinstance(max_results, bool)
+        or not 1 <= max_results <= MAX_RESULTS
+    ):
+        raise InvalidInput(f"maxResults must be a whole number from 1 to {MAX_RESULTS}.")
+    if mode not in ("fast", "deep"):
+        raise InvalidInput(f"Mode must be 'fast' or 'deep', not {mode!r}.")
+    return query.strip()
+
+
+def _locality(hit: IndexedItem, branch: str | None, project: str | None) -> float:
+    if branch is None and project is None:
+        return SAME_BRANCH
+    if branch is not None and hit.branch == branch:
+        return SAME_BRANCH
+    if project and hit.project == project:
+        return SAME_PROJECT
+    return ELSEWHERE
+
+
+def _memory_text(hit: IndexedItem, content: str) -> str:
+    heading = CATEGORY_HEADINGS[hit.category]
+    return (
+        f"**{heading}** (confidence: {round(hit.confidence * 100)}%)\n"
+        f"{hit.title}: {content}\n\n"
+    )
+
+
+def _merge_conflicts(
+    engine: list[CrossConflict], detected: list[CrossConflict], scored: list[_Scored]
+) -> list[CrossConflict]:
+    """Engine and rule conflicts, deduplicated, most relevant (best item score) first.
+
+    Engine conflicts naming fewer than two of the candidates are dropped: the reply may
+    only point at items it can show.
+    """
+    best: dict[str, float] = {}
+    for entry in scored:
+        best.setdefault(entry.hit.id, entry.score)
+    merged: list[CrossConflict] = []
+    seen: set[frozenset[str]] = set()
+    for conflict in [*engine, *detected]:
+        ids = [i for i in conflict.item_ids if i in best]
+        key = frozenset(ids)
+        if len(ids) < 2 or key in seen:
+            continue
+        seen.add(key)
+        merged.append(conflict if ids == conflict.item_ids else conflict.model_copy(
+            update={"item_ids": ids}
+        ))
+    merged.sort(key=lambda c: -max(best[i] for i in c.item_ids))
+    return merged

@@ -1,0 +1,347 @@
+"""Secret redaction: API keys, tokens, passwords and private keys out of conversation text.
+
+Every piece of conversation text goes through `redact` before it is stored in a memory file or
+sent to an LLM. Each secret is replaced by `[REDACTED:<kind>]` (for assignments and URLs only
+the value is replaced, so `password=[REDACTED:password]` still reads well). The rules are a
+table of precompiled regular expressions with bounded repetition, run in a fixed order
+(provider-specific formats first, generic assignments last), so the cost is linear in the
+text; rules whose literal anchor is absent are not run at all. Generic rules check each
+candidate with a small predicate so that ordinary code (`password = get_password()`,
+`max_tokens=4096`, `KEY_LENGTH=32`) and placeholders (`${TOKEN}`, `<your-key>`) stay as they
+are. Redaction is idempotent: redacting redacted text changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MARK = "[REDACTED:"
+
+# Values that are obviously not secrets: references, templates, masks, examples.
+_PLACEHOLDER_RE = re.compile(
+    r"""^(?:
+        \$\{? | \$\( | %\( | %[A-Za-z_]+% | <[^>]*>$ | \{\{ | \[REDACTED: | \*{3,} | x{4,} | X{4,}
+        | \.{3} | …
+    )""",
+    re.VERBOSE,
+)
+_PLACEHOLDER_WORDS = ("your_", "your-", "yourkey", "example", "placeholder", "redacted", "dummy")
+_KEYWORDS = frozenset(
+    {
+        "none", "null", "nil", "true", "false", "undefined", "str", "string", "int", "bool",
+        "bytes", "any", "object", "number", "optional", "required", "secret", "password",
+        "token", "env",
+    }
+)
+_DOTTED_IDENT_RE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+_IDENT_RE = re.compile(r"^[A-Za-z_]\w*$")
+_CODE_CHARS = frozenset("()[]{}<>$`")
+
+
+def _is_placeholder(value: str) -> bool:
+    if not value or _PLACEHOLDER_RE.match(value):
+        return True
+    lowered = value.lower()
+    return any(word in lowered for word in _PLACEHOLDER_WORDS)
+
+
+def _looks_like_code(value: str) -> bool:
+    """An unquoted value that is an expression, an identifier or a type, not a literal."""
+    if value.lower() in _KEYWORDS or _DOTTED_IDENT_RE.match(value):
+        return True
+    if any(c in _CODE_CHARS for c in value):
+        return True
+    # A bare identifier without digits (`password = password`, `token: str`) is a name.
+    return bool(_IDENT_RE.match(value)) and not any(c.isdigit() for c in value)
+
+
+def _has_mixed_chars(token: str) -> bool:
+    """Random keys mix upper case, lower case and digits; words and slugs do not."""
+    return (
+        any(c.isdigit() for c in token)
+        and any(c.isupper() for c in token)
+        and any(c.islower() for c in token)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    # Literal substrings, one of which must occur (case-insensitively when `fold`) for the
+    # rule to be worth running; empty means always run.
+    anchors: tuple[str, ...] = ()
+    fold: bool = False
+    # Regex group holding the secret; 0 replaces the whole match.
+    group: int = 0
+    # Optional check on the match; returning False leaves the text unchanged.
+    accept: Callable[[re.Match[str]], bool] | None = None
+    # Optional finer kind from the match (`password` vs `token` for assignments).
+    kind_of: Callable[[re.Match[str]], str] | None = None
+
+
+def _accept_openai(m: re.Match[str]) -> bool:
+    body = m.group(0)
+    return body.startswith(("sk-proj-", "sk-svcacct-", "sk-admin-")) or _has_mixed_chars(body[3:])
+
+
+def _accept_bearer(m: re.Match[str]) -> bool:
+    token = m.group(1)
+    return not _is_placeholder(token) and (
+        any(c.isdigit() for c in token) or len(token) >= 32
+    ) and not token.isalpha()
+
+
+def _accept_url_password(m: re.Match[str]) -> bool:
+    # `https://[REDACTED:github_token]@host`: the colon is the redaction label's own.
+    return not m.group(2).startswith("[REDACTED") and not _is_placeholder(m.group(3))
+
+
+def _accept_assignment(m: re.Match[str]) -> bool:
+    raw = m.group("val")
+    quoted = raw[:1] in "\"'"
+    value = raw[1:-1] if quoted else raw.rstrip(".,;")
+    if len(value) < 4 or _is_placeholder(value):
+        return False
+    if quoted:
+        return not value.isspace()
+    if _looks_like_code(value):
+        return False
+    # Unquoted words without digits or symbols are more often prose than passwords.
+    return any(not c.isalpha() for c in value)
+
+
+_ENV_SECRET_WORDS = frozenset(
+    {"SECRET", "SECRETS", "TOKEN", "KEY", "APIKEY", "PASSWORD", "PASSWD", "PWD", "PASS",
+     "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "AUTH", "PAT", "DSN"}
+)
+_ENV_STRONG_WORDS = frozenset({"SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASSPHRASE"})
+# Settings *about* a secret, not the secret itself (`PASSWORD_MIN_LENGTH=8`).
+_ENV_META_WORDS = frozenset(
+    {"LENGTH", "LEN", "MIN", "MAX", "ROUNDS", "COUNT", "LIMIT", "SIZE", "ENABLED", "FILE", "PATH",
+     "DIR", "URL", "NAME", "TTL", "EXPIRY", "EXPIRES", "TIMEOUT", "TYPE", "ID", "HEADER"}
+)
+
+
+def _assignment_kind(m: re.Match[str]) -> str:
+    key = m.group("key").lower()
+    if "pass" in key:
+        return "password"
+    return "token" if "token" in key else "secret"
+
+
+def _accept_env(m: re.Match[str]) -> bool:
+    parts = m.group(1).split("_")
+    last = parts[-1]
+    if last in _ENV_META_WORDS:
+        return False
+    if last not in _ENV_SECRET_WORDS and not _ENV_STRONG_WORDS.intersection(parts):
+        return False
+    value = m.group(2).strip()
+    if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
+        value = value[1:-1]
+    return len(value) >= 4 and not _is_placeholder(value) and value.lower() not in _KEYWORDS
+
+
+
+def _key_word_pattern() -> str:
+    """Secret key names in the casings code uses (`api_key`, `apiKey`, `ApiKey`, `API_KEY`).
+
+    Spelled out rather than compiled with IGNORECASE: a case-insensitive alternation is
+    tried at every position and made this rule several times slower than all others.
+    """
+    words = (
+        ("password",), ("passwd",), ("passphrase",), ("secret",), ("client", "secret"),
+        ("token",), ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"),
+        ("auth", "key"),
+    )
+    variants: set[str] = set()
+    for parts in words:
+        variants.add("[_-]?".join(p.lower() for p in parts))
+        variants.add("[_-]?".join(p.upper() for p in parts))
+        variants.add("[_-]?".join(p.capitalize() for p in parts))
+        variants.add("[_-]?".join([parts[0], *(p.capitalize() for p in parts[1:])]))
+    return "|".join(sorted(variants, key=len, reverse=True))
+
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "private_key",
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+            r"[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+        ),
+        anchors=("PRIVATE KEY",),
+    ),
+    # A truncated key block (no END line) is still a key.
+    _Rule(
+        "private_key",
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[ \t]*\r?\n?[ \t]*[A-Za-z0-9+/=:,-]{16,}){1,400}"
+        ),
+        anchors=("PRIVATE KEY",),
+    ),
+    _Rule(
+        "anthropic_key",
+        re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9]{2,12}-[A-Za-z0-9_-]{20,300}"),
+        anchors=("sk-ant-",),
+    ),
+    _Rule(
+        "openai_key",
+        re.compile(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,300}"),
+        anchors=("sk-",),
+        accept=_accept_openai,
+    ),
+    _Rule(
+        "aws_access_key",
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}(?![A-Z0-9])"),
+        anchors=("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA"),
+    ),
+    _Rule(
+        "aws_secret_key",
+        re.compile(
+            r"(?i)(aws[_.-]?secret[_.-]?(?:access[_.-]?)?key[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?)"
+            r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ),
+        anchors=("aws",),
+        fold=True,
+        group=2,
+    ),
+    _Rule(
+        "github_token",
+        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+        anchors=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _Rule(
+        "slack_token",
+        re.compile(r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,250}"),
+        anchors=("xox", "xapp-"),
+    ),
+    _Rule(
+        "slack_webhook",
+        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,200}"),
+        anchors=("hooks.slack.com",),
+    ),
+    _Rule(
+        "google_api_key",
+        re.compile(r"(?<![A-Za-z0-9_])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+        anchors=("AIza",),
+    ),
+    _Rule(
+        "stripe_key",
+        re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,247}"),
+        anchors=("_live_", "_test_"),
+    ),
+    _Rule(
+        "jwt",
+        re.compile(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}"
+            r"\.[A-Za-z0-9_-]{0,4000}"
+        ),
+        anchors=("eyJ",),
+    ),
+    _Rule(
+        "bearer_token",
+        re.compile(r"(?i)(?<![A-Za-z0-9])bearer\s{1,3}([A-Za-z0-9._~+/-]{16,2000}=*)"),
+        anchors=("bearer",),
+        fold=True,
+        group=1,
+        accept=_accept_bearer,
+    ),
+    _Rule(
+        "basic_auth",
+        re.compile(r"(?i)(authorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?basic\s{1,3})([A-Za-z0-9+/]{8,500}=*)"),
+        anchors=("authorization",),
+        fold=True,
+        group=2,
+    ),
+    _Rule(
+        "url_password",
+        # Starts at the literal `://` (the scheme needs no matching), which the regex engine
+        # finds with a fast search instead of trying every word.
+        re.compile(r"(://)([^\s:/@'\"<>]{0,128}):([^\s@/'\"<>]{1,256})@"),
+        anchors=("://",),
+        group=3,
+        accept=_accept_url_password,
+    ),
+    _Rule(
+        "password",
+        re.compile(
+            # Anchored on the key word itself: a prefix such as `db_` needs no matching.
+            r"(?P<key>(?:" + _key_word_pattern() + r")[\"']?)"
+            r"(?P<sep>\s{0,3}(?:=>|:=|[:=])\s{0,3})"
+            r"(?P<val>\"[^\"\n]{0,500}\"|'[^'\n]{0,500}'|[^\s\"',;)}\]]{1,500})"
+        ),
+        anchors=("pass", "secret", "token", "key"),
+        fold=True,
+        group=3,
+        accept=_accept_assignment,
+        kind_of=_assignment_kind,
+    ),
+    _Rule(
+        "env_secret",
+        re.compile(
+            r"(?m)^[ \t]*(?:export[ \t]+)?([A-Z][A-Z0-9_]{1,80})[ \t]*=[ \t]*(\S[^\n]{0,500})$"
+        ),
+        anchors=("=",),
+        group=2,
+        accept=_accept_env,
+    ),
+)
+
+
+def _apply(rule: _Rule, text: str) -> tuple[str, int]:
+    count = 0
+    fixed_label = f"{MARK}{rule.kind}]"
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        whole = m.group(0)
+        if MARK in whole and rule.group == 0:
+            return whole
+        if rule.accept is not None and not rule.accept(m):
+            return whole
+        count += 1
+        label = fixed_label if rule.kind_of is None else f"{MARK}{rule.kind_of(m)}]"
+        if rule.group == 0:
+            return label
+        start, end = m.span(rule.group)
+        secret = m.group(rule.group)
+        base = m.start()
+        # Keep the quotes around a quoted assignment value.
+        if secret[:1] in "\"'" and secret[-1:] == secret[:1] and len(secret) >= 2:
+            return whole[: start - base + 1] + label + whole[end - base - 1 :]
+        return whole[: start - base] + label + whole[end - base :]
+
+    return rule.pattern.sub(replace, text), count
+
+
+def redact_with_count(text: str) -> tuple[str, int]:
+    """Redact secrets and say how many were replaced."""
+    if not text:
+        return text, 0
+    lowered: str | None = None
+    total = 0
+    for rule in _RULES:
+        if rule.anchors:
+            if rule.fold:
+                if lowered is None:
+                    lowered = text.lower()
+                haystack = lowered
+            else:
+                haystack = text
+            if not any(anchor in haystack for anchor in rule.anchors):
+                continue
+        text, count = _apply(rule, text)
+        if count:
+            total += count
+            lowered = None
+    return text, total
+
+
+def redact(text: str) -> str:
+    """Replace every secret found in `text` by `[REDACTED:<kind>]`."""
+    return redact_with_count(text)[0]

@@ -1,0 +1,167 @@
+"""MemoryWriter: the write path from a conversation to a branch file.
+
+redact -> engine.extract -> confidence routing (commit / review queue / drop) ->
+engine.evolve -> guard -> validate -> compare-and-write -> index. The engine never writes:
+its result is checked first, and the file is committed only if nobody changed it while the
+engine was thinking (an LLM rewrite can take a minute; holding the lock that long would stall
+every other writer). Any failure leaves the branch file exactly as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from app.core.activity import ActivityLog
+from app.core.config import Config
+from app.core.engine import Engine
+from app.core.errors import ExtractionFailed, InvalidInput, PuffinError, StorageError
+from app.core.format import parse, render, validate
+from app.core.guard import check_evolution
+from app.core.index import MemoryIndex
+from app.core.maintenance import MaintenanceLog
+from app.core.models import BranchMemory, EvolutionResult, MemoryItem
+from app.core.redact import redact
+from app.core.review import ReviewQueue
+from app.core.store import MemoryStore, validate_branch_id
+
+log = logging.getLogger(__name__)
+_WRITE_ATTEMPTS = 3
+
+
+class MemoryWriter:
+    """Turns conversations (and approved or hand-given items) into branch file updates."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: MemoryIndex,
+        engine: Engine,
+        merger: Engine,
+        config: Config,
+        review: ReviewQueue,
+        maintenance_log: MaintenanceLog,
+        activity: ActivityLog,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.engine = engine
+        # The deterministic offline engine: used for merges that need no thinking (approved
+        # review items, manual memories, imports) and as the last resort after a bad rewrite.
+        self.merger = merger
+        self.config = config
+        self.review = review
+        self.maintenance_log = maintenance_log
+        self.activity = activity
+
+    async def memorize(self, text: str, branch: str, *, source: str = "cli") -> dict[str, Any]:
+        """Extract from a conversation and integrate what passes the thresholds."""
+        validate_branch_id(branch)
+        clean = redact(text)
+        if not clean.strip():
+            raise InvalidInput("conversationText is empty.")
+        try:
+            extraction = await self.engine.extract(clean, source=source)
+        except PuffinError:
+            raise
+        except Exception as exc:
+            log.exception("extraction crashed")
+            raise ExtractionFailed(f"Extraction failed: {exc}") from exc
+
+        commit, queue, dropped = self._route(extraction.items)
+        queued = self.review.add(branch, queue) if queue else 0
+        response: dict[str, Any] = {
+            "branch": branch,
+            "itemsExtracted": len(commit),
+            "categoriesUpdated": sorted({i.category.value for i in commit}),
+            "queuedForReview": queued,
+            "dropped": len(dropped),
+            "engine": extraction.engine,
+            "path": None,
+        }
+        if not commit:
+            self.activity.record(
+                "memorize", f"Nothing new to remember for {branch}", branch=branch,
+                queued=queued,
+            )
+            return response
+        result = await self.integrate(branch, commit, engine=self.engine)
+        response["path"] = result.path
+        response["stats"] = result.stats
+        self.maintenance_log.thread_processed(branch)
+        self.activity.record(
+            "memorize",
+            f"Remembered {len(commit)} item(s) for {branch}"
+            + (f", {queued} queued for review" if queued else ""),
+            branch=branch,
+        )
+        return response
+
+    def _route(
+        self, items: list[MemoryItem]
+    ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem]]:
+        commit, queue, dropped = [], [], []
+        for item in items:
+            if item.confidence >= self.config.commit_threshold:
+                commit.append(item)
+            elif item.confidence >= self.config.review_threshold:
+                queue.append(item)
+            else:
+                dropped.append(item)
+        return commit, queue, dropped
+
+    async def integrate(
+        self, branch: str, items: list[MemoryItem], *, engine: Engine | None = None
+    ) -> EvolutionResult:
+        """Evolve the branch with `items` and write it, guarded; returns the result used."""
+        engine = engine or self.merger
+        for _attempt in range(_WRITE_ATTEMPTS):
+            data = self.store.read_bytes(branch)
+            current = None if data is None else parse(data.decode("utf-8", "replace"), branch)
+            if current is not None:
+                current.branch_id = branch
+            result = await self._evolve_checked(engine, current, items, branch)
+            text = render(result.memory)
+            problems = validate(text)
+            if problems:
+                raise ExtractionFailed(
+                    "The updated memory did not pass validation ("
+                    + "; ".join(p.message for p in problems[:3])
+                    + "); the file was left unchanged."
+                )
+            if self.store.write_if_unchanged(branch, data, text):
+                self.refresh_index(branch, result.memory)
+                return result
+        raise StorageError(
+            f"Branch {branch!r} kept changing while it was being updated; nothing was written."
+        )
+
+    async def _evolve_checked(
+        self, engine: Engine, current: BranchMemory | None, items: list[MemoryItem], branch: str
+    ) -> EvolutionResult:
+        result = await engine.evolve(current, items, branch_id=branch)
+        problems = check_evolution(current, result.memory, items)
+        if not problems:
+            return result
+        log.warning("evolution by %s refused: %s", engine.name, problems)
+        if engine is not self.merger:
+            fallback = await self.merger.evolve(current, items, branch_id=branch)
+            if not check_evolution(current, fallback.memory, items):
+                fallback.path = "offline-fallback"
+                fallback.notes.append("rewrite refused: " + "; ".join(problems[:3]))
+                return fallback
+        raise ExtractionFailed(
+            "The rewritten memory would have lost or changed earlier items ("
+            + "; ".join(problems[:3])
+            + "); the file was left unchanged."
+        )
+
+    def refresh_index(self, branch: str, memory: BranchMemory | None) -> None:
+        """Bring the index up to date for one branch (a failure only makes it stale)."""
+        try:
+            if memory is None:
+                self.index.remove_branch(branch)
+            else:
+                self.index.update_branch(branch, memory, self.store.signature(branch))
+        except Exception:  # the index is derived: the next sync rebuilds it
+            log.exception("index update failed for %s", branch)

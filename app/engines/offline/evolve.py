@@ -1,0 +1,577 @@
+"""Deterministic evolution and consolidation of a branch memory (the offline engine's path).
+
+This module owns what seed 001 section 2.2 asks of the evolution prompt, done by rules:
+new items that repeat a known fact reinforce it (confidence up, sources, tags and
+occurrences merged, earliest date kept); items that contradict a known fact either replace it
+(the old item moves whole into a "superseded" Contradiction) or, when the old one is pinned or
+more confident, wait in an "open" Contradiction for a person; everything else is added to its
+section, and the summary is rewritten from the strongest items. It also owns the weekly
+consolidation of seed 001 section 6 with seed 000's per-section cap: near-duplicates inside a
+section are merged and the weakest items beyond the cap are pruned (the caller keeps the old
+file as a version, so pruned items stay recoverable). Nothing here touches files; the same
+inputs always give the same output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.core.config import Config
+from app.core.conflicts import describe_statement
+from app.core.errors import InvalidInput
+from app.core.models import (
+    BranchMemory,
+    Category,
+    Contradiction,
+    EvolutionResult,
+    MemoryItem,
+    normalize_timestamp,
+    utc_now,
+)
+from app.core.similarity import (
+    contradicts,
+    item_similarity,
+    item_stances,
+    item_tokens,
+    token_overlap,
+)
+
+__all__ = [
+    "NON_THREAD_SOURCES",
+    "consolidate",
+    "evolve",
+    "reinforce",
+    "summarize",
+]
+
+PATH = "offline"
+# Each repetition closes a quarter of the gap to certainty; 0.99 is left for pinned facts.
+REINFORCE_STEP = 0.25
+MAX_REINFORCED = 0.99
+# Sources that are not agent threads: they never raise the header's thread count.
+NON_THREAD_SOURCES = frozenset({"cli", "user"})
+# Same token-weight split as app.core.similarity.similarity: with token overlap t, the score
+# is at most 0.7 * t + 0.3, so pairs below the threshold are skipped before difflib runs.
+_TOKEN_WEIGHT = 0.7
+
+_SUMMARY_PER_CATEGORY = 3
+_SUMMARY_TEXT_MAX = 110
+_SUMMARY_LABELS: dict[Category, str] = {
+    Category.CODING_PREFERENCES: "Key preferences",
+    Category.ARCHITECTURAL_DECISIONS: "Decisions",
+    Category.PROJECT_CONVENTIONS: "Conventions",
+    Category.BUG_PATTERNS: "Watch for",
+    Category.IMPLEMENTATION_NOTES: "Implementation notes",
+}
+_EXTRA_FIELDS = ("rationale", "trade_offs", "scope", "root_cause", "fix", "approach", "lessons")
+
+
+# ---------------------------------------------------------------------------------------------
+# Item-level helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _merged(first: Iterable[str], second: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+def reinforce(old: MemoryItem, new: MemoryItem) -> MemoryItem:
+    """`old` strengthened by a repetition `new`; a pinned item comes back unchanged.
+
+    Confidence rises from the higher of the two by a quarter of the remaining gap (capped at
+    0.99, never lowered); sources and tags are merged, bug-pattern occurrences add up, the
+    earliest extraction date stays, and empty detail fields (rationale, fix, ...) are filled
+    from the repetition. Id, title and content stay those of `old`.
+    """
+    if old.pinned:
+        return old
+    base = max(old.confidence, new.confidence)
+    boosted = min(MAX_REINFORCED, base + (1.0 - base) * REINFORCE_STEP)
+    update: dict[str, object] = {
+        "confidence": round(max(old.confidence, boosted), 2),
+        "sources": _merged(old.sources, new.sources),
+        "tags": _merged(old.tags, new.tags),
+        "extracted": min(old.extracted, new.extracted),
+        # A person repeating a fact (source `user`) pins it, as the parser would.
+        "pinned": old.pinned or new.pinned,
+    }
+    if old.category is Category.BUG_PATTERNS:
+        update["occurrences"] = old.occurrences + new.occurrences
+    for name in _EXTRA_FIELDS:
+        if not getattr(old, name) and getattr(new, name):
+            update[name] = getattr(new, name)
+    return old.model_copy(update=update)
+
+
+def _could_match(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:
+    return _TOKEN_WEIGHT * token_overlap(a, b) + (1.0 - _TOKEN_WEIGHT) >= threshold
+
+
+def _short(item: MemoryItem) -> str:
+    """First sentence of an item, shortened for the summary."""
+    text = item.content or item.title
+    for stop in (". ", "; "):
+        if stop in text:
+            text = text.split(stop, 1)[0]
+    text = text.rstrip(" .;:")
+    if len(text) > _SUMMARY_TEXT_MAX:
+        text = text[: _SUMMARY_TEXT_MAX - 1].rstrip() + "…"
+    return text
+
+
+def _strength(item: MemoryItem) -> tuple[float, int, float, str]:
+    # Sort key, strongest first: confidence, repetitions, recency, then id for determinism.
+    return (-item.confidence, -item.occurrences, -item.extracted.toordinal(), item.id)
+
+
+def summarize(memory: BranchMemory) -> str:
+    """A deterministic 1-3 paragraph summary of a branch memory from its strongest items."""
+    count = memory.item_count()
+    used = [c for c in Category if memory.items[c]]
+    open_count = sum(1 for c in memory.contradictions if c.status == "open")
+    if count == 0:
+        first = "This branch's memory holds no items yet."
+    else:
+        threads = memory.thread_count
+        first = (
+            f"This branch's memory holds {count} item{'s' if count != 1 else ''} across "
+            f"{len(used)} categor{'ies' if len(used) != 1 else 'y'}"
+            + (f", distilled from {threads} thread{'s' if threads != 1 else ''}." if threads
+               else ".")
+        )
+    if open_count:
+        first += (
+            f" {open_count} open contradiction{'s' if open_count != 1 else ''} "
+            f"{'await' if open_count != 1 else 'awaits'} a decision."
+        )
+    paragraphs = [first]
+
+    def clause(category: Category) -> str:
+        strongest = sorted(memory.items[category], key=_strength)[:_SUMMARY_PER_CATEGORY]
+        parts = []
+        for item in strongest:
+            text = _short(item)
+            if category is Category.BUG_PATTERNS and item.occurrences > 1:
+                text += f" (seen {item.occurrences} times)"
+            parts.append(text)
+        return f"{_SUMMARY_LABELS[category]}: {'; '.join(parts)}."
+
+    knowledge = [
+        clause(c)
+        for c in (Category.CODING_PREFERENCES, Category.ARCHITECTURAL_DECISIONS,
+                  Category.PROJECT_CONVENTIONS)
+        if memory.items[c]
+    ]
+    if knowledge:
+        paragraphs.append(" ".join(knowledge))
+    practice = [
+        clause(c) for c in (Category.BUG_PATTERNS, Category.IMPLEMENTATION_NOTES)
+        if memory.items[c]
+    ]
+    if practice:
+        paragraphs.append(" ".join(practice))
+    return "\n\n".join(paragraphs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Evolution
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Work:
+    """The branch being evolved: sections plus lookups kept in step with them."""
+
+    sections: dict[Category, list[MemoryItem]]
+    contradictions: list[Contradiction]
+    threshold: float
+    # Stance subject word -> ids of section items whose stances use it (contradiction prefilter).
+    by_subject: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    ids: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        for items in self.sections.values():
+            for item in items:
+                self._index(item)
+        for entry in self.contradictions:
+            self.ids.update(i.id for i in entry.items)
+
+    def _index(self, item: MemoryItem) -> None:
+        self.ids.add(item.id)
+        for s in item_stances(item):
+            for word in s.subject:
+                self.by_subject[word].add(item.id)
+
+    def _unindex(self, item: MemoryItem) -> None:
+        for s in item_stances(item):
+            for word in s.subject:
+                self.by_subject[word].discard(item.id)
+
+    def locate(self, item_id: str) -> tuple[Category, int] | None:
+        for category, items in self.sections.items():
+            for index, item in enumerate(items):
+                if item.id == item_id:
+                    return category, index
+        return None
+
+    def contradicted_by(self, new: MemoryItem) -> list[MemoryItem]:
+        """Section items that `new` contradicts, in file order."""
+        candidates: set[str] = set()
+        for s in item_stances(new):
+            for word in s.subject:
+                candidates |= self.by_subject.get(word, set())
+        if not candidates:
+            return []
+        return [
+            item
+            for c in Category
+            for item in self.sections[c]
+            if item.id in candidates and contradicts(new, item)
+        ]
+
+    def duplicate_of(self, new: MemoryItem) -> tuple[int, MemoryItem] | None:
+        """The most similar item of the same section at or above the threshold."""
+        best: tuple[float, int, MemoryItem] | None = None
+        new_tokens = item_tokens(new)
+        for index, old in enumerate(self.sections[new.category]):
+            if old.id != new.id and not _could_match(new_tokens, item_tokens(old),
+                                                     self.threshold):
+                continue
+            score = 1.0 if old.id == new.id else item_similarity(new, old, floor=self.threshold)
+            if score >= self.threshold and (best is None or score > best[0]):
+                best = (score, index, old)
+        return None if best is None else (best[1], best[2])
+
+    def unique_id(self, item: MemoryItem) -> MemoryItem:
+        """`item`, renamed when its id is already taken in this file."""
+        if item.id not in self.ids:
+            return item
+        n = 1
+        while True:
+            digest = hashlib.sha1(f"{item.id}|{n}".encode()).hexdigest()[:8]
+            candidate = f"{item.category.id_prefix}-{digest}"
+            if candidate not in self.ids:
+                return item.model_copy(update={"id": candidate})
+            n += 1
+
+    def replace(self, category: Category, index: int, item: MemoryItem) -> None:
+        self._unindex(self.sections[category][index])
+        self.sections[category][index] = item
+        self._index(item)
+
+    def remove(self, item: MemoryItem) -> tuple[Category, int]:
+        where = self.locate(item.id)
+        if where is None:  # pragma: no cover - callers only remove items they just found
+            raise InvalidInput(f"Item {item.id} is not in the branch memory")
+        category, index = where
+        del self.sections[category][index]
+        self._unindex(item)
+        return where
+
+    def insert(self, item: MemoryItem, index: int | None = None) -> None:
+        items = self.sections[item.category]
+        items.insert(len(items) if index is None else index, item)
+        self._index(item)
+
+    def add_contradiction(self, entry: Contradiction) -> None:
+        taken = {c.id for c in self.contradictions}
+        if entry.id in taken:
+            n = 2
+            while f"{entry.id}-{n}" in taken:
+                n += 1
+            entry = entry.model_copy(update={"id": f"{entry.id}-{n}"})
+        self.contradictions.append(entry)
+        self.ids.update(i.id for i in entry.items)
+
+    def matching_open(self, new: MemoryItem, refs: list[str]) -> int | None:
+        """Index of an open contradiction already holding this statement against `refs`."""
+        new_tokens = item_tokens(new)
+        for index, entry in enumerate(self.contradictions):
+            if entry.status != "open" or not set(refs) <= set(entry.refs):
+                continue
+            for held in entry.items:
+                if held.category is not new.category:
+                    continue
+                if held.id == new.id or (
+                    _could_match(new_tokens, item_tokens(held), self.threshold)
+                    and item_similarity(new, held, floor=self.threshold) >= self.threshold
+                ):
+                    return index
+        return None
+
+
+def _superseded_entry(
+    new: MemoryItem, olds: list[MemoryItem], moment: datetime
+) -> Contradiction:
+    replaced = "; ".join(describe_statement(o) for o in olds)
+    more = f" and {len(olds) - 1} more" if len(olds) > 1 else ""
+    return Contradiction(
+        title=f"Superseded: {olds[0].title}{more}",
+        description=(
+            f"The newer statement {describe_statement(new)} replaced {replaced}. "
+            f"The replaced item is kept here whole."
+        ),
+        status="superseded",
+        detected=moment.date(),
+        refs=[new.id],
+        items=olds,
+    )
+
+
+def _open_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Contradiction:
+    reasons = []
+    for old in olds:
+        if old.pinned:
+            reasons.append(f"{old.id} is pinned (written by you)")
+        elif new.pinned:
+            reasons.append(f"{old.id} and the new statement are both pinned")
+        else:
+            reasons.append(
+                f"{old.id} has higher confidence ({old.confidence:.2f} > {new.confidence:.2f})"
+            )
+    existing = "; ".join(describe_statement(o) for o in olds)
+    return Contradiction(
+        title=f"Open: {new.title}",
+        description=(
+            f"The new statement {describe_statement(new)} contradicts {existing}. "
+            f"The existing item was kept because {', '.join(reasons)}. Decide which one holds."
+        ),
+        status="open",
+        detected=moment.date(),
+        refs=[o.id for o in olds],
+        items=[new],
+    )
+
+
+def _wins(new: MemoryItem, old: MemoryItem) -> bool:
+    # Pinned items are never replaced; a pinned (user-written) new item beats any unpinned one.
+    if old.pinned:
+        return False
+    return new.pinned or new.confidence >= old.confidence
+
+
+def _known_sources(memory: BranchMemory | None) -> set[str]:
+    if memory is None:
+        return set()
+    known = {s for item in memory.all_items() for s in item.sources}
+    known |= {s for entry in memory.contradictions for i in entry.items for s in i.sources}
+    return known
+
+
+def evolve(
+    current: BranchMemory | None,
+    items: list[MemoryItem],
+    *,
+    branch_id: str,
+    config: Config,
+    now: datetime | None = None,
+) -> EvolutionResult:
+    """Integrate `items` into `current` (or a new memory), deterministically.
+
+    Each new item, in order, is checked against the branch as it stands (earlier new items
+    included, so a batch never adds the same fact twice):
+
+    1. If it contradicts section items: when it wins against all of them (not pinned, its
+       confidence at least theirs, or it is itself pinned) it takes the first one's place and
+       they move whole into a "superseded" Contradiction referring to it; otherwise it is not
+       committed but held in an "open" Contradiction referring to them (a repeat of an already
+       open statement only adds its sources).
+    2. Else if a same-category item is at least `config.duplicate_threshold` similar, that item
+       is reinforced (`reinforce`); pinned items stay as they are.
+    3. Else it is added at the end of its section (renamed if its id is taken).
+
+    Every item of `current` survives: in its section, as the reinforced item with the same
+    id, or inside a Contradiction. The header gets `last_updated = last_extraction = now`, and
+    `thread_count` grows by one when any new item cites a thread source (anything but `cli`
+    and `user`) not yet cited in the file: one evolve is one conversation.
+    """
+    if not branch_id.strip():
+        raise InvalidInput("A branch id is required to evolve a branch memory")
+    if current is not None and current.branch_id != branch_id:
+        raise InvalidInput(
+            f"Branch memory of {current.branch_id!r} cannot be evolved as {branch_id!r}"
+        )
+    moment = normalize_timestamp(now) if now is not None else utc_now()
+    # Items are never mutated in place (every change is a `model_copy(update=...)`), so the
+    # result may share unchanged items with `current` instead of paying for a deep copy.
+    base = current if current is not None else BranchMemory(
+        branch_id=branch_id, last_updated=moment
+    )
+    work = _Work(
+        sections={c: list(base.items[c]) for c in Category},
+        contradictions=list(base.contradictions),
+        threshold=config.duplicate_threshold,
+    )
+    stats = {"added": 0, "reinforced": 0, "superseded": 0, "conflicts": 0}
+    notes: list[str] = []
+
+    for incoming in items:
+        new = incoming
+        opposed = work.contradicted_by(new)
+        if opposed:
+            if all(_wins(new, old) for old in opposed):
+                new = work.unique_id(new)
+                slot: int | None = None
+                for old in opposed:
+                    category, index = work.remove(old)
+                    if slot is None and category is new.category:
+                        slot = index
+                # The winner may repeat another item still in place: reinforce that one
+                # instead of adding a second bullet for the same fact.
+                twin = work.duplicate_of(new)
+                if twin is not None:
+                    index, kept = twin
+                    winner = reinforce(kept, new)
+                    work.replace(new.category, index, winner)
+                    stats["reinforced"] += 1
+                else:
+                    winner = new
+                    work.insert(new, slot)
+                work.add_contradiction(_superseded_entry(winner, opposed, moment))
+                stats["superseded"] += len(opposed)
+                notes.append(f"{winner.id} superseded {', '.join(o.id for o in opposed)}")
+                continue
+            refs = [o.id for o in opposed]
+            held_at = work.matching_open(new, refs)
+            if held_at is not None:
+                entry = work.contradictions[held_at]
+                held = [reinforce(i, new) if i.category is new.category else i
+                        for i in entry.items]
+                work.contradictions[held_at] = entry.model_copy(update={"items": held})
+                notes.append(f"repeat of open contradiction {entry.id}")
+                continue
+            new = work.unique_id(new)
+            work.add_contradiction(_open_entry(new, opposed, moment))
+            stats["conflicts"] += 1
+            notes.append(f"{new.id} contradicts {', '.join(refs)}: left open")
+            continue
+
+        found = work.duplicate_of(new)
+        if found is not None:
+            index, old = found
+            work.replace(new.category, index, reinforce(old, new))
+            stats["reinforced"] += 1
+            notes.append(f"{new.id} reinforced {old.id}" + (" (pinned, unchanged)"
+                                                            if old.pinned else ""))
+            continue
+
+        new = work.unique_id(new)
+        work.insert(new)
+        stats["added"] += 1
+
+    known = _known_sources(current)
+    cited = {s for item in items for s in item.sources if s not in NON_THREAD_SOURCES}
+    thread_count = base.thread_count + (1 if cited - known else 0)
+
+    memory = base.model_copy(
+        update={
+            "items": work.sections,
+            "contradictions": work.contradictions,
+            "extra_sections": list(base.extra_sections),
+            "last_updated": moment,
+            "last_extraction": moment,
+            "thread_count": thread_count,
+        }
+    )
+    memory = memory.model_copy(update={"summary": summarize(memory)})
+    return EvolutionResult(memory=memory, path=PATH, notes=notes, stats=stats)
+
+
+# ---------------------------------------------------------------------------------------------
+# Consolidation
+# ---------------------------------------------------------------------------------------------
+
+
+def _merge_section(
+    items: list[MemoryItem], threshold: float
+) -> tuple[list[MemoryItem], list[tuple[str, str]]]:
+    """Near-duplicates of one section merged; returns survivors and (merged-away, kept) ids."""
+    kept: list[MemoryItem | None] = []
+    merges: list[tuple[str, str]] = []
+    for item in items:
+        tok = item_tokens(item)
+        best: tuple[float, int] | None = None
+        for index, other in enumerate(kept):
+            if other is None or (other.pinned and item.pinned):
+                continue
+            if not _could_match(tok, item_tokens(other), threshold):
+                continue
+            # Opposite statements can look alike ("use X" / "never use X"): never merge them.
+            if contradicts(item, other):
+                continue
+            score = item_similarity(item, other, floor=threshold)
+            if score >= threshold and (best is None or score > best[0]):
+                best = (score, index)
+        if best is None:
+            kept.append(item)
+            continue
+        index = best[1]
+        other = kept[index]
+        assert other is not None
+        if item.pinned:
+            # The pinned item survives as it is, in its own place; the earlier one goes.
+            kept[index] = None
+            kept.append(item)
+            merges.append((other.id, item.id))
+        else:
+            kept[index] = reinforce(other, item)
+            merges.append((item.id, other.id))
+    return [i for i in kept if i is not None], merges
+
+
+def _prune_section(items: list[MemoryItem], cap: int) -> tuple[list[MemoryItem], list[str]]:
+    """The section cut to `cap` items, weakest unpinned first (lowest confidence, oldest)."""
+    excess = len(items) - cap
+    if excess <= 0:
+        return items, []
+    order = sorted(
+        (i for i in range(len(items)) if not items[i].pinned),
+        key=lambda i: (items[i].confidence, items[i].extracted, -i),
+    )
+    dropped = set(order[:excess])
+    return (
+        [item for i, item in enumerate(items) if i not in dropped],
+        [items[i].id for i in sorted(dropped)],
+    )
+
+
+def consolidate(
+    memory: BranchMemory, *, config: Config, now: datetime | None = None
+) -> EvolutionResult:
+    """Weekly maintenance of one branch: merge near-duplicates, cap sections, new summary.
+
+    Inside each section, an item at least `config.duplicate_threshold` similar to an earlier
+    one (and not contradicting it) is merged into it with `reinforce`; the earlier item keeps
+    its id and place, except that a pinned item always survives unchanged (two pinned items
+    are never merged). Then each section is cut to `config.section_cap`, dropping unpinned
+    items with the lowest confidence, oldest first. `stats` holds "merged" and "pruned";
+    `notes` lists the ids of every item that left the sections, pruned ones first, then the
+    merged-away ones: exactly the ids a caller passes to `check_evolution(...,
+    allowed_removals=notes)` after saving the old file as a version. Contradictions and other
+    sections are kept.
+    """
+    moment = normalize_timestamp(now) if now is not None else utc_now()
+    sections: dict[Category, list[MemoryItem]] = {}
+    merged_ids: list[str] = []
+    pruned_ids: list[str] = []
+    for category in Category:
+        items, merges = _merge_section(list(memory.items[category]), config.duplicate_threshold)
+        merged_ids.extend(gone for gone, _kept in merges)
+        items, pruned = _prune_section(items, config.section_cap)
+        pruned_ids.extend(pruned)
+        sections[category] = items
+    result = memory.model_copy(
+        update={"items": sections, "contradictions": list(memory.contradictions),
+                "extra_sections": list(memory.extra_sections), "last_updated": moment}
+    )
+    result = result.model_copy(update={"summary": summarize(result)})
+    return EvolutionResult(
+        memory=result,
+        path=PATH,
+        notes=[*pruned_ids, *merged_ids],
+        stats={"merged": len(merged_ids), "pruned": len(pruned_ids)},
+    )

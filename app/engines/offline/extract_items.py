@@ -1,0 +1,883 @@
+"""Statements to candidate memory items: classification, fields, confidence, merging.
+
+This module owns the judging half of the offline extractor. For each statement it applies the
+tables of `extract_rules.py`: the scope filter (injection, story-level, feature-specific,
+procedural, status chatter), the signal families that pick a category, the neighbouring
+statements that complete an item (a reason or trade-off in the next sentence, the symptom a
+few statements before a root cause, the fix after it), and the confidence from the strength of
+the signals and who spoke. It then adjusts agent items by how the user answered, merges
+duplicates within the conversation and gives every item a distinct title. Output is a list of
+`Candidate`s; `extract.py` turns them into `MemoryItem`s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from app.core.models import Category
+from app.engines.offline import extract_rules as r
+from app.engines.offline.extract_text import Speaker, Statement
+
+__all__ = ["Candidate", "find_candidates"]
+
+MIN_CLASSIFY_CHARS = 12
+MAX_CONTENT_CHARS = 320
+SYMPTOM_LOOKBACK = 6
+FOLLOW_LOOKAHEAD = 2
+
+
+class Family(StrEnum):
+    """What kind of signal made a statement a candidate."""
+
+    DIRECTIVE = "directive"
+    PREFERENCE = "preference"
+    DECISION = "decision"
+    CONVENTION = "convention"
+    BUG = "bug"
+    LESSON = "lesson"
+    SECTION = "section"
+
+
+# Base confidence of a user statement per family; the agent's counts less (seed 001: the
+# user's directive weighs more than an assistant's remark).
+BASE: dict[Family, float] = {
+    Family.DIRECTIVE: 0.85,
+    Family.PREFERENCE: 0.8,
+    Family.DECISION: 0.8,
+    Family.CONVENTION: 0.8,
+    Family.BUG: 0.75,
+    Family.LESSON: 0.75,
+    Family.SECTION: 0.7,
+}
+AGENT_PENALTY: dict[Family, float] = {
+    Family.BUG: 0.15,
+    Family.LESSON: 0.15,
+}
+DEFAULT_AGENT_PENALTY = 0.2
+AGENT_CAP = 0.8
+USER_CAP = 0.95
+PLAIN_ALWAYS_USER = 0.8  # "the UI never imports core": a rule stated as a fact
+REASON_BONUS = 0.05
+TRADEOFF_BONUS = 0.03
+CORRECTION_BONUS = 0.05
+BUG_COMPLETE_BONUS = 0.05
+APPROACH_BONUS = 0.05
+ACK_BONUS = 0.1
+REJECT_PENALTY = 0.2
+PASTED_PENALTY = 0.2
+STORY_PENALTY = 0.2
+HEDGE_STRONG_PENALTY = 0.2
+HEDGE_WEAK_PENALTY = 0.1
+HEDGE_MAX_PENALTY = 0.4
+LOCAL_PENALTY = 0.25
+GENERIC_PENALTY = 0.25
+MENTION_BONUS = 0.05
+MENTION_MAX_BONUS = 0.1
+
+_QUESTION_END_RE = re.compile(r"\?[\"')\]]*$")
+_INTRO_RE = re.compile(
+    r"\b(?:a\ few|some|several|the\ following|these|following|a\ couple\ of)\s+(?:\w+\s+)?"
+    r"(?:conventions|rules|things|notes|points|preferences|guidelines)\b|:$",
+    re.IGNORECASE | re.VERBOSE,
+)
+_FILLER_RE = re.compile(
+    r"""^(?:(?:ok(?:ay)?|so|and|also|oh|btw|by\ the\ way|plus|right|yes|yeah|yep|good|great
+        |well|hey|hmm|alright|actually|no|nope|wait|sure|understood|agreed|got\ it|noted|then
+        |please|fyi|but|finally|first|one\ more\ thing|one\ last\ thing|another\ thing
+        |one\ more|(?:it\ )?turns\ out(?:\ that)?|note\ that|keep\ in\ mind(?:\ that)?
+        |remember\ that|be\ aware\ that)\b[\s,:;.!—–-]*)+""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# "The real convention for this project: always pin ..." - the label says what follows.
+_LABEL_PREFIX_RE = re.compile(
+    r"^(?P<label>[^:]{2,60}):\s+(?P<rest>\S.*)$",
+)
+_LABEL_WORDS_RE = re.compile(
+    r"\b(?:convention|rule|decision|lesson|gotcha|note|tip|important|one\ more|also|constraint"
+    r"|policy|reminder|remember|heads[- ]up|pitfall|caveat|fyi)\b",
+    re.IGNORECASE | re.VERBOSE,
+)
+_YOU_SHOULD_RE = re.compile(
+    r"^(?:i\ want\ you\ to|you\ (?:should|must|need\ to|have\ to)|make\ sure\ (?:you|to))\s+"
+    r"(?=always\b|never\b)",
+    re.IGNORECASE | re.VERBOSE,
+)
+_DECISION_LEADS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE | re.VERBOSE), replacement)
+    for pattern, replacement in (
+        (r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:decided|agreed)\s+(?:that|on)\s+"
+         r"(?=(?:the|a|an|our|all|every)\b)", ""),
+        (r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:decided|agreed)\s+on\s+", "Use "),
+        (r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:decided|agreed)\s+(?:that\s+|to\s+)?",
+         ""),
+        (r"^(?:so\s+)?(?:let'?s|we(?:'ll|\ will|\ are\ going\ to|'re\ going\ to))\s+"
+         r"(?:go\ with|stick\ with|use)\s+", "Use "),
+        (r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:chose|picked|selected|went\ with"
+         r"|opted\ for|settled\ on|adopted|standardi[sz]ed\ on)\s+", "Use "),
+        (r"^(?:the\ )?decision(?:\ is|\ was)?\s*:?\s*(?:to\s+)?", ""),
+    )
+)
+_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9_./+-]*", re.IGNORECASE)
+_STOPWORDS = frozenset(
+    "a an the and or but if then so to of in on at for with by from as is are was were be been "
+    "it its this that these those we you i they he she our your my their me us them do does "
+    "did not no all any each every some there here when where which who what how than too very "
+    "can could should would will shall may might must just also only into over under about "
+    "after before use using always never".split()
+)
+_IMPERATIVE_FOLLOW_RE = re.compile(
+    r"^(?:catch|use|raise|call|pass|wrap|return|log|put|keep|prefer|write|validate|store|"
+    r"name|pin|lock|skip|run|check)\b",
+    re.IGNORECASE,
+)
+_APPROACH_SPLIT_RE = re.compile(
+    r",?\s+so\s+(?=[^,]{0,60}\b(?:has\ to|have\ to|must|should|need\ to|needs\ to|always"
+    r"|never)\b)",
+    re.IGNORECASE | re.VERBOSE,
+)
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "second": 2, "third": 3,
+                 "fourth": 4, "twice": 2}
+_LABEL_DEFUSE_RE = re.compile(
+    r"(?:^|(?<=\s))(Rationale|Trade-?offs?|Scope|Root cause|Fix|Approach|Lessons(?: learned)?"
+    r"|Occurred)(?=:|\s+\d+\s+times)",
+)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A memory item under construction, with the evidence needed to merge and title it."""
+
+    category: Category
+    speaker: Speaker
+    turn: int
+    index: int
+    content: str
+    confidence: float
+    family: Family
+    topic_tags: list[str] = field(default_factory=list)
+    topic_title: str = ""
+    lead: str = ""
+    title: str = ""
+    rationale: str = ""
+    trade_offs: str = ""
+    scope: str = ""
+    root_cause: str = ""
+    fix: str = ""
+    occurrences: int = 1
+    approach: str = ""
+    lessons: str = ""
+    mentions: int = 1
+    speakers: set[Speaker] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Signals:
+    strong: bool = False
+    plain_always: bool = False
+    preference: bool = False
+    decision: bool = False
+    convention: bool = False
+    bug: bool = False
+    lesson: bool = False
+    lead_family: str = ""
+
+
+# ----------------------------------------------------------------------------- text helpers
+
+
+def _capitalize(text: str) -> str:
+    if not text:
+        return text
+    first = text.split(" ", 1)[0]
+    # Identifiers keep their case: `qasync`, `os.path`, `request()`.
+    if not first.isalpha() or any(ch.isupper() for ch in first[1:]):
+        return text
+    return text[0].upper() + text[1:]
+
+
+def _sentence(text: str) -> str:
+    text = text.strip().strip(" ,;:—–-").strip()
+    if not text:
+        return text
+    text = _capitalize(text)
+    if text[-1] not in ".!?)\"'`":
+        text += "."
+    return text
+
+
+def strip_fillers(text: str) -> str:
+    """Drop discourse openers ("No, ", "Also note that ") and say-what-follows labels."""
+    text = _FILLER_RE.sub("", text).strip()
+    label = _LABEL_PREFIX_RE.match(text)
+    if label is not None and _LABEL_WORDS_RE.search(label.group("label")):
+        text = _FILLER_RE.sub("", label.group("rest")).strip()
+    return _YOU_SHOULD_RE.sub("", text)
+
+
+def _defuse(text: str) -> str:
+    # The branch file format reads "Fix: ..." or "Scope: ..." inside a bullet as a field.
+    return _LABEL_DEFUSE_RE.sub(lambda m: m.group(1)[0].lower() + m.group(1)[1:], text)
+
+
+def _clip(text: str, limit: int = MAX_CONTENT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + "…"
+
+
+def tokens(text: str) -> set[str]:
+    """Lower-cased content words, lightly stemmed, for duplicate detection."""
+    found: set[str] = set()
+    for raw in _TOKEN_RE.findall(text.lower()):
+        word = raw.strip("./+-")
+        if len(word) < 2 or word in _STOPWORDS:
+            continue
+        if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        found.add(word)
+    return found
+
+
+def _topics(text: str) -> list[tuple[str, str]]:
+    """(tag, title) of every topic the text touches, most specific first."""
+    return [(t.tag, t.title) for t in r.topics_in(text, text.lower())]
+
+
+def _any(rules: tuple[r.Rule, ...], text: str, low: str) -> bool:
+    return r.first(rules, text, low) is not None
+
+
+def _has_substance(text: str, topics: list[tuple[str, str]]) -> bool:
+    return bool(topics) or r.TECH_TOKEN.search(text) is not None
+
+
+# --------------------------------------------------------------------------------- context
+
+
+@dataclass(slots=True)
+class _Context:
+    statements: list[Statement]
+    consumed: set[int] = field(default_factory=set)
+    tainted_turns: set[int] = field(default_factory=set)
+    story_turns: set[int] = field(default_factory=set)
+    turn_opening: dict[int, str] = field(default_factory=dict)
+    done_sections: set[tuple[int, str]] = field(default_factory=set)
+    story_sections: dict[str, bool] = field(default_factory=dict)
+    section_categories: dict[str, Category | None] = field(default_factory=dict)
+    symptom_used: set[int] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+
+    def same_turn(self, i: int, j: int) -> bool:
+        return 0 <= j < len(self.statements) and self.statements[j].turn == self.statements[i].turn
+
+    def section_category(self, section: str) -> Category | None:
+        if not section:
+            return None
+        if section not in self.section_categories:
+            self.section_categories[section] = _section_category(section)
+        return self.section_categories[section]
+
+    def story_section(self, section: str) -> bool:
+        # Headings repeat across a long thread; the big pattern runs once per distinct one.
+        known = self.story_sections.get(section)
+        if known is None:
+            known = bool(section) and r.STORY_SECTION.search(section) is not None
+            self.story_sections[section] = known
+        return known
+
+
+def _prepare(statements: list[Statement]) -> _Context:
+    ctx = _Context(statements)
+    injected = 0
+    for s in statements:
+        ctx.turn_opening.setdefault(s.turn, s.text)
+        if r.INJECTION.search(s.text, s.low):
+            injected += 1
+            ctx.tainted_turns.add(s.turn)
+        if s.speaker is Speaker.USER and (
+            r.STORY.search(s.text, s.low) or ctx.story_section(s.section)
+        ):
+            ctx.story_turns.add(s.turn)
+    if injected:
+        ctx.notes.append(
+            f"ignored {len(ctx.tainted_turns)} turn(s) with instruction-like text aimed at the "
+            "agent or the memory (possible prompt injection)"
+        )
+    return ctx
+
+
+# ----------------------------------------------------------------------------- scope filter
+
+
+def _out_of_scope(ctx: _Context, s: Statement, core: str, low: str, bug: bool) -> bool:
+    """Seed 001 "Memory Scope": feature, story, procedural and status talk is not memory."""
+    if ctx.story_section(s.section):
+        return True
+    if r.STORY.search(core, low) or _any(r.FEATURE, core, low) or _ticket(core, low):
+        return True
+    if r.UI_ELEMENT.search(core, low) and r.UI_PRESENTATION.search(core, low):
+        return True
+    if _INTRO_RE.search(core):
+        return True
+    if r.PROCEDURAL.match(core):
+        return True
+    # "Fixed by ..." reads like a status line but is the fix of a bug pattern.
+    return not bug and r.STATUS.match(core) is not None
+
+
+_STANDARD_PREFIXES = frozenset({"ISO", "UTF", "SHA", "PEP", "RFC", "ES", "MD", "HTTP", "TLS",
+                                "SSL", "AES", "RSA", "ECMA", "IEEE", "X", "WCAG", "H", "P"})
+
+
+def _ticket(text: str, low: str) -> bool:
+    if not r.TICKET.opens(low):
+        return False
+    for match in r.TICKET.pattern.finditer(text):
+        if match.group(0).split("-", 1)[0] not in _STANDARD_PREFIXES:
+            return True
+    return False
+
+
+# ------------------------------------------------------------------------------- signals
+
+
+def _signals(s: Statement, core: str, low: str) -> _Signals:
+    sig = _Signals()
+    descriptive = _any(r.DESCRIPTIVE, core, low)
+    # "X is always recomputed" does not turn into a rule because "always" opens a clause.
+    sig.strong = _any(r.STRONG, core, low) and not (
+        descriptive and r.ALWAYS_NEVER.search(core, low)
+    )
+    # A user stating a rule as a fact ("the UI never imports core") still states a rule; an
+    # agent describing what code does ("the count is always recomputed") does not.
+    sig.plain_always = (
+        not sig.strong and s.speaker is Speaker.USER
+        and r.ALWAYS_NEVER.search(core, low) is not None
+    )
+    sig.preference = _any(r.PREFERENCE, core, low)
+    sig.decision = _any(r.DECISION, core, low)
+    sig.convention = _any(r.CONVENTION_STRONG, core, low)
+    sig.bug = _any(r.BUG, core, low)
+    sig.lesson = _any(r.LESSON, s.text, s.low)
+    if s.lead:
+        sig.lead_family = _lead_family(s.lead)
+    return sig
+
+
+def _lead_family(lead: str) -> str:
+    lead = lead.lower().rstrip(":")
+    return r.LEAD_FAMILIES.get(lead) or r.LEAD_FAMILIES.get(lead.rstrip("s"), "")
+
+
+def _lead_matters(ctx: _Context, s: Statement) -> bool:
+    """A bold-lead bullet counts without signal words under a decision/convention/lesson
+    heading, or when the lead itself names the kind of statement (`**Decision:**`)."""
+    if not s.lead:
+        return False
+    if _lead_family(s.lead):
+        return True
+    return s.bullet and ctx.section_category(s.section) is not None
+
+
+def _section_category(section: str) -> Category | None:
+    for pattern, category in r.SECTION_CATEGORIES:
+        if pattern.search(section):
+            return category
+    return None
+
+
+def _hedge_penalty(text: str) -> float:
+    penalty = HEDGE_STRONG_PENALTY * len(r.HEDGE_STRONG.findall(text))
+    penalty += HEDGE_WEAK_PENALTY * len(r.HEDGE_WEAK.findall(text))
+    return min(penalty, HEDGE_MAX_PENALTY)
+
+
+def _penalties(s: Statement, main: str, family: Family, ctx: _Context) -> float:
+    penalty = _hedge_penalty(main)
+    if r.LOCAL.search(main):
+        penalty += LOCAL_PENALTY
+    if r.GENERIC.search(main) and not r.TECH_TOKEN.search(main):
+        penalty += GENERIC_PENALTY
+    if s.speaker is Speaker.AGENT:
+        penalty += AGENT_PENALTY.get(family, DEFAULT_AGENT_PENALTY)
+    elif s.pasted:
+        penalty += PASTED_PENALTY
+    if s.turn in ctx.story_turns:
+        penalty += STORY_PENALTY
+    return penalty
+
+
+def _split_reason(text: str) -> tuple[str, str]:
+    match = r.REASON.search(text, text.lower())
+    if match is None or match.start() < 8:
+        return text, ""
+    return text[: match.start()].rstrip(" ,;"), text[match.end():].strip()
+
+
+def _split_tradeoff(text: str) -> tuple[str, str]:
+    match = r.TRADEOFF.search(text, text.lower())
+    if match is None or match.start() < 8:
+        return text, ""
+    return text[: match.start()].rstrip(" ,;"), text[match.end():].strip()
+
+
+def _scope(text: str) -> str:
+    match = r.SCOPE.search(text)
+    return match.group(0).strip() if match else "project-wide"
+
+
+def _recurrence(ctx: _Context, start: int, end: int) -> int:
+    occurrences = 1
+    for j in range(max(0, start), min(len(ctx.statements), end)):
+        statement = ctx.statements[j]
+        if not r.RECURRENCE.opens(statement.low):
+            continue
+        for match in r.RECURRENCE.pattern.finditer(statement.text):
+            word = (match.group("ordinal") or match.group("count") or match.group(0)).lower()
+            if word.isdigit():
+                occurrences = max(occurrences, min(int(word), 99))
+            else:
+                occurrences = max(occurrences, _NUMBER_WORDS.get(word, 2))
+    return occurrences
+
+
+# ------------------------------------------------------------------------------ builders
+
+
+def _new(s: Statement, i: int, category: Category, family: Family, content: str,
+         confidence: float) -> Candidate:
+    topics = _topics(content)
+    return Candidate(
+        category=category, speaker=s.speaker, turn=s.turn, index=i,
+        content=_defuse(_clip(_sentence(content))), confidence=confidence, family=family,
+        topic_tags=[tag for tag, _ in topics[:4]],
+        topic_title=topics[0][1] if topics else "",
+        lead=s.lead if 0 < len(s.lead.split()) <= 6 else "",
+        speakers={s.speaker},
+    )
+
+
+def _follow(ctx: _Context, i: int, pattern: re.Pattern[str]) -> tuple[int, str] | None:
+    """The next statement in the same turn when it starts as `pattern` says."""
+    for j in range(i + 1, i + 1 + FOLLOW_LOOKAHEAD):
+        if not ctx.same_turn(i, j) or j in ctx.consumed:
+            return None
+        text = strip_fillers(ctx.statements[j].text)
+        match = pattern.match(text)
+        if match is not None:
+            return j, text[match.end():].strip() if match.end() else text
+    return None
+
+
+def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | None:
+    text = core
+    fix = root = symptom = ""
+    fix_match = r.FIX.search(text, text.lower())
+    if fix_match is not None:
+        fix = text[fix_match.end():].strip()
+        text = text[: fix_match.start()].strip()
+    root_match = r.ROOT.search(text, text.lower())
+    if root_match is not None:
+        root = text[root_match.end():].strip()
+        before = text[: root_match.start()].strip(" ,;:")
+        named = root_match.group("symptom")
+        if named:
+            symptom = named
+        elif r.SYMPTOM.search(before, before.lower()) and len(before.split()) >= 4:
+            symptom = before
+    elif not fix:
+        root = text
+    for j in range(i + 1, i + 1 + FOLLOW_LOOKAHEAD):
+        if not ctx.same_turn(i, j) or j in ctx.consumed:
+            break
+        follow = strip_fillers(ctx.statements[j].text)
+        found = r.FIX.pattern.match(follow)
+        if found is not None and not fix:
+            fix = follow[found.end():].strip()
+            ctx.consumed.add(j)
+            continue
+        found = r.ROOT.pattern.match(follow)
+        if found is not None and not root:
+            root = follow[found.end():].strip()
+            ctx.consumed.add(j)
+            continue
+        break
+    if not symptom:
+        for j in range(i - 1, max(-1, i - 1 - SYMPTOM_LOOKBACK), -1):
+            prior = ctx.statements[j]
+            if j in ctx.symptom_used or prior.turn in ctx.tainted_turns:
+                continue
+            if _QUESTION_END_RE.search(prior.text) or r.PROCEDURAL.match(prior.text):
+                continue
+            if r.SYMPTOM.search(prior.text, prior.low) and not _any(r.BUG, prior.text, prior.low):
+                symptom = strip_fillers(prior.text)
+                ctx.symptom_used.add(j)
+                break
+    if not (root or fix):
+        return None
+    content = symptom or core
+    confidence = BASE[Family.BUG]
+    if root and fix:
+        confidence += BUG_COMPLETE_BONUS
+    if symptom:
+        confidence += BUG_COMPLETE_BONUS
+    candidate = _new(s, i, Category.BUG_PATTERNS, Family.BUG, content, confidence)
+    candidate.root_cause = _defuse(_clip(root.rstrip(".")))
+    candidate.fix = _defuse(_clip(fix.rstrip(".")))
+    candidate.occurrences = _recurrence(ctx, i - SYMPTOM_LOOKBACK, i + 5)
+    extra = _topics(f"{root} {fix}")
+    candidate.topic_tags = list(dict.fromkeys(candidate.topic_tags + [t for t, _ in extra]))[:4]
+    if not candidate.topic_title and extra:
+        candidate.topic_title = extra[0][1]
+    return candidate
+
+
+def _build_decision(ctx: _Context, i: int, s: Statement, core: str) -> Candidate:
+    main, trade = _split_tradeoff(core)
+    main, reason = _split_reason(main)
+    for pattern, replacement in _DECISION_LEADS:
+        changed = pattern.sub(replacement, main, count=1)
+        if changed != main:
+            main = changed
+            break
+    follow = _follow(ctx, i, r.REASON_NEXT)
+    if follow is not None and not reason:
+        ctx.consumed.add(follow[0])
+        reason = strip_fillers(ctx.statements[follow[0]].text)
+    follow = _follow(ctx, i, r.TRADEOFF_NEXT)
+    if follow is not None and not trade:
+        ctx.consumed.add(follow[0])
+        trade = follow[1]
+    confidence = BASE[Family.DECISION] + (REASON_BONUS if reason else 0.0)
+    confidence += TRADEOFF_BONUS if trade else 0.0
+    if _any(r.STRONG, main, main.lower()):
+        confidence += REASON_BONUS
+    candidate = _new(s, i, Category.ARCHITECTURAL_DECISIONS, Family.DECISION, main, confidence)
+    candidate.rationale = _defuse(_clip(reason.rstrip(".")))
+    candidate.trade_offs = _defuse(_clip(trade.rstrip(".")))
+    return candidate
+
+
+def _build_lesson(ctx: _Context, i: int, s: Statement, core: str) -> Candidate:
+    approach = ""
+    split = _APPROACH_SPLIT_RE.search(core)
+    if split is not None:
+        approach = core[split.end():]
+    else:
+        j = i + 1
+        if ctx.same_turn(i, j) and j not in ctx.consumed:
+            follow = strip_fillers(ctx.statements[j].text)
+            low = follow.lower()
+            if (_any(r.STRONG, follow, low) or _any(r.PREFERENCE, follow, low)) and not (
+                r.PROCEDURAL.match(follow) or _QUESTION_END_RE.search(follow)
+            ):
+                approach = follow
+                ctx.consumed.add(j)
+    confidence = BASE[Family.LESSON] + (APPROACH_BONUS if approach else 0.0)
+    candidate = _new(s, i, Category.IMPLEMENTATION_NOTES, Family.LESSON, core, confidence)
+    candidate.approach = _defuse(_clip(_sentence(approach).rstrip("."))) if approach else ""
+    return candidate
+
+
+def _rule_category(core: str, sig: _Signals, section: Category | None) -> Category:
+    if sig.convention or (
+        r.CONVENTION_SUBJECT.search(core) and not r.ARCH_SUBJECT.search(core)
+    ):
+        return Category.PROJECT_CONVENTIONS
+    if section is not None:
+        return section
+    if r.ARCH_SUBJECT.search(core):
+        return Category.ARCHITECTURAL_DECISIONS
+    return Category.CODING_PREFERENCES
+
+
+def _build_rule(ctx: _Context, i: int, s: Statement, core: str, sig: _Signals,
+                family: Family) -> Candidate:
+    section = ctx.section_category(s.section) if s.bullet else None
+    category = _rule_category(core, sig, section)
+    confidence = BASE[family]
+    if family is Family.DIRECTIVE and not sig.strong:
+        confidence = PLAIN_ALWAYS_USER
+    content = core
+    reason = r.REASON.search(core, core.lower()) is not None
+    follow = _follow(ctx, i, r.REASON_NEXT)
+    if follow is None and re.match(r"^(?:do\ not|don'?t|never|avoid)\b", core, re.I):
+        follow = _follow(ctx, i, _IMPERATIVE_FOLLOW_RE)
+    if follow is not None:
+        ctx.consumed.add(follow[0])
+        content = f"{_sentence(core)} {_sentence(strip_fillers(ctx.statements[follow[0]].text))}"
+        reason = True
+    if reason:
+        confidence += REASON_BONUS
+    opening = ctx.turn_opening.get(s.turn, "")
+    if s.speaker is Speaker.USER and r.REJECT.match(opening):
+        confidence += CORRECTION_BONUS
+    candidate = _new(s, i, category, family, content, confidence)
+    if category is Category.PROJECT_CONVENTIONS:
+        candidate.scope = _scope(core)
+    return candidate
+
+
+def _build_named_design(ctx: _Context, i: int, s: Statement, name: str) -> Candidate:
+    """`### Architecture: SAM Pattern` plus the bold leads of its bullets: one decision."""
+    parts: list[str] = []
+    for j in range(i, len(ctx.statements)):
+        other = ctx.statements[j]
+        if other.turn != s.turn or other.section != s.section:
+            break
+        ctx.consumed.add(j)
+        if other.lead and other.lead not in parts:
+            parts.append(other.lead)
+    content = f"Architecture follows the {name}"
+    if parts:
+        content += f" ({', '.join(parts[:6])})"
+    candidate = _new(s, i, Category.ARCHITECTURAL_DECISIONS, Family.DECISION, content,
+                     BASE[Family.DECISION])
+    candidate.lead = name
+    return candidate
+
+
+# ------------------------------------------------------------------------------ classify
+
+
+def _classify(ctx: _Context, i: int) -> Candidate | None:
+    s = ctx.statements[i]
+    if s.turn in ctx.tainted_turns:
+        return None
+    if s.section and (s.turn, s.section) not in ctx.done_sections:
+        named = r.NAMED_DESIGN.match(s.section)
+        if named is not None and not ctx.story_section(s.section):
+            ctx.done_sections.add((s.turn, s.section))
+            return _finish(ctx, s, _build_named_design(ctx, i, s, named.group("name").strip()),
+                           s.section)
+    text = s.text
+    if len(text) < MIN_CLASSIFY_CHARS or _QUESTION_END_RE.search(text):
+        return None
+    if r.SIGNAL_GATE.search(s.low) is None and (
+        s.low.split(" ", 1)[0] not in r.IMPERATIVE_OPENERS
+    ) and not _lead_matters(ctx, s):
+        return None
+    core = strip_fillers(text)
+    if len(core) < MIN_CLASSIFY_CHARS:
+        return None
+    low = core.lower()
+    sig = _signals(s, core, low)
+    if not (sig.strong or sig.plain_always or sig.preference or sig.decision or sig.convention
+            or sig.bug or sig.lesson or s.lead):
+        return None
+    if _out_of_scope(ctx, s, core, low, sig.bug):
+        return None
+    topics = _topics(core)
+    if not _has_substance(core, topics):
+        return None
+    # Story-level user turns (a pasted story with acceptance criteria) only keep explicit
+    # always/never rules; everything else in them is the story itself.
+    if s.turn in ctx.story_turns and not sig.strong:
+        return None
+    candidate = _pick(ctx, i, s, core, sig)
+    if candidate is None:
+        return None
+    return _finish(ctx, s, candidate, core)
+
+
+def _pick(ctx: _Context, i: int, s: Statement, core: str, sig: _Signals) -> Candidate | None:
+    lead = sig.lead_family
+    if sig.bug or lead == "bug":
+        built = _build_bug(ctx, i, s, core)
+        if built is not None:
+            return built
+    if sig.decision or lead == "decision":
+        if s.speaker is Speaker.USER or sig.strong or sig.preference or lead:
+            return _build_decision(ctx, i, s, core)
+    if sig.lesson or lead == "lesson":
+        return _build_lesson(ctx, i, s, core)
+    if sig.strong or lead == "directive":
+        return _build_rule(ctx, i, s, core, sig, Family.DIRECTIVE)
+    if sig.preference:
+        return _build_rule(ctx, i, s, core, sig, Family.PREFERENCE)
+    if sig.convention or lead == "convention":
+        return _build_rule(ctx, i, s, core, sig, Family.CONVENTION)
+    if sig.plain_always:
+        return _build_rule(ctx, i, s, core, sig, Family.DIRECTIVE)
+    section = ctx.section_category(s.section) if s.bullet else None
+    if section is not None and s.lead and r.GENERAL.search(core):
+        candidate = _build_rule(ctx, i, s, core, sig, Family.SECTION)
+        candidate.category = section
+        return candidate
+    return None
+
+
+def _finish(ctx: _Context, s: Statement, candidate: Candidate, main: str) -> Candidate:
+    main_clause = _split_reason(_split_tradeoff(main)[0])[0]
+    penalty = _penalties(s, main_clause, candidate.family, ctx)
+    # Code identifiers in a design bullet point at one feature's code, not a rule.
+    if candidate.family is Family.SECTION and "`" in s.text:
+        penalty += 0.1
+    candidate.confidence = candidate.confidence - penalty
+    return candidate
+
+
+# --------------------------------------------------------------------------- post-process
+
+
+def _apply_responses(ctx: _Context, candidates: list[Candidate]) -> None:
+    """Agent items gain when the user's next words accept them and lose when they reject."""
+    verdict: dict[int, float] = {}
+    pending: list[int] = []
+    turns = sorted({s.turn for s in ctx.statements})
+    speaker_of = {s.turn: s.speaker for s in ctx.statements}
+    for turn in turns:
+        if speaker_of[turn] is Speaker.AGENT:
+            pending.append(turn)
+            continue
+        opening = _opening(ctx.turn_opening.get(turn, ""))
+        delta = ACK_BONUS if r.ACK.match(opening) else 0.0
+        if r.REJECT.match(opening):
+            delta = -REJECT_PENALTY
+        for agent_turn in pending:
+            verdict[agent_turn] = delta
+        pending = []
+    for candidate in candidates:
+        if candidate.speaker is Speaker.AGENT:
+            candidate.confidence += verdict.get(candidate.turn, 0.0)
+
+
+def _opening(text: str) -> str:
+    """The opening words as typed (acknowledgements are fillers to `strip_fillers`)."""
+    return text.strip().lstrip("([\"'")
+
+
+def _merge_into(keep: Candidate, other: Candidate) -> None:
+    if other.speaker is Speaker.USER and keep.speaker is Speaker.AGENT:
+        keep.content, keep.speaker = other.content, other.speaker
+    keep.confidence = max(keep.confidence, other.confidence)
+    keep.mentions += other.mentions
+    keep.speakers |= other.speakers
+    keep.topic_tags = list(dict.fromkeys(keep.topic_tags + other.topic_tags))[:5]
+    keep.topic_title = keep.topic_title or other.topic_title
+    keep.lead = keep.lead or other.lead
+    for name in ("rationale", "trade_offs", "root_cause", "fix", "approach", "lessons"):
+        if not getattr(keep, name) and getattr(other, name):
+            setattr(keep, name, getattr(other, name))
+    keep.occurrences = max(keep.occurrences, other.occurrences)
+
+
+def _merge_adjacent(candidates: list[Candidate]) -> list[Candidate]:
+    """Consecutive statements of one turn on the same subject are one item."""
+    merged: list[Candidate] = []
+    for candidate in candidates:
+        last = merged[-1] if merged else None
+        if (
+            last is not None and last.turn == candidate.turn
+            and candidate.index - last.index == 1 and last.category == candidate.category
+            and last.topic_title and last.topic_title == candidate.topic_title
+            and last.category is not Category.BUG_PATTERNS
+            and len(last.content) + len(candidate.content) < MAX_CONTENT_CHARS
+        ):
+            last.content = f"{last.content} {candidate.content}"
+            last.confidence = max(last.confidence, candidate.confidence)
+            last.speakers |= candidate.speakers
+            last.topic_tags = list(dict.fromkeys(last.topic_tags + candidate.topic_tags))[:5]
+            last.index = candidate.index
+            continue
+        merged.append(candidate)
+    return merged
+
+
+def _similar(a: set[str], b: set[str]) -> bool:
+    if not a or not b:
+        return False
+    shared = len(a & b)
+    return shared / len(a | b) >= 0.55 or (
+        min(len(a), len(b)) >= 2 and shared / min(len(a), len(b)) >= 0.8
+    )
+
+
+def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
+    """Same category and mostly the same words: one item, reinforced by each mention."""
+    kept: list[Candidate] = []
+    kept_tokens: list[set[str]] = []
+    index: dict[tuple[Category, str], list[int]] = {}
+    for candidate in candidates:
+        words = tokens(f"{candidate.content} {candidate.root_cause} {candidate.fix}")
+        target = None
+        seen: set[int] = set()
+        for word in words:
+            for k in index.get((candidate.category, word), ()):
+                if k in seen:
+                    continue
+                seen.add(k)
+                if _similar(words, kept_tokens[k]):
+                    target = k
+                    break
+            if target is not None:
+                break
+        if target is None:
+            for word in words:
+                index.setdefault((candidate.category, word), []).append(len(kept))
+            kept.append(candidate)
+            kept_tokens.append(words)
+        else:
+            _merge_into(kept[target], candidate)
+            kept_tokens[target] |= words
+    for candidate in kept:
+        bonus = min(MENTION_MAX_BONUS, MENTION_BONUS * (candidate.mentions - 1))
+        candidate.confidence += bonus
+    return kept
+
+
+def _phrase_title(content: str) -> str:
+    words = [w.strip("`.,;:()\"'") for w in strip_fillers(content).split()]
+    picked: list[str] = []
+    for word in words:
+        if not word:
+            continue
+        if not picked and word.lower() in _STOPWORDS:
+            continue
+        picked.append(word)
+        if len(picked) == 4:
+            break
+    while picked and picked[-1].lower() in _STOPWORDS:
+        picked.pop()
+    title = " ".join(picked) or "Note"
+    return _capitalize(title)
+
+
+def _assign_titles(candidates: list[Candidate]) -> None:
+    used: set[tuple[Category, str]] = set()
+    ordered = sorted(candidates, key=lambda c: (-c.confidence, c.index))
+    for candidate in ordered:
+        options = [candidate.lead, candidate.topic_title, _phrase_title(candidate.content)]
+        title = ""
+        for option in options:
+            option = option.replace("*", "").replace("`", "").strip(" :.-")
+            if option and (candidate.category, option.lower()) not in used:
+                title = option
+                break
+        if not title:
+            base = candidate.topic_title or _phrase_title(candidate.content)
+            title = f"{base} ({_phrase_title(candidate.content)})"
+        used.add((candidate.category, title.lower()))
+        candidate.title = _capitalize(title)
+
+
+def find_candidates(statements: list[Statement]) -> tuple[list[Candidate], list[str]]:
+    """All candidate items of a conversation, merged and titled, with notes for the log."""
+    ctx = _prepare(statements)
+    candidates: list[Candidate] = []
+    for i in range(len(statements)):
+        if i in ctx.consumed:
+            continue
+        candidate = _classify(ctx, i)
+        if candidate is not None:
+            candidates.append(candidate)
+    _apply_responses(ctx, candidates)
+    candidates = _merge_duplicates(_merge_adjacent(candidates))
+    for candidate in candidates:
+        cap = USER_CAP if Speaker.USER in candidate.speakers else AGENT_CAP
+        candidate.confidence = round(max(0.0, min(cap, candidate.confidence)), 2)
+    _assign_titles(candidates)
+    return candidates, ctx.notes

@@ -1,0 +1,396 @@
+"""Conversation text to clean statements: the reading half of the offline extractor.
+
+This module owns everything between the raw conversation (plain text from the CLI or a thread
+rendered by `app/sources`) and a flat list of `Statement`s the rules can judge: splitting the
+text into speaker turns (`User:` / `Human:` / `## User`, `Assistant:` / `Claude:` / `AI:` ...;
+text without any speaker mark is the user's), dropping what is not prose (fenced code,
+`> ` quoted lines, `[tool: ...]` lines, XML-ish command and reasoning blocks, stack traces,
+log and compiler output, tables), remembering the heading each sentence sits under, and
+splitting prose into sentences. It knows nothing about categories or confidence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["Speaker", "Statement", "Turn", "read_statements", "split_turns"]
+
+
+class Speaker(StrEnum):
+    """Who said a statement; the user's word weighs more than the agent's."""
+
+    USER = "user"
+    AGENT = "agent"
+    OTHER = "other"
+
+
+_USER_NAMES = frozenset({"user", "human", "developer"})
+_AGENT_NAMES = frozenset({
+    "assistant", "claude", "ai", "agent", "bot", "gpt", "chatgpt", "copilot", "codex", "gemini",
+    "aider",
+})
+# System turns (injected instructions, reminders) are nobody's statement.
+_OTHER_NAMES = frozenset({"system"})
+_ALL_NAMES = "|".join(sorted(_USER_NAMES | _AGENT_NAMES | _OTHER_NAMES, key=len, reverse=True))
+
+# `User: text`, `**User:** text`, `## User`, `### Assistant:`. The colon is required unless
+# the name is a heading of its own, so "User stories are ..." is never a speaker mark.
+_SPEAKER_RE = re.compile(
+    rf"^[ \t]{{0,3}}(?P<hash>#{{1,6}}[ \t]*)?(?:\*\*|__)?(?P<name>{_ALL_NAMES})(?:\*\*|__)?"
+    rf"[ \t]*(?P<colon>:)?(?:\*\*|__)?[ \t]*(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+
+_FENCE_RE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+_HEADING_RE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>.+?)[ \t#]*$")
+# A line that is only bold text ("**Acceptance Criteria:**") works as a heading.
+_BOLD_LINE_RE = re.compile(r"^[ \t]*(?:\*\*|__)(?P<text>[^*_]{2,80}?)(?:\*\*|__)[ \t]*:?[ \t]*$")
+_LABEL_LINE_RE = re.compile(r"^[ \t]*(?P<text>[A-Z][\w ]{2,40}):[ \t]*$")
+_TAG_OPEN_RE = re.compile(r"^[ \t]*<(?P<tag>[a-zA-Z][\w-]*)(?:[ \t][^>]*)?>")
+# Tags whose whole block is machine text (agent reasoning, slash-command expansions, hook
+# output); any other tag at the start of a line drops only that line.
+_BLOCK_TAG_RE = re.compile(
+    r"^(?:think|thinking|reasoning|system-reminder|command-[\w-]+|local-command-[\w-]+|"
+    r"user-prompt-submit-hook|function_calls|function_results|tool_[\w-]+|task-notification|"
+    r"bash-[\w-]+|ide_[\w-]+|env|attachment)$",
+    re.IGNORECASE,
+)
+_TOOL_LINE_RE = re.compile(
+    r"^[ \t]*\[(?:tool|tool[ _-]?(?:use|call|result|output)|function[ _-]?call|request "
+    r"interrupted|image|pasted text|redacted|command|output)\b",
+    re.IGNORECASE,
+)
+# Lines that are machine output rather than someone talking: stack frames, exception
+# summaries, logs, compiler and linter lines, shell prompts, agent UI glyphs, tables, rules.
+_NOISE_LINE_RE = re.compile(
+    r"""^[ \t]*(?:
+        Traceback\ \(most\ recent\ call\ last\)
+      | File\ "[^"]*",\ line\ \d+
+      | at\ [\w$.<>\[\] ]+[( ].*?:\d+(?::\d+)?\)?[ \t]*$
+      | at\ async\ .*
+      | (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)(?::.*)?$
+      | \[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\ 
+      | \d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}
+      | (?:DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|TRACE)\b[:\] ]
+      | \[(?:debug|info|warn|warning|error)\]
+      | npm\ (?:ERR|WARN)!?
+      | error\ (?:TS|CS|E)\d+
+      | (?:ERROR|WARNING)\ in\ 
+      | webpack\ compiled
+      | Compiled\ (?:with|successfully)
+      | Line\ \d+:\d+:
+      | \d+:\d+\ +(?:error|warning)\ 
+      | [$❯➜%]\ 
+      | [>]{3}\ 
+      | [⏺⎿●✓✗✔✘│├└┌┐┘┬┴┼─]
+      | \|
+      | (?:-{3,}|\*{3,}|_{3,}|={3,})[ \t]*$
+      | \d+→
+    )""",
+    re.VERBOSE,
+)
+_QUOTE_RE = re.compile(r"^[ \t]*>")
+_TRACEBACK_RE = re.compile(r"^[ \t]*Traceback \(most recent call last\)")
+_INDENTED_RE = re.compile(r"^(?:[ \t]{2,}|\t)\S")
+
+_BULLET_RE = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
+# `- **Title** — text` / `**Title**: text`: the bold lead names the statement.
+_LEAD_RE = re.compile(
+    r"^(?:\*\*|__)(?P<lead>[^*_\n]{2,70}?)(?:\*\*|__)[ \t]*(?:[:—–-]+[ \t]*|(?=[A-Z(`]))"
+    r"(?P<rest>.*)$"
+)
+_LEAD_COLON_INSIDE_RE = re.compile(r"^(?P<lead>.+?):$")
+
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])[\"')\]]*[ \t]+(?=[A-Z0-9\"'`(\[*_])")
+_ABBREV_END_RE = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|resp|Mr|Ms|Dr|No|Fig|Sec)\.|\b[A-Z]\.)$"
+)
+_MD_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_ITALIC_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+_STRIKE_RE = re.compile(r"~~(.+?)~~")
+_CODE_START_RE = re.compile(
+    r"^(?:def |class |import |from [\w.]+ import |const |let |var |function |return |if ?\(|"
+    r"for ?\(|while ?\(|#include|SELECT |INSERT |UPDATE |CREATE |export |async def |@\w+|"
+    r"[{}\])]|</?[a-zA-Z]+[ >])"
+)
+# Deletion table for str.translate: the length lost is the number of code symbols.
+_CODE_CHARS = str.maketrans("", "", "{}();=<>$\\|[]")
+
+# Short sentences ("No.", "Yes.") are kept: they open turns that accept or reject.
+MIN_SENTENCE_CHARS = 2
+MAX_SENTENCE_CHARS = 420
+# A user turn this long with this many headings is a pasted document or prompt template
+# (slash-command expansion, story template), not the user talking.
+PASTED_MIN_CHARS = 1500
+PASTED_MIN_HEADINGS = 3
+
+
+@dataclass(slots=True)
+class Turn:
+    """One speaker turn: who spoke and the raw lines, in order."""
+
+    speaker: Speaker
+    index: int
+    lines: list[str]
+
+
+@dataclass(slots=True)
+class Statement:
+    """One sentence of prose with where it came from.
+
+    `section` is the nearest heading above it in the same turn, `lead` the bold lead-in of
+    its list item (`- **Immutable updates** — ...`), `pasted` marks a user turn that reads as
+    a pasted document, `first_in_turn` the turn's opening sentence (acknowledgements and
+    corrections live there).
+    """
+
+    speaker: Speaker
+    turn: int
+    text: str
+    low: str = ""
+    section: str = ""
+    lead: str = ""
+    pasted: bool = False
+    first_in_turn: bool = False
+    bullet: bool = False
+
+
+def _speaker_of(name: str) -> Speaker:
+    lowered = name.lower()
+    if lowered in _USER_NAMES:
+        return Speaker.USER
+    if lowered in _AGENT_NAMES:
+        return Speaker.AGENT
+    return Speaker.OTHER
+
+
+def _speaker_mark(line: str, in_fence: bool) -> tuple[Speaker, str] | None:
+    # Cheap rejection first: nearly every line starts with something else.
+    head = line.lstrip(" \t#*_")[:1]
+    if not head or head.lower() not in "uhdacbgs":
+        return None
+    match = _SPEAKER_RE.match(line)
+    if match is None:
+        return None
+    name = match.group("name")
+    # Lower-case names are code (`user: User = ...`), not speakers.
+    if not name[0].isupper():
+        return None
+    rest = match.group("rest")
+    if match.group("hash"):
+        if rest and not match.group("colon"):
+            return None
+    elif not match.group("colon"):
+        return None
+    # Inside a fence only a plain `Name: ` at column 0 closes it (a truncated code block).
+    if in_fence and (match.group("hash") or line[:1].isspace()):
+        return None
+    return _speaker_of(name), rest
+
+
+def split_turns(text: str) -> list[Turn]:
+    """Speaker turns of a conversation; text without any speaker mark is one user turn."""
+    turns: list[Turn] = []
+    current: Turn | None = None
+    in_fence = False
+    for line in text.splitlines():
+        mark = _speaker_mark(line, in_fence)
+        if mark is not None:
+            speaker, rest = mark
+            in_fence = False
+            current = Turn(speaker, len(turns), [rest] if rest.strip() else [])
+            turns.append(current)
+            continue
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+        if current is None:
+            # Text before the first mark (or a conversation without marks) is the user's.
+            current = Turn(Speaker.USER, 0, [])
+            turns.append(current)
+        current.lines.append(line)
+    return turns
+
+
+def _clean_inline(text: str) -> str:
+    # Most sentences carry no markup; the substitutions only run when they could apply.
+    if "](" in text:
+        text = _MD_LINK_RE.sub(r"\1", text)
+    if "*" in text or "__" in text:
+        text = _EMPHASIS_RE.sub(r"\2", text)
+        text = _ITALIC_RE.sub(r"\1", text)
+        text = text.replace("**", "").replace("__", " ")
+    if "~~" in text:
+        text = _STRIKE_RE.sub(r"\1", text)
+    return " ".join(text.split())
+
+
+def looks_like_code(sentence: str) -> bool:
+    """Source code or data rather than prose (symbol-dense, or opens like a statement)."""
+    if _CODE_START_RE.match(sentence):
+        return True
+    symbols = len(sentence) - len(sentence.translate(_CODE_CHARS))
+    if symbols > 6 and symbols / len(sentence) > 0.06:
+        return True
+    return sentence.endswith((";", "{", "}", "=>", "->"))
+
+
+def _split_sentences(paragraph: str) -> list[str]:
+    pieces = _SENTENCE_SPLIT_RE.split(paragraph)
+    merged: list[str] = []
+    for piece in pieces:
+        # "e.g. Foo" and "vs. Bar" do not end a sentence.
+        if merged and _ABBREV_END_RE.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {piece}"
+        else:
+            merged.append(piece)
+    return merged
+
+
+@dataclass(slots=True)
+class _Unit:
+    """A paragraph or list item before sentence splitting."""
+
+    text: str
+    section: str
+    lead: str
+    bullet: bool
+
+
+class _TurnReader:
+    """Walks the lines of one turn, dropping non-prose and grouping prose into units."""
+
+    def __init__(self) -> None:
+        self.units: list[_Unit] = []
+        self.headings = 0
+        self._section = ""
+        self._buffer: list[str] = []
+        self._lead = ""
+        self._bullet = False
+
+    def _flush(self) -> None:
+        if self._buffer:
+            text = " ".join(self._buffer)
+            self.units.append(_Unit(text, self._section, self._lead, self._bullet))
+        self._buffer = []
+        self._lead = ""
+        self._bullet = False
+
+    def _heading(self, text: str) -> None:
+        self._flush()
+        self.headings += 1
+        self._section = _clean_inline(text).rstrip(":").strip()
+
+    def _start_unit(self, line: str, bullet: bool) -> None:
+        self._flush()
+        self._bullet = bullet
+        lead = _LEAD_RE.match(line)
+        if lead is not None:
+            name = lead.group("lead").strip()
+            inside = _LEAD_COLON_INSIDE_RE.match(name)
+            self._lead = (inside.group("lead") if inside else name).strip()
+            line = lead.group("rest")
+        self._buffer.append(line)
+
+    def read(self, lines: list[str]) -> None:
+        skip_until_tag = ""
+        in_fence = False
+        in_traceback = False
+        in_tool = False
+        for raw in lines:
+            if in_fence:
+                if _FENCE_RE.match(raw):
+                    in_fence = False
+                continue
+            if skip_until_tag:
+                if f"</{skip_until_tag}>" in raw:
+                    skip_until_tag = ""
+                continue
+            if in_tool:
+                in_tool = not raw.rstrip().endswith("]")
+                continue
+            line = raw.rstrip()
+            stripped = line.strip()
+            if not stripped:
+                in_traceback = False
+                self._flush()
+                continue
+            if in_traceback:
+                if _INDENTED_RE.match(line) or _NOISE_LINE_RE.match(line):
+                    continue
+                in_traceback = False
+            if _FENCE_RE.match(line):
+                self._flush()
+                in_fence = True
+                continue
+            if _TRACEBACK_RE.match(line):
+                self._flush()
+                in_traceback = True
+                continue
+            if _TOOL_LINE_RE.match(line):
+                self._flush()
+                in_tool = not stripped.endswith("]")
+                continue
+            tag = _TAG_OPEN_RE.match(line)
+            if tag is not None:
+                self._flush()
+                name = tag.group("tag")
+                if _BLOCK_TAG_RE.match(name) and f"</{name}>" not in line[tag.end():]:
+                    skip_until_tag = name
+                continue
+            if _QUOTE_RE.match(line) or _NOISE_LINE_RE.match(line):
+                self._flush()
+                continue
+            heading = _HEADING_RE.match(line) or _BOLD_LINE_RE.match(line)
+            if heading is None and len(stripped) <= 42:
+                heading = _LABEL_LINE_RE.match(line)
+            if heading is not None:
+                self._heading(heading.group("text"))
+                continue
+            bullet = _BULLET_RE.match(line)
+            if bullet is not None:
+                self._start_unit(line[bullet.end():], bullet=True)
+            elif not self._buffer:
+                self._start_unit(stripped, bullet=False)
+            else:
+                self._buffer.append(stripped)
+        self._flush()
+
+
+def read_statements(turns: list[Turn]) -> list[Statement]:
+    """Every prose sentence of every turn, in conversation order."""
+    statements: list[Statement] = []
+    for turn in turns:
+        if turn.speaker is Speaker.OTHER or not turn.lines:
+            continue
+        reader = _TurnReader()
+        reader.read(turn.lines)
+        size = sum(len(line) for line in turn.lines)
+        pasted = (
+            turn.speaker is Speaker.USER
+            and size >= PASTED_MIN_CHARS
+            and reader.headings >= PASTED_MIN_HEADINGS
+        )
+        first = True
+        for unit in reader.units:
+            for piece in _split_sentences(unit.text):
+                sentence = _clean_inline(piece)
+                if not MIN_SENTENCE_CHARS <= len(sentence) <= MAX_SENTENCE_CHARS:
+                    continue
+                if looks_like_code(sentence):
+                    continue
+                statements.append(Statement(
+                    speaker=turn.speaker,
+                    turn=turn.index,
+                    text=sentence,
+                    low=sentence.lower(),
+                    section=unit.section,
+                    lead=_clean_inline(unit.lead),
+                    pasted=pasted,
+                    first_in_turn=first,
+                    bullet=unit.bullet,
+                ))
+                first = False
+    return statements

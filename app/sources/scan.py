@@ -1,0 +1,497 @@
+"""Discovery, planning and memorization of agent threads: what the CLI and the service call.
+
+`discover` finds transcripts (from the settings, or one `--path` whose kind it detects),
+reads them into `Thread`s and keeps only their metadata. `plan` applies the ledger and the
+completion rule (a newer thread on the same branch id, or idle longer than `idle_minutes`).
+`memorize_pending` renders each complete, unprocessed thread (only its new part when it
+grew), redacts it, hands it to the memorize callback and records it in the ledger when the
+reply has no error. `dry_run_report` and `sources_report` are the JSON the CLI prints.
+File reading runs in a worker thread from `memorize_pending` so the event loop stays free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from app.core.config import SourceSettings
+from app.core.errors import InvalidInput, PuffinError, StorageError
+from app.core.redact import redact
+from app.sources import aider, claude_code, codex, plaintext, puffin
+from app.sources.jsonl import file_time
+from app.sources.ledger import Ledger
+from app.sources.models import (
+    Discovery,
+    ParsedThread,
+    PlannedThread,
+    Reader,
+    ReadStats,
+    Thread,
+    content_hash,
+)
+from app.sources.render import render
+
+SOURCES: tuple[str, ...] = ("claude-code", "puffin", "codex", "aider")
+READERS: dict[str, Reader] = {
+    claude_code.SOURCE: claude_code.read_session,
+    puffin.SOURCE: puffin.read_history,
+    codex.SOURCE: codex.read_rollout,
+    aider.SOURCE: aider.read_history,
+    plaintext.SOURCE: plaintext.read_text,
+}
+_ENABLED = {
+    "claude-code": "claude_code", "puffin": "puffin", "codex": "codex", "aider": "aider",
+}
+_PARSE_CACHE = 8
+
+Memorize = Callable[[str, str, str], Awaitable[dict[str, Any]]]
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(slots=True, frozen=True)
+class _Unit:
+    """One transcript to read: which reader, which files (main file first)."""
+
+    kind: str
+    paths: tuple[Path, ...]
+
+
+# -- discovery ------------------------------------------------------------------------------
+
+
+def expand_path(value: str | Path, home: Path | None = None) -> Path:
+    """`~` against `home` (default: the user's home), environment variables expanded."""
+    text = os.path.expandvars(str(value))
+    if home is not None and (text == "~" or text.startswith(("~/", "~\\"))):
+        return home / text[2:] if len(text) > 1 else home
+    return Path(text).expanduser()
+
+
+def _check_source(source: str | None) -> None:
+    if source is not None and source not in SOURCES:
+        raise InvalidInput(
+            f"Unknown source {source!r}; use one of {', '.join(SOURCES)}",
+            context={"source": source},
+        )
+
+
+def _configured_units(
+    settings: SourceSettings, source: str | None, home: Path, stats: ReadStats
+) -> list[_Unit]:
+    wanted = [source] if source else [s for s in SOURCES if getattr(settings, _ENABLED[s])]
+    units: list[_Unit] = []
+    if "claude-code" in wanted:
+        folder = expand_path(settings.claude_projects_dir, home)
+        if folder.is_dir():
+            sessions = claude_code.find_sessions(folder, stats)
+            units += [_Unit(claude_code.SOURCE, p) for p in sessions]
+    if "puffin" in wanted:
+        seen: set[Path] = set()
+        folders = [expand_path(p, home) for p in settings.puffin_projects]
+        folders += puffin.recent_projects(home, stats)
+        for folder in folders:
+            history = puffin.history_path(folder)
+            if history is not None and history.resolve() not in seen:
+                seen.add(history.resolve())
+                units.append(_Unit(puffin.SOURCE, (history,)))
+    if "codex" in wanted:
+        folder = expand_path(settings.codex_sessions_dir, home)
+        if folder.is_dir():
+            units += [_Unit(codex.SOURCE, p) for p in codex.find_rollouts(folder)]
+    if "aider" in wanted:
+        for value in settings.aider_projects:
+            folder = expand_path(value, home)
+            found = folder if folder.name == aider.HISTORY_NAME else aider.find_history(folder)
+            if found is not None and found.is_file():
+                units.append(_Unit(aider.SOURCE, (found,)))
+    return units
+
+
+def _sniff_jsonl(path: Path) -> str:
+    """`codex` or `claude-code`, from the file name or its first line."""
+    if path.name.startswith("rollout-"):
+        return codex.SOURCE
+    try:
+        with path.open("rb") as handle:
+            head = handle.readline(65536)
+    except OSError:
+        return claude_code.SOURCE
+    if b'"payload"' in head or b'"session_meta"' in head:
+        return codex.SOURCE
+    return claude_code.SOURCE
+
+
+def _file_unit(path: Path, source: str | None) -> _Unit:
+    if source == "claude-code":
+        return _Unit(source, (path, *claude_code.beside_subagents(path)))
+    if source is not None:
+        return _Unit(source, (path,))
+    name = path.name
+    if name.endswith(aider.HISTORY_NAME) or name.endswith(".aider.chat.history.md"):
+        return _Unit(aider.SOURCE, (path,))
+    if path.suffix == ".json":
+        return _Unit(puffin.SOURCE, (path,))
+    if path.suffix == ".jsonl":
+        kind = _sniff_jsonl(path)
+        if kind == claude_code.SOURCE:
+            return _Unit(kind, (path, *claude_code.beside_subagents(path)))
+        return _Unit(kind, (path,))
+    return _Unit(plaintext.SOURCE, (path,))
+
+
+def _path_units(path: Path, source: str | None, stats: ReadStats) -> list[_Unit]:
+    if not path.exists():
+        raise InvalidInput(f"{path} does not exist", context={"path": str(path)})
+    if path.is_file():
+        return [_file_unit(path, source)]
+    units: list[_Unit] = []
+    if source in (None, "puffin"):
+        history = puffin.history_path(path)
+        if history is not None:
+            units.append(_Unit(puffin.SOURCE, (history,)))
+    if source in (None, "aider"):
+        history = aider.find_history(path)
+        if history is not None:
+            units.append(_Unit(aider.SOURCE, (history,)))
+    if source in (None, "codex"):
+        units += [_Unit(codex.SOURCE, p) for p in codex.find_rollouts(path)]
+    # A folder that is a Puffin/Aider project or a Codex sessions folder is not also read as
+    # Claude Code projects: stray .jsonl files there are not Claude transcripts.
+    if source == "claude-code" or (source is None and not units):
+        units += [_Unit(claude_code.SOURCE, p) for p in claude_code.find_sessions(path, stats)]
+    if not units:
+        stats.error(f"{path}: no transcripts recognised in this folder")
+    return units
+
+
+def _unit_time(unit: _Unit) -> datetime | None:
+    times = [t for t in (file_time(p) for p in unit.paths) if t is not None]
+    return max(times) if times else None
+
+
+def _unit_size(unit: _Unit) -> int:
+    total = 0
+    for path in unit.paths:
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size
+    return total
+
+
+def _to_thread(parsed: ParsedThread, unit: _Unit, fallback: datetime) -> Thread:
+    started = parsed.started or parsed.ended or fallback
+    ended = parsed.ended or started
+    messages = parsed.content.messages
+    return Thread(
+        id=parsed.id,
+        source=parsed.source,
+        project=parsed.project,
+        branch=parsed.branch,
+        started=started,
+        ended=max(ended, started),
+        message_count=len(messages),
+        content_hash=content_hash(messages),
+        ref=parsed.ref,
+        paths=unit.paths,
+        title=parsed.title,
+        side_count=len(parsed.content.side_conversations),
+        rendered_bytes=len(render(parsed.content).encode("utf-8", "surrogatepass")),
+        reader=READERS[unit.kind],
+    )
+
+
+def _read_unit(
+    unit: _Unit, stats: ReadStats, since: datetime | None
+) -> tuple[list[Thread], int]:
+    modified = _unit_time(unit)
+    if since is not None and modified is not None and modified < since:
+        return [], 0
+    try:
+        parsed = READERS[unit.kind](unit.paths, stats)
+    except RecursionError:
+        stats.error(f"{unit.paths[0]}: nested too deeply to read")
+        return [], 0
+    fallback = modified or datetime.now(UTC)
+    threads = [_to_thread(p, unit, fallback) for p in parsed]
+    if since is not None:
+        threads = [t for t in threads if t.ended >= since]
+    return threads, _unit_size(unit)
+
+
+def discover(
+    settings: SourceSettings,
+    *,
+    source: str | None = None,
+    path: Path | None = None,
+    since: datetime | None = None,
+    home: Path | None = None,
+) -> Discovery:
+    """Find and read threads from the configured sources, or from one explicit path.
+
+    `home` is the user's home folder used for `~` (default: the real one). Missing
+    configured folders find nothing and are not errors; a `path` that does not exist is.
+    """
+    _check_source(source)
+    user_home = home if home is not None else Path.home()
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    stats = ReadStats()
+    if path is not None:
+        units = _path_units(expand_path(path, user_home), source, stats)
+    else:
+        units = _configured_units(settings, source, user_home, stats)
+    discovery = Discovery()
+    for unit in units:
+        threads, size = _read_unit(unit, stats, since)
+        if size:
+            discovery.files += len(unit.paths)
+            discovery.raw_bytes += size
+        discovery.threads.extend(threads)
+    discovery.threads.sort(key=lambda t: (t.started, t.source, t.id))
+    discovery.rendered_bytes = sum(t.rendered_bytes for t in discovery.threads)
+    discovery.errors = stats.errors
+    discovery.skipped = dict(stats.skipped)
+    with_threads = {t.branch_id for t in discovery.threads}
+    discovery.empty_branches = sorted(stats.declared_branches - with_threads)
+    return discovery
+
+
+# -- planning -------------------------------------------------------------------------------
+
+
+def plan(
+    discovery: Discovery,
+    ledger: Ledger,
+    *,
+    idle_minutes: float,
+    now: datetime | None = None,
+) -> list[PlannedThread]:
+    """Each thread with `complete` (newer thread on its branch id, or idle) and `processed`."""
+    moment = now if now is not None else datetime.now(UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    idle = timedelta(minutes=idle_minutes)
+    latest: dict[str, datetime] = {}
+    for thread in discovery.threads:
+        known = latest.get(thread.branch_id)
+        if known is None or thread.started > known:
+            latest[thread.branch_id] = thread.started
+    planned: list[PlannedThread] = []
+    for thread in discovery.threads:
+        newer = latest[thread.branch_id] > thread.started
+        complete = newer or moment - thread.ended > idle
+        entry = ledger.get(thread.key)
+        if entry is None:
+            planned.append(PlannedThread(thread, complete, processed=False, start=0))
+        elif entry.messages >= thread.message_count:
+            # Same count with a different hash means edited text, not new conversation:
+            # it is not memorized again.
+            planned.append(PlannedThread(thread, complete, True, thread.message_count))
+        else:
+            planned.append(PlannedThread(thread, complete, False, entry.messages))
+    return planned
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def dry_run_report(
+    discovery: Discovery, planned: list[PlannedThread], *, include_size: bool = False
+) -> dict[str, Any]:
+    """What a scan would memorize, as JSON-ready data.
+
+    With `include_size`, a `size` object adds raw transcript bytes, rendered bytes and how
+    much smaller the rendered text is.
+    """
+    report: dict[str, Any] = {
+        "threads": [
+            {
+                "id": p.thread.id,
+                "source": p.thread.source,
+                "project": p.thread.project,
+                "branch": p.thread.branch,
+                "branchId": p.thread.branch_id,
+                "messages": p.thread.message_count,
+                "started": _iso(p.thread.started),
+                "ended": _iso(p.thread.ended),
+                "complete": p.complete,
+                "processed": p.processed,
+            }
+            for p in planned
+        ],
+        "errors": list(discovery.errors),
+        "skipped": dict(discovery.skipped),
+    }
+    if include_size:
+        report["size"] = size_summary(discovery)
+    return report
+
+
+def size_summary(discovery: Discovery) -> dict[str, Any]:
+    """Raw transcript bytes read, rendered bytes, and the reduction in percent."""
+    raw = discovery.raw_bytes
+    rendered = discovery.rendered_bytes
+    reduction = round(100.0 * (1 - rendered / raw), 1) if raw else 0.0
+    return {"files": discovery.files, "rawBytes": raw, "renderedBytes": rendered,
+            "reductionPercent": reduction}
+
+
+# -- memorizing -----------------------------------------------------------------------------
+
+
+def _prepare(
+    thread: Thread, start: int, parsed: dict[str, ParsedThread]
+) -> tuple[str, int, str] | str:
+    """(redacted text of the new part, message count, content hash), or an error message."""
+    found = parsed.get(thread.id)
+    if found is None:
+        return f"{thread.ref}: thread {thread.id} is no longer in {thread.path}"
+    messages = found.content.messages
+    if len(messages) <= start:
+        return "", len(messages), content_hash(messages)
+    text = render(found.content, start=start)
+    return redact(text), len(messages), content_hash(messages)
+
+
+def _parse_unit(thread: Thread) -> dict[str, ParsedThread]:
+    if thread.reader is None:
+        return {}
+    return {p.id: p for p in thread.reader(thread.paths, ReadStats())}
+
+
+async def memorize_pending(
+    planned: list[PlannedThread],
+    ledger: Ledger,
+    memorize: Memorize,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Memorize every complete, unprocessed thread (only the new part of a grown one).
+
+    Calls `await memorize(text, branch_id, source_ref)` with redacted text; a thread is
+    recorded in the ledger only when the reply has no `"error"` key, so failures are retried
+    on the next scan. Threads whose text is empty are recorded without a call. Returns
+    `{"memorized", "failed", "skipped", "errors"}`.
+    """
+    todo = [p for p in planned if p.complete and not p.processed]
+    result: dict[str, Any] = {
+        "memorized": 0, "failed": 0, "skipped": len(planned) - len(todo), "errors": [],
+    }
+    cache: OrderedDict[tuple[Path, ...], dict[str, ParsedThread]] = OrderedDict()
+    for index, item in enumerate(todo, start=1):
+        thread = item.thread
+        parsed = cache.get(thread.paths)
+        if parsed is None:
+            parsed = await asyncio.to_thread(_parse_unit, thread)
+            cache[thread.paths] = parsed
+            if len(cache) > _PARSE_CACHE:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(thread.paths)
+        prepared = await asyncio.to_thread(_prepare, thread, item.start, parsed)
+        if progress is not None:
+            progress(index, len(todo), f"{thread.branch_id} {thread.ref}")
+        if isinstance(prepared, str):
+            result["failed"] += 1
+            result["errors"].append(prepared)
+            continue
+        text, count, digest = prepared
+        if text.strip():
+            try:
+                reply = await memorize(text, thread.branch_id, thread.ref)
+            except PuffinError as exc:
+                result["failed"] += 1
+                result["errors"].append(f"{thread.ref}: {exc.message}")
+                continue
+            if "error" in reply:
+                result["failed"] += 1
+                detail = reply.get("message") or reply.get("code") or "memorize failed"
+                result["errors"].append(f"{thread.ref}: {detail}")
+                continue
+            result["memorized"] += 1
+        else:
+            result["skipped"] += 1
+        try:
+            ledger.record(
+                thread.key,
+                source=thread.source,
+                thread_id=thread.id,
+                branch_id=thread.branch_id,
+                ref=thread.ref,
+                content_hash=digest,
+                messages=count,
+                path=str(thread.path),
+            )
+        except StorageError as exc:
+            # Going on would memorize threads that the next scan memorizes again.
+            result["errors"].append(f"ledger not saved, stopping: {exc.message}")
+            break
+    return result
+
+
+# -- sources report -------------------------------------------------------------------------
+
+
+def _locations(settings: SourceSettings, source: str, home: Path) -> list[Path]:
+    if source == "claude-code":
+        return [expand_path(settings.claude_projects_dir, home)]
+    if source == "codex":
+        return [expand_path(settings.codex_sessions_dir, home)]
+    if source == "puffin":
+        stats = ReadStats()
+        return [expand_path(p, home) for p in settings.puffin_projects] + puffin.recent_projects(
+            home, stats
+        )
+    return [expand_path(p, home) for p in settings.aider_projects]
+
+
+def sources_report(settings: SourceSettings, home: Path | None = None) -> dict[str, Any]:
+    """Each configured source: where it reads, and the projects, branches, threads found.
+
+    `home` is the user's home folder for `~` (default: the real one).
+    """
+    user_home = home if home is not None else Path.home()
+    sources: list[dict[str, Any]] = []
+    errors: list[str] = []
+    skipped: dict[str, int] = {}
+    for source in SOURCES:
+        enabled = bool(getattr(settings, _ENABLED[source]))
+        locations = [
+            {"path": str(p), "exists": p.exists()} for p in _locations(settings, source, user_home)
+        ]
+        entry: dict[str, Any] = {
+            "source": source, "enabled": enabled, "locations": locations, "threads": 0,
+            "projects": [],
+        }
+        sources.append(entry)
+        if not enabled:
+            continue
+        found = discover(settings, source=source, home=user_home)
+        errors += found.errors
+        for key, count in found.skipped.items():
+            skipped[key] = skipped.get(key, 0) + count
+        tree: dict[str, dict[str, int]] = {}
+        for thread in found.threads:
+            branches = tree.setdefault(thread.project, {})
+            branches[thread.branch] = branches.get(thread.branch, 0) + 1
+        for branch_id in found.empty_branches:
+            project, _, branch = branch_id.partition("/")
+            tree.setdefault(project, {}).setdefault(branch, 0)
+        entry["threads"] = len(found.threads)
+        entry["projects"] = [
+            {
+                "project": project,
+                "branches": [
+                    {"branch": b, "threads": n} for b, n in sorted(branches.items())
+                ],
+            }
+            for project, branches in sorted(tree.items())
+        ]
+    return {"sources": sources, "errors": errors, "skipped": skipped}

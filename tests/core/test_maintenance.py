@@ -1,0 +1,86 @@
+"""Maintenance: weekly consolidation, monthly validation, start-up check, nothing deleted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from app.container import build_api
+from app.core.format import parse, render
+from app.core.maintenance import MaintenanceLog
+from app.core.models import BranchMemory, Category, MemoryItem, utc_now
+
+
+def _crowded(branch: str, n: int) -> BranchMemory:
+    items = [
+        MemoryItem(category=Category.IMPLEMENTATION_NOTES, title=f"Note {i}",
+                   content=f"Distinct lesson number {i} about module m{i} and layer l{i}.",
+                   confidence=0.5 + (i % 40) / 100, sources=[f"t{i}"])
+        for i in range(n)
+    ]
+    dup = MemoryItem(category=Category.IMPLEMENTATION_NOTES, title="Note 0",
+                     content="Distinct lesson number 0 about module m0 and layer l0.",
+                     confidence=0.9, sources=["t-dup"], id="note-dupdupdu")
+    return BranchMemory(branch_id=branch, summary="s",
+                        items={Category.IMPLEMENTATION_NOTES: [*items, dup]})
+
+
+def test_weekly_merges_duplicates_and_caps_sections(home: Path) -> None:
+    (home / "branches").mkdir(parents=True)
+    (home / "branches" / "big.md").write_text(render(_crowded("big", 60)), encoding="utf-8")
+    api = build_api(home, engine_override="offline")
+    reply = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    assert reply["success"] is True, reply
+    results = reply["results"]
+    assert results["branchesConsolidated"] == 1
+    assert results["itemsMerged"] >= 1
+    assert results["itemsPruned"] >= 1
+    after = parse((home / "branches" / "big.md").read_text(encoding="utf-8"), "big")
+    assert len(after.items[Category.IMPLEMENTATION_NOTES]) <= 50
+    # Pruned items stay recoverable in versions.
+    versions = api.store.list_versions("big")
+    assert len(versions) == 1
+    old = parse(api.store.read_version("big", versions[0].version), "big")
+    assert old.item_count() == 61
+
+
+def test_monthly_reports_invalid_files_and_never_deletes_them(home: Path) -> None:
+    (home / "branches").mkdir(parents=True)
+    (home / "branches" / "broken.md").write_text("just some notes\n", encoding="utf-8")
+    (home / "branches" / "good.md").write_text(render(_crowded("good", 2)), encoding="utf-8")
+    api = build_api(home, engine_override="offline")
+    reply = asyncio.run(api.invoke("memory:run-maintenance", {"type": "monthly"}))
+    results = reply["results"]
+    assert results["filesValid"] == 1
+    assert results["filesInvalid"] == 1
+    assert results["invalid"][0]["branch"] == "broken"
+    assert (home / "branches" / "broken.md").read_text(encoding="utf-8") == "just some notes\n"
+
+
+def test_check_and_run_runs_what_is_due_and_records_it(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    ran = asyncio.run(api.check_maintenance())
+    assert set(ran) == {"weekly", "monthly"}
+    log = json.loads((home / "maintenance-log.json").read_text(encoding="utf-8"))
+    assert "lastWeeklyConsolidation" in log and "lastMonthlyReindex" in log
+    assert asyncio.run(api.check_maintenance()) == {}
+
+
+def test_due_follows_the_seed_intervals(tmp_path: Path) -> None:
+    log = MaintenanceLog(tmp_path / "maintenance-log.json")
+    now = utc_now()
+    stamp = (now - timedelta(days=8)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    recent = (now - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    (tmp_path / "maintenance-log.json").write_text(json.dumps(
+        {"lastWeeklyConsolidation": stamp, "lastMonthlyReindex": recent}), encoding="utf-8")
+    assert log.due(now) == ["weekly"]
+
+
+def test_broken_maintenance_log_is_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "maintenance-log.json"
+    path.write_text("{oops", encoding="utf-8")
+    log = MaintenanceLog(path)
+    assert log.read() == {}
+    assert log.warning and "moved to" in log.warning

@@ -1,0 +1,248 @@
+"""Tests for app/core/similarity.py: tokens, similarity scores, stances and contradictions."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core.models import Category, MemoryItem
+from app.core.similarity import (
+    contradicts,
+    item_similarity,
+    similarity,
+    stance,
+    stances,
+    tokens,
+)
+
+PREF = Category.CODING_PREFERENCES
+
+
+def item(content: str, category: Category = PREF, title: str = "") -> MemoryItem:
+    return MemoryItem(category=category, title=title, content=content)
+
+
+# --- tokens ----------------------------------------------------------------------------------
+
+
+def test_tokens_drop_stop_words_and_case() -> None:
+    assert tokens("The API returns JSON to the caller") == tokens("api RETURNS json caller")
+    assert "the" not in tokens("the parser")
+
+
+def test_tokens_stem_word_forms_alike() -> None:
+    assert tokens("tests") == tokens("testing") == tokens("tested") == tokens("test")
+    assert tokens("cache") == tokens("cached") == tokens("caching")
+    assert tokens("dependencies") == tokens("dependency")
+
+
+def test_tokens_keep_negation_so_opposites_differ() -> None:
+    assert "not" in tokens("don't use globals")
+    assert tokens("use globals") != tokens("don't use globals")
+
+
+def test_tokens_keep_then_for_promise_chains() -> None:
+    assert "then" in tokens(".then() chains")
+
+
+# --- similarity ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Prefer async/await over .then() chains",
+         "User prefers async/await over Promise .then() chains"),
+        ("Variables use camelCase across all files", "Variables use camelCase across all files."),
+        ("Always run the linter before committing", "Always run the linter before commiting"),
+        ("Use pytest fixtures for database setup", "Use pytest fixtures for the database setup"),
+    ],
+)
+def test_near_duplicates_reach_the_default_threshold(a: str, b: str) -> None:
+    assert similarity(a, b) >= 0.8
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Use pytest fixtures for database setup", "Use pytest markers for slow tests"),
+        ("Race conditions in async state updates", "Composition reduces coupling"),
+        ("Use Redis for caching", "Use Postgres for persistence"),
+        ("Avoid global state", "Global state lives in the store module"),
+    ],
+)
+def test_texts_that_share_a_few_words_stay_below_the_threshold(a: str, b: str) -> None:
+    assert similarity(a, b) < 0.8
+
+
+def test_related_texts_pass_the_import_threshold_but_not_the_duplicate_one() -> None:
+    a = "Always validate request bodies with pydantic models"
+    b = "Validate request bodies with pydantic before saving them to the database"
+    assert 0.5 <= similarity(a, b) < 0.8
+
+
+def test_similarity_edge_cases() -> None:
+    assert similarity("", "") == 1.0
+    assert similarity("something", "") == 0.0
+    assert similarity("Use X.", "use x") == 1.0
+    # Only stop words: falls back to characters, still in range.
+    assert 0.0 <= similarity("to be or not", "to be and not") <= 1.0
+
+
+def test_floor_keeps_results_at_or_above_it_exact() -> None:
+    a = "Prefer async/await over .then() chains"
+    b = "User prefers async/await over Promise .then() chains"
+    assert similarity(a, b, floor=0.8) == similarity(a, b)
+    far = similarity("Use Redis for caching", "Composition reduces coupling", floor=0.8)
+    assert far < 0.8
+
+
+@given(st.text(max_size=60), st.text(max_size=60), st.floats(min_value=0, max_value=1))
+def test_similarity_is_bounded_symmetric_and_floor_consistent(a: str, b: str, f: float) -> None:
+    score = similarity(a, b)
+    assert 0.0 <= score <= 1.0
+    assert score == pytest.approx(similarity(b, a))
+    floored = similarity(a, b, floor=f)
+    assert (floored >= f) == (score >= f)
+
+
+def test_item_similarity_reads_title_and_content() -> None:
+    a = item("Use camelCase for variables", title="Naming")
+    b = item("Use camelCase for variables", title="Naming")
+    c = item("Race conditions in async state updates", Category.BUG_PATTERNS, title="Race")
+    assert item_similarity(a, b) == 1.0
+    assert item_similarity(a, c) < 0.5
+
+
+# --- stances ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "polarity"),
+    [
+        ("Use black for formatting", 1),
+        ("Always use black for formatting", 1),
+        ("We prefer black for formatting", 1),
+        ("Don't use black for formatting", -1),
+        ("Do not use black for formatting", -1),
+        ("Never use black for formatting", -1),
+        ("Avoid black for formatting", -1),
+        ("Stop using black for formatting", -1),
+    ],
+)
+def test_stance_polarity_and_subject(text: str, polarity: int) -> None:
+    found = stance(text)
+    assert found is not None
+    subject, pol = found
+    assert pol == polarity
+    assert "black" in subject.split()
+
+
+def test_statements_without_a_stance() -> None:
+    assert stance("Race conditions happened in async state updates") is None
+    assert stances("The parser is fast") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "favoured", "disfavoured"),
+    [
+        ("Use httpx instead of requests", "httpx", "request"),
+        ("httpx rather than requests", "httpx", "request"),
+        ("Prefer httpx to requests", "httpx", "request"),
+        ("Prefer httpx over requests", "httpx", "request"),
+        ("httpx over requests", "httpx", "request"),
+        ("Replace requests with httpx", "httpx", "request"),
+        ("Switch from requests to httpx", "httpx", "request"),
+        ("Use httpx, not requests", "httpx", "request"),
+        ("httpx is better than requests", "httpx", "request"),
+        ("Don't use requests instead of httpx", "httpx", "request"),
+    ],
+)
+def test_comparatives_favour_one_side(text: str, favoured: str, disfavoured: str) -> None:
+    found = {(" ".join(sorted(s.subject)), s.polarity) for s in stances(text)}
+    assert (favoured, 1) in found
+    assert (disfavoured, -1) in found
+
+
+def test_prefer_to_with_a_purpose_is_not_a_comparison() -> None:
+    found = stances("Prefer small functions to make testing easier")
+    assert all(s.polarity == 1 for s in found)
+
+
+def test_dotted_code_survives_sentence_splitting() -> None:
+    found = stances("Prefer async/await over Promise.then() chains. Keep it simple.")
+    keys = {(s.key, s.polarity) for s in found}
+    assert ("async await", 1) in keys
+    assert any(pol == -1 and "then" in key for key, pol in keys)
+
+
+# --- contradictions --------------------------------------------------------------------------
+
+CONTRADICTING = [
+    ("Use X", "Don't use X"),
+    ("Always use tabs for indentation", "Never use tabs for indentation"),
+    ("Use Redux for state management", "Avoid Redux for state management"),
+    ("Use httpx instead of requests", "Use requests instead of httpx"),
+    ("async/await over .then() chains", "prefer .then() chains to async/await"),
+    ("User prefers async/await over Promise.then() chains",
+     "Prefer .then() chains to async/await"),
+    ("Composition over inheritance", "Inheritance over composition"),
+    ("Use tabs, not spaces", "Use spaces, not tabs"),
+    ("Replace requests with httpx", "Use requests instead of httpx"),
+    ("Mock the database in tests", "Never mock the database in tests"),
+    ("Always commit lock files", "Don't commit lock files"),
+    ("Switch from npm to pnpm", "Use npm, not pnpm"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), CONTRADICTING)
+def test_opposite_stances_contradict(a: str, b: str) -> None:
+    assert contradicts(item(a), item(b))
+    assert contradicts(item(b), item(a))
+
+
+NOT_CONTRADICTING = [
+    ("Use X", "Use X"),
+    ("Use X", "Always use X"),
+    ("Use httpx instead of requests", "Avoid requests"),
+    ("Use Redis for caching", "Don't use Redis for sessions"),
+    ("Use Redis", "Don't use Redis for sessions"),
+    ("Use print for debugging output", "Never use print for logging"),
+    ("Use pytest fixtures for database setup", "Don't use pytest markers for slow tests"),
+    ("Avoid global state", "Global state lives in the store module"),
+    ("Race conditions in async state updates", "Avoid race conditions by locking"),
+    ("Prefer async/await over .then() chains", "Use async/await in all new modules"),
+    ("The parser doesn't handle tabs", "Use tabs for indentation"),
+    ("Use tabs, not spaces", "Tabs render differently in the editor"),
+    ("Loop over items with enumerate", "Avoid mutable default arguments"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), NOT_CONTRADICTING)
+def test_shared_words_or_agreement_are_not_contradictions(a: str, b: str) -> None:
+    assert not contradicts(item(a), item(b))
+    assert not contradicts(item(b), item(a))
+
+
+def test_bare_statements_in_bug_patterns_are_not_read_as_advice() -> None:
+    symptom = item("Mock the database in tests", Category.BUG_PATTERNS)
+    advice = item("Never mock the database in tests", Category.BUG_PATTERNS)
+    assert not contradicts(symptom, advice)
+
+
+def test_an_item_does_not_contradict_itself() -> None:
+    both = item("Use X; never use X")
+    assert not contradicts(both, both)
+
+
+def test_title_stance_counts() -> None:
+    a = item("Reduces coupling and improves reuse", title="Composition over inheritance")
+    b = item("Prefer inheritance to composition for widgets")
+    assert contradicts(a, b)
+
+
+def test_descriptions_are_not_read_as_imperatives() -> None:
+    story = item("The original function is named getRandomPosition, but the search uses another")
+    rename = item("Replace the function named getRandomPosition with getRandomTopPosition")
+    assert not contradicts(story, rename)

@@ -1,0 +1,134 @@
+"""Backlog extraction through the Message Batches API (optional, `use_batches`)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from app.core.config import Config
+from app.core.errors import BudgetExceeded, ExtractionFailed
+from app.core.models import ExtractionResult
+from app.core.usage import UsageLedger
+from app.engines.claude import batch_recommended
+from tests.fixtures.anthropic.fake_api import (
+    HERE,
+    FakeAPI,
+    fast_retries,
+    load,
+    make_config,
+    make_engine,
+    reply,
+    text,
+)
+
+BATCH = "msgbatch_01HkcTjaV5uDC8jWR4ZsDV8d"
+BACKLOG = [
+    (text("conversation_auth.txt"), "thread_a"),
+    (text("conversation_auth.txt").replace("billing", "search"), "thread_b"),
+    ("User: rename the button to Save\nAssistant: Done.", "thread_c"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast_retries(monkeypatch)
+
+
+def batch(name: str) -> httpx2.Response:
+    return httpx2.Response(200, json=load(name))
+
+
+def results() -> httpx2.Response:
+    return httpx2.Response(200, content=(HERE / "batch_results.jsonl").read_bytes(),
+                           headers={"content-type": "application/binary"})
+
+
+def test_batch_recommended_above_the_threshold() -> None:
+    config = Config(batch_backlog_threshold=25)
+    assert not batch_recommended(25, config)
+    assert batch_recommended(26, config)
+
+
+def test_backlog_goes_out_as_one_batch(home: Path) -> None:
+    api = FakeAPI([batch("batch_in_progress.json"), batch("batch_ended.json"),
+                   batch("batch_ended.json"), results()])
+    engine = make_engine(api, home, make_config(use_batches=True))
+
+    outcome = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+
+    first, second, third = outcome
+    assert isinstance(first, ExtractionResult) and len(first.items) == 5
+    assert all(i.sources == ["thread_a"] for i in first.items)
+    assert "Message Batches API" in first.notes[-1]
+    assert isinstance(second, ExtractionFailed) and "overloaded_error" in second.message
+    assert isinstance(third, ExtractionResult) and third.no_content_to_extract
+
+    create = api.requests[0]
+    assert (create.method, create.url.path) == ("POST", "/v1/messages/batches")
+    sent = api.body(0)["requests"]
+    assert [r["custom_id"] for r in sent] == ["t0-p0", "t1-p0", "t2-p0"]
+    params = sent[0]["params"]
+    assert params["tool_choice"] == {"type": "tool", "name": "record_memories"}
+    assert params["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert [r.url.path for r in api.requests[1:]] == [
+        f"/v1/messages/batches/{BATCH}",
+        f"/v1/messages/batches/{BATCH}",
+        f"/v1/messages/batches/{BATCH}/results",
+    ]
+    day = UsageLedger(home / "usage.json").today()["models"]["claude-haiku-4-5"]
+    assert day["requests"] == 2
+    # Batch replies are billed at half price: two replies cost what one normal reply does.
+    normal = UsageLedger(home / "normal.json")
+    normal.record("claude-haiku-4-5", input_tokens=1843, output_tokens=612,
+                  cache_read_input_tokens=1126)
+    normal.record("claude-haiku-4-5", input_tokens=402, output_tokens=71,
+                  cache_read_input_tokens=1126)
+    assert day["cost_usd"] == pytest.approx(normal.today()["cost_usd"] / 2, rel=1e-3)
+
+
+def test_invalid_batch_reply_is_retried_through_the_messages_api(home: Path) -> None:
+    lines = (HERE / "batch_results.jsonl").read_text().replace('"confidence": 0.95',
+                                                               '"confidence": 9.5')
+    api = FakeAPI([batch("batch_ended.json"), batch("batch_ended.json"),
+                   httpx2.Response(200, content=lines.encode()),
+                   reply("extraction_reply.json")])
+    engine = make_engine(api, home, make_config(use_batches=True))
+
+    first, _second, _third = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+
+    assert isinstance(first, ExtractionResult) and len(first.items) == 5
+    assert api.requests[-1].url.path == "/v1/messages"
+
+
+def test_batch_that_does_not_end_is_cancelled(home: Path) -> None:
+    api = FakeAPI([batch("batch_in_progress.json"), batch("batch_in_progress.json")])
+    engine = make_engine(api, home, make_config(use_batches=True))
+
+    with pytest.raises(ExtractionFailed, match="did not finish within 0 s; it was cancelled"):
+        asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0, max_wait_s=0))
+    assert api.requests[-1].url.path == f"/v1/messages/batches/{BATCH}/cancel"
+
+
+def test_batch_respects_the_budget(home: Path) -> None:
+    UsageLedger(home / "usage.json").record("claude-haiku-4-5", input_tokens=50)
+    api = FakeAPI([])
+    engine = make_engine(api, home, make_config(use_batches=True, daily_token_budget=10))
+    with pytest.raises(BudgetExceeded):
+        asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+    assert api.requests == []
+
+
+def test_without_batches_the_backlog_is_extracted_one_by_one(home: Path) -> None:
+    api = FakeAPI([reply("extraction_reply.json"), reply("extraction_invalid_reply.json"),
+                   reply("extraction_invalid_reply.json"), reply("extraction_empty_reply.json")])
+    engine = make_engine(api, home)
+
+    first, second, third = asyncio.run(engine.extract_many(BACKLOG))
+
+    assert isinstance(first, ExtractionResult) and len(first.items) == 5
+    assert isinstance(second, ExtractionFailed)
+    assert isinstance(third, ExtractionResult) and third.no_content_to_extract
+    assert all(r.url.path == "/v1/messages" for r in api.requests)

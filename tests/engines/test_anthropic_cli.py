@@ -1,0 +1,172 @@
+"""End to end: `python -m app memorize --engine anthropic` against a local Messages API.
+
+A small Messages-API-compatible HTTP server runs on 127.0.0.1 in a thread; the CLI runs as a
+subprocess with ANTHROPIC_BASE_URL pointing at it, exactly as a user's shell would. A healthy
+server gets the branch file evolved and the tokens recorded; a failing one (500, 401,
+garbage) leaves an existing branch file byte-for-byte as it was, and the CLI says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.format import parse
+from app.core.store import MemoryStore
+from tests.fixtures.anthropic.fake_api import HERE, MODELS, SOURCE, load, text
+
+REPO = Path(__file__).resolve().parents[2]
+BRANCH = "spotter/feature-auth"
+KEY = "sk-ant-api03-cli-e2e-test-key-0000000000000000"
+REPLIES = {"record_memories": "extraction_reply.json",
+           "write_branch_memory": "evolution_reply.json"}
+
+pytestmark = pytest.mark.slow
+
+
+class MessagesAPI(ThreadingHTTPServer):
+    """The server: answers by `mode` and keeps every request body and its headers."""
+
+    daemon_threads = True
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.mode = mode
+        self.bodies: list[dict[str, Any]] = []
+        self.headers_seen: list[dict[str, str]] = []
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: MessagesAPI
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: the test reads the recorded requests instead."""
+
+    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.send_header("request-id", "req_011CSHvLocalTestServer")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length", "0")))
+        body = json.loads(raw)
+        self.server.bodies.append(body)
+        self.server.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
+        mode = self.server.mode
+        if self.path != "/v1/messages":
+            self._send(404, json.dumps(load("error_404.json")).encode())
+        elif mode == "healthy":
+            name = body["tool_choice"]["name"]
+            self._send(200, json.dumps(load(REPLIES[name])).encode())
+        elif mode in ("500", "401"):
+            self._send(int(mode), json.dumps(load(f"error_{mode}.json")).encode())
+        else:
+            self._send(200, b"<html><body>Captive portal: please log in</body></html>",
+                       "text/html")
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest) -> Iterator[MessagesAPI]:
+    api = MessagesAPI(request.param)
+    thread = threading.Thread(target=api.serve_forever, daemon=True)
+    thread.start()
+    yield api
+    api.shutdown()
+    api.server_close()
+    thread.join(5)
+
+
+def prepare_home(home: Path) -> bytes:
+    """A memory home with settings for the test and an existing branch file."""
+    (home / "config.json").write_text(json.dumps({
+        "engine": "anthropic", "models": MODELS.model_dump(), "max_retries": 0,
+        "request_timeout_s": 20,
+    }))
+    store = MemoryStore(home)
+    store.ensure()
+    store.write_text(BRANCH, text("branch_before.md"))
+    return store.branch_file(BRANCH).read_bytes()
+
+
+def run_cli(home: Path, server: MessagesAPI) -> tuple[int, dict[str, Any], str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "PUFFIN_"))}
+    env.update({
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
+        "ANTHROPIC_API_KEY": KEY,
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        "HOME": str(home.parent),
+        "PYTHONPATH": str(REPO),
+        "QT_QPA_PLATFORM": "offscreen",
+    })
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "--home", str(home), "--engine", "anthropic",
+         "memorize", "--branch", BRANCH, "--file", str(HERE / "conversation_auth.txt"),
+         "--source", SOURCE],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False,
+    )
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+@pytest.mark.parametrize("server", ["healthy"], indirect=True)
+def test_memorize_through_claude_writes_the_evolved_file(home: Path,
+                                                         server: MessagesAPI) -> None:
+    prepare_home(home)
+
+    code, reply, stderr = run_cli(home, server)
+
+    assert code == 0, (reply, stderr)
+    assert reply["engine"] == "anthropic" and reply["path"] == "anthropic"
+    assert reply["itemsExtracted"] == 4 and reply["queuedForReview"] == 1
+    memory = parse(MemoryStore(home).branch_file(BRANCH).read_text())
+    expected = parse(load("evolution_reply.json")["content"][0]["input"]["file"])
+    assert [i.id for i in memory.all_items()] == [i.id for i in expected.all_items()]
+    assert memory.find("arch-7c5008ff") is not None  # the new decision is in the file
+
+    extraction, evolution = server.bodies
+    assert extraction["tool_choice"]["name"] == "record_memories"
+    assert evolution["tool_choice"]["name"] == "write_branch_memory"
+    assert all(b["system"][0]["cache_control"] == {"type": "ephemeral"} for b in server.bodies)
+    assert evolution["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    sent = json.dumps(server.bodies)
+    assert "sk-ant-api03-Zx9Yw8" not in sent and KEY not in sent
+    assert all(h["authorization"] == f"Bearer {KEY}" for h in server.headers_seen)
+
+    usage = json.loads((home / "usage.json").read_text())
+    [day] = usage["days"].values()
+    assert day["claude-haiku-4-5"]["input_tokens"] == 1843
+    assert day["claude-haiku-4-5"]["cache_read_input_tokens"] == 1126
+    assert day["claude-sonnet-4-6"]["cache_creation_input_tokens"] == 3480
+    assert day["claude-sonnet-4-6"]["output_tokens"] == 1587
+
+
+@pytest.mark.parametrize(
+    ("server", "why"),
+    [("500", "server error (500)"), ("401", "rejected the API key (401)"),
+     ("garbage", "not a Messages API reply")],
+    indirect=["server"],
+)
+def test_a_failing_api_leaves_the_branch_file_untouched(home: Path, server: MessagesAPI,
+                                                        why: str) -> None:
+    original = prepare_home(home)
+
+    code, reply, stderr = run_cli(home, server)
+
+    assert code == 1, (reply, stderr)
+    assert reply["error"] is True and reply["code"] == "EXTRACTION_FAILED"
+    assert why in reply["message"]
+    assert MemoryStore(home).branch_file(BRANCH).read_bytes() == original
+    assert len(server.bodies) == 1  # nothing was tried after the failure
+    assert KEY not in reply["message"] and KEY not in stderr
