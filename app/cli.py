@@ -348,12 +348,16 @@ def _progress_to_stderr(done: int, total: int, label: str) -> None:
 
 def _auth(args: argparse.Namespace) -> int:
     from app.core import keys
+    from app.core.errors import PuffinError
 
-    if args.auth_cmd == "set":
-        return _emit(keys.auth_set_from_stdin(sys.stdin))
-    if args.auth_cmd == "clear":
-        return _emit(keys.auth_clear())
-    return _emit(keys.auth_status())
+    try:
+        if args.auth_cmd == "set":
+            return _emit(keys.auth_set_from_stdin(sys.stdin))
+        if args.auth_cmd == "clear":
+            return _emit(keys.auth_clear())
+        return _emit(keys.auth_status())
+    except PuffinError as exc:
+        return _emit(_error(exc.code, exc.message))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,12 +7,18 @@ for importing the Anthropic SDK.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from filelock import FileLock, Timeout
+from pydantic import Field
 
 from app.core.activity import ActivityLog
-from app.core.api import Empty, MemoryApi
+from app.core.api import Empty, MemoryApi, Request
+from app.core.errors import InvalidInput, StorageError
 from app.core.config import Config, load_config
 from app.core.engine import Candidate, DeepAnswer, Engine
 from app.core.index import MemoryIndex
@@ -112,7 +118,61 @@ def build_api(
         api.status_notes.append(lambda: engine.status_note)
     _register_usage(api, store)
     _register_sources(api, store, config)
+    _register_auth(api)
+
+    def describe() -> dict[str, Any]:
+        from app.engines.select import describe_engine
+
+        info = describe_engine(config, home_path)
+        if (engine_override or config.engine) == "offline":
+            info["engine"] = "offline"
+        return info
+
+    api.describe_engine = describe
     return api
+
+
+class KeyRequest(Request):
+    """memory:auth-set."""
+
+    key: str = Field(min_length=1, max_length=500)
+
+
+def _register_auth(api: MemoryApi) -> None:
+    async def status(_req: Any) -> dict[str, Any]:
+        from app.core.keys import auth_status
+
+        return await asyncio.to_thread(auth_status)
+
+    async def set_key(req: KeyRequest) -> dict[str, Any]:
+        from app.core.keys import auth_status, set_key
+
+        await asyncio.to_thread(set_key, req.key.strip())
+        return {"success": True, **await asyncio.to_thread(auth_status)}
+
+    async def test_key(_req: Any) -> dict[str, Any]:
+        from app.core.keys import find_key
+
+        key, origin = await asyncio.to_thread(find_key)
+        if key is None:
+            return {"ok": False, "message": f"No API key: {origin}."}
+        import anthropic
+
+        from app.engines.claude.caller import describe_api_error
+
+        client = anthropic.AsyncAnthropic(api_key=key, max_retries=1, timeout=20.0)
+        try:
+            await client.models.list(limit=1)
+        except anthropic.APIError as exc:
+            message, _ = describe_api_error(exc, model="models.list", timeout_s=20.0, retries=1)
+            return {"ok": False, "message": message}
+        finally:
+            await client.close()
+        return {"ok": True, "message": f"The key works (from {origin})."}
+
+    api.register("memory:auth-status", Empty, status)
+    api.register("memory:auth-set", KeyRequest, set_key)
+    api.register("memory:auth-test", Empty, test_key)
 
 
 def _register_usage(api: MemoryApi, store: MemoryStore) -> None:
@@ -125,10 +185,83 @@ def _register_usage(api: MemoryApi, store: MemoryStore) -> None:
     api.register("memory:usage", Empty, usage)
 
 
+class ScanRequest(Request):
+    """memory:scan: discover agent threads and memorize the complete, unprocessed ones."""
+
+    source: Literal["claude-code", "puffin", "codex", "aider"] | None = None
+    path: str | None = None
+    since: str | None = None
+    dry_run: bool = Field(default=False, alias="dryRun")
+
+
+def _parse_since(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput(f"--since {value!r} is not a date (use YYYY-MM-DD).") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def _register_sources(api: MemoryApi, store: MemoryStore, config: Config) -> None:
     async def sources(_req: Any) -> dict[str, Any]:
         from app.sources.scan import sources_report
 
-        return sources_report(config.sources, store.home)
+        return await asyncio.to_thread(sources_report, config.sources)
+
+    async def scan(req: ScanRequest) -> dict[str, Any]:
+        from app.sources.ledger import Ledger
+        from app.sources.scan import discover, dry_run_report, memorize_pending, plan
+
+        since = _parse_since(req.since)
+        path = Path(req.path).expanduser() if req.path else None
+        if path is not None and not path.exists():
+            raise InvalidInput(f"No such file or folder: {path}")
+        lock = FileLock(str(store.home / ".scan.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout as exc:
+            raise StorageError(
+                "Another scan is running (in the app or another terminal); try again when it "
+                "finishes."
+            ) from exc
+        try:
+            discovery = await asyncio.to_thread(
+                discover, config.sources, source=req.source, path=path, since=since
+            )
+            ledger = Ledger.open(store.home)
+            planned = plan(discovery, ledger, idle_minutes=config.idle_minutes)
+            if req.dry_run:
+                report = dry_run_report(discovery, planned, include_size=True)
+                if ledger.warning:
+                    report["errors"].append(ledger.warning)
+                return report
+
+            async def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
+                return await api.invoke(
+                    "memory:memorize", {"conversationText": text, "branchId": branch,
+                                        "source": ref}
+                )
+
+            pending = sum(1 for p in planned if p.complete and not p.processed)
+            result = await memorize_pending(planned, ledger, memorize, progress=api.progress)
+        finally:
+            lock.release()
+        result.update({
+            "threads": len(planned),
+            "pending": pending,
+            "discoveryErrors": list(discovery.errors),
+            "skippedRecords": dict(discovery.skipped),
+            "batchRecommended": pending > config.batch_backlog_threshold
+            and api.engine_name != "offline",
+        })
+        if ledger.warning:
+            result["errors"].append(ledger.warning)
+        api.activity.record(
+            "scan", f"Scan: {result['memorized']} thread(s) memorized, {result['failed']} failed"
+        )
+        return result
 
     api.register("memory:sources", Empty, sources)
+    api.register("memory:scan", ScanRequest, scan)

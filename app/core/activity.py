@@ -33,7 +33,7 @@ class ActivityLog:
             with FileLock(str(self.path) + ".lock", timeout=5):
                 events = self._load()
                 events.append(event)
-                write_json(self.path, events[-MAX_EVENTS:])
+                write_json(self.path, events[-MAX_EVENTS:], durable=False)
         except (StorageError, OSError, TimeoutError):
             return
 

@@ -261,6 +261,8 @@ class MemoryApi:
         self._busy = 0
         self._maintenance_running = False
         self.queue_length: Callable[[], int] = lambda: 0
+        # Set by the composition root: which engine runs, key origin, budget (for status).
+        self.describe_engine: Callable[[], dict[str, Any]] | None = None
         # Set by the CLI or the app to hear about long jobs (done, total, label).
         self.progress: Callable[[int, int, str], None] | None = None
         self._handlers: dict[str, tuple[type[Request], Handler]] = {}
@@ -408,8 +410,8 @@ class MemoryApi:
         if usage is not None:
             figures = await usage[1](Empty())
             today = figures.get("today", {})
-            stats["tokensToday"] = today.get("tokens", 0)
-            stats["costToday"] = today.get("cost", 0.0)
+            stats["tokensToday"] = today.get("total_tokens", 0)
+            stats["costToday"] = today.get("cost_usd", 0.0)
         return stats
 
     async def _get_status(self, _req: Empty) -> dict[str, Any]:
@@ -429,7 +431,7 @@ class MemoryApi:
             status = "error"
         else:
             status = "ready"
-        return {
+        reply: dict[str, Any] = {
             "status": status,
             "lastError": self.last_error,
             "maintenanceInProgress": self._maintenance_running,
@@ -438,6 +440,13 @@ class MemoryApi:
             "home": str(self.store.home),
             "notes": notes,
         }
+        if self.describe_engine is not None:
+            details = self.describe_engine()
+            reply["engine"] = details.get("engine", self.engine_name)
+            reply["engineDetails"] = details
+            if details.get("note"):
+                notes.append(details["note"])
+        return reply
 
     async def _clear(self, req: BranchRequest) -> dict[str, Any]:
         validate_branch_id(req.branch)

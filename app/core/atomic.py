@@ -33,8 +33,13 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically (see module docstring)."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` atomically (see module docstring).
+
+    `durable=False` skips the fsyncs: still all-or-nothing, but a power cut may bring back the
+    previous content. Only for informational files (activity, maintenance timestamps) whose
+    loss costs nothing, because each fsync costs ~10 ms on a memorize path.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
@@ -42,24 +47,26 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise StorageError(f"Could not write {path}: {exc.strerror or exc}") from exc
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     """Replace `path` with UTF-8 `text` atomically."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any, *, durable: bool = True) -> None:
     """Write a JSON document atomically, pretty-printed and stable."""
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False, default=str)
-    atomic_write_text(path, text + "\n")
+    atomic_write_text(path, text + "\n", durable=durable)
 
 
 def read_json(path: Path, default: Any = None) -> Any:

@@ -39,10 +39,10 @@ class ModelSettings(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    extraction: str = "claude-haiku-4-5"
-    evolution: str = "claude-sonnet-4-5"
-    consolidation: str = "claude-sonnet-4-5"
-    retrieval: str = "claude-haiku-4-5"
+    extraction: str = "claude-haiku-5-5"
+    evolution: str = "claude-sonnet-5-5"
+    consolidation: str = "claude-sonnet-5-5"
+    retrieval: str = "claude-haiku-5-5"
 
 
 class Config(BaseModel):

@@ -66,7 +66,7 @@ class MaintenanceLog:
         with FileLock(str(self.path) + ".lock", timeout=30):
             data = self.read()
             data.update(fields)
-            write_json(self.path, data)
+            write_json(self.path, data, durable=False)
 
     def thread_processed(self, branch: str) -> None:
         """Record the latest memorization."""

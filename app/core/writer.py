@@ -16,7 +16,7 @@ from app.core.activity import ActivityLog
 from app.core.config import Config
 from app.core.engine import Engine
 from app.core.errors import ExtractionFailed, InvalidInput, PuffinError, StorageError
-from app.core.format import parse, render, validate
+from app.core.format import parse, render
 from app.core.guard import check_evolution
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog
@@ -121,14 +121,8 @@ class MemoryWriter:
             if current is not None:
                 current.branch_id = branch
             result = await self._evolve_checked(engine, current, items, branch)
+            # The guard has already rendered and validated this memory.
             text = render(result.memory)
-            problems = validate(text)
-            if problems:
-                raise ExtractionFailed(
-                    "The updated memory did not pass validation ("
-                    + "; ".join(p.message for p in problems[:3])
-                    + "); the file was left unchanged."
-                )
             if self.store.write_if_unchanged(branch, data, text):
                 self.refresh_index(branch, result.memory)
                 return result

@@ -61,7 +61,11 @@ SECRETS = [
         "sk_live_51HqLyjWDarjtT1zdp7dcXyz9AbCdEfGh",
         "stripe_key",
     ),
-    ("restricted rk_live_4eC39HqLyjWDarjtT1zdp7dc", "rk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe_key"),
+    (
+        "restricted rk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "rk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "stripe_key",
+    ),
     (
         'curl -H "Authorization: Bearer 4f9a8c1e2b7d6a3f0e5c9b8a7d6e5f4a3b2c1d0e" api.example.com',
         "4f9a8c1e2b7d6a3f0e5c9b8a7d6e5f4a3b2c1d0e",
@@ -79,33 +83,50 @@ SECRETS = [
         "url_password",
     ),
     ("redis://:hunter2hunter2@cache:6379/0", "hunter2hunter2", "url_password"),
-    ('{"username": "ada", "password": "correct horse battery"}', "correct horse battery",
-     "password"),
-    ("mysql -u root --password=Tr0ub4dor&3 app", "Tr0ub4dor&3", "password"),
-    ('config = {"api_key": "a8f5f167f44f4964e6c998dee827110c"}', "a8f5f167f44f4964e6c998dee827110c",
-     "secret"),
-    ("https://api.example.com/v1?access_token=9c1185a5c5e9fc54612808977ee8f548b2258d31&x=1",
-     "9c1185a5c5e9fc54612808977ee8f548b2258d31", "token"),
     (
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz\n"
+        '{"username": "ada", "password": "correct horse battery"}',
+        "correct horse battery",
+        "password",
+    ),
+    ("mysql -u root --password=Tr0ub4dor&3 app", "Tr0ub4dor&3", "password"),
+    (
+        'config = {"api_key": "a8f5f167f44f4964e6c998dee827110c"}',
+        "a8f5f167f44f4964e6c998dee827110c",
+        "secret",
+    ),
+    (
+        "https://api.example.com/v1?access_token=9c1185a5c5e9fc54612808977ee8f548b2258d31&x=1",
+        "9c1185a5c5e9fc54612808977ee8f548b2258d31",
+        "token",
+    ),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz\n"
         "c2gtZWQyNTUxOQAAACDZ0dlbD3ZoG3Q2cHdKZ1N0YnRyYWNlc3RyYWNlAAAA\n"
         "-----END OPENSSH PRIVATE KEY-----",
         "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz",
         "private_key",
     ),
     (
-        "key.pem starts with -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+        "key.pem starts with -----BEGIN RSA PRIVATE KEY-----\n"
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
         "(truncated in the log)",
         "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
         "private_key",
     ),
     ("SECRET=9b74c9897bac770ffc029102a200c5de", "9b74c9897bac770ffc029102a200c5de", "secret"),
     ("TOKEN=xyzzy-42-plugh", "xyzzy-42-plugh", "token"),
-    ("  MAILGUN_API_KEY=key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
-     "secret"),
+    (
+        "  MAILGUN_API_KEY=key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+        "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+        "secret",
+    ),
     ("SECRET_KEY_BASE=f3a9c0d1e2b4a6c8", "f3a9c0d1e2b4a6c8", "env_secret"),
-    ("export SENTRY_DSN=https://abc123@o1.ingest.sentry.io/42", "https://abc123@o1.ingest.sentry.io/42",
-     "env_secret"),
+    (
+        "export SENTRY_DSN=https://abc123@o1.ingest.sentry.io/42",
+        "https://abc123@o1.ingest.sentry.io/42",
+        "env_secret",
+    ),
     ("POSTGRES_PASSWORD: pg-Pa55word-2024", "pg-Pa55word-2024", "password"),
 ]
 
@@ -182,7 +203,10 @@ def test_many_secrets_in_one_text_are_all_counted() -> None:
 
 def test_prose_around_a_secret_survives() -> None:
     text = "Use the staging key AKIAIOSFODNN7EXAMPLE only for the nightly import job."
-    assert redact(text) == "Use the staging key [REDACTED:aws_access_key] only for the nightly import job."
+    assert (
+        redact(text)
+        == "Use the staging key [REDACTED:aws_access_key] only for the nightly import job."
+    )
 
 
 def test_empty_text() -> None:
@@ -204,6 +228,8 @@ def test_redaction_is_idempotent_on_any_text(text: str) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([t for t, _, _ in SECRETS]), st.text(max_size=80), st.text(max_size=80))
-def test_secrets_are_found_whatever_surrounds_them(secret_line: str, before: str, after: str) -> None:
+def test_secrets_are_found_whatever_surrounds_them(
+    secret_line: str, before: str, after: str
+) -> None:
     cleaned = redact(f"{before}\n{secret_line}\n{after}")
     assert "[REDACTED:" in cleaned

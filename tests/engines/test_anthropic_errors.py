@@ -59,7 +59,10 @@ def test_overload_beyond_max_retries_fails_with_a_clear_message(home: Path) -> N
     with pytest.raises(ExtractionFailed) as caught:
         extract(api, home, max_retries=2)
     assert caught.value.message.startswith("Claude is overloaded (529)")
-    assert "after 2 retries" in caught.value.message
+    assert caught.value.message == (
+        "Claude is overloaded (529) and 2 retries did not get through. "
+        "Memory will try again later."
+    )
     assert caught.value.code == "EXTRACTION_FAILED"
     assert caught.value.context["status"] == 529
 

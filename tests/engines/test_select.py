@@ -156,6 +156,9 @@ def test_describe_engine_with_a_key_and_usage(home: Path,
 
 
 def test_describe_engine_flags_deprecated_models(home: Path) -> None:
-    # The default evolution model is one the SDK calls deprecated.
-    info = describe_engine(Config(), home, check_models=True)
+    # A configured model the SDK calls deprecated is named in status.
+    config = Config()
+    config.models.evolution = "claude-sonnet-4-5"
+    info = describe_engine(config, home, check_models=True)
     assert "claude-sonnet-4-5" in info["deprecatedModels"]
+    assert "deprecatedModels" not in describe_engine(Config(), home, check_models=True)

@@ -48,7 +48,10 @@ def describe_api_error(
     exc: BaseException, *, model: str, timeout_s: float, retries: int
 ) -> tuple[str, dict[str, Any]]:
     """A sentence a person understands for an API failure, and context for the error reply."""
-    tried = f"after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else "at once"
+    retried = (
+        f" and {retries} retr{'y' if retries == 1 else 'ies'} did not get through"
+        if retries else ""
+    )
     later = "Memory will try again later."
     status = getattr(exc, "status_code", None)
     api_message = getattr(exc, "api_message", None) or ""
@@ -67,9 +70,9 @@ def describe_api_error(
             context,
         )
     if isinstance(exc, anthropic.RateLimitError):
-        return f"Claude's rate limit was reached (429) and still {tried}. {later}", context
+        return f"Claude's rate limit was reached (429){retried}. {later}", context
     if isinstance(exc, anthropic.OverloadedError):
-        return f"Claude is overloaded (529) and still was {tried}. {later}", context
+        return f"Claude is overloaded (529){retried}. {later}", context
     if isinstance(exc, anthropic.NotFoundError):
         return (
             f"Claude does not know the model {model!r} (404). Check the model names in settings.",
@@ -81,7 +84,7 @@ def describe_api_error(
     if isinstance(exc, anthropic.ContentTooLargeError):
         return "The request was too large for Claude (413); the text is too long.", context
     if isinstance(exc, anthropic.InternalServerError):
-        return f"Claude's API had a server error ({status}) {tried}. {later}", context
+        return f"Claude's API had a server error ({status}){retried}. {later}", context
     if isinstance(exc, anthropic.APIStatusError):
         detail = f": {api_message}" if api_message else ""
         return f"Claude's API answered with status {status}{detail}.", context

@@ -102,7 +102,7 @@ def chunk_text(text: str, max_chars: int) -> list[str]:
     return [c for c in chunks if c.strip()]
 
 
-def extraction_variant(text: str, *, part: int, parts: int) -> str | None:
+def extraction_variant(text: str, *, parts: int = 1) -> str | None:
     """Which seed 001 section 2.3 variant fits this text: "empty", "unclear" or None."""
     stripped = text.strip()
     if parts == 1 and len(stripped) < SHORT_CONVERSATION_CHARS:
@@ -124,7 +124,7 @@ def extraction_request(text: str, *, part: int, parts: int) -> str:
         fence("conversation", text, label=label),
         "",
     ]
-    variant = extraction_variant(text, part=part, parts=parts)
+    variant = extraction_variant(text, parts=parts)
     if parts > 1:
         lines.append(
             f"This is part {part + 1} of {parts} of one long conversation; record what this "

@@ -23,6 +23,7 @@ from app.engines.offline.extract_text import Speaker, Statement
 __all__ = ["Candidate", "find_candidates"]
 
 MIN_CLASSIFY_CHARS = 12
+SUBSTANCE_WORDS = 5
 MAX_CONTENT_CHARS = 320
 SYMPTOM_LOOKBACK = 6
 FOLLOW_LOOKAHEAD = 2
@@ -39,6 +40,13 @@ class Family(StrEnum):
     LESSON = "lesson"
     SECTION = "section"
 
+
+_LEAD_CATEGORY: dict[str, Category] = {
+    "decision": Category.ARCHITECTURAL_DECISIONS,
+    "convention": Category.PROJECT_CONVENTIONS,
+    "directive": Category.CODING_PREFERENCES,
+    "lesson": Category.IMPLEMENTATION_NOTES,
+}
 
 # Base confidence of a user statement per family; the agent's counts less (seed 001: the
 # user's directive weighs more than an assistant's remark).
@@ -133,8 +141,7 @@ _IMPERATIVE_FOLLOW_RE = re.compile(
     re.IGNORECASE,
 )
 _APPROACH_SPLIT_RE = re.compile(
-    r",?\s+so\s+(?=[^,]{0,60}\b(?:has\ to|have\ to|must|should|need\ to|needs\ to|always"
-    r"|never)\b)",
+    r",?\s+so\s+(?=[^,]{0,60}\b(?:has\ to|have\ to|must|should|need\ to|needs\ to)\b)",
     re.IGNORECASE | re.VERBOSE,
 )
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "second": 2, "third": 3,
@@ -182,6 +189,7 @@ class _Signals:
     bug: bool = False
     lesson: bool = False
     lead_family: str = ""
+    labeled: bool = False
 
 
 # ----------------------------------------------------------------------------- text helpers
@@ -251,7 +259,10 @@ def _any(rules: tuple[r.Rule, ...], text: str, low: str) -> bool:
 
 
 def _has_substance(text: str, topics: list[tuple[str, str]]) -> bool:
-    return bool(topics) or r.TECH_TOKEN.search(text) is not None
+    """Names something technical or says enough to act on ("Don't worry" does not)."""
+    if topics or r.TECH_TOKEN.search(text) is not None:
+        return True
+    return len(tokens(text)) >= SUBSTANCE_WORDS
 
 
 # --------------------------------------------------------------------------------- context
@@ -312,7 +323,8 @@ def _prepare(statements: list[Statement]) -> _Context:
 # ----------------------------------------------------------------------------- scope filter
 
 
-def _out_of_scope(ctx: _Context, s: Statement, core: str, low: str, bug: bool) -> bool:
+def _out_of_scope(ctx: _Context, s: Statement, core: str, low: str, bug: bool,
+                  strong: bool) -> bool:
     """Seed 001 "Memory Scope": feature, story, procedural and status talk is not memory."""
     if ctx.story_section(s.section):
         return True
@@ -323,6 +335,8 @@ def _out_of_scope(ctx: _Context, s: Statement, core: str, low: str, bug: bool) -
     if _INTRO_RE.search(core):
         return True
     if r.PROCEDURAL.match(core):
+        return True
+    if not strong and r.TASK_REQUEST.match(core):
         return True
     # "Fixed by ..." reads like a status line but is the fix of a bug pattern.
     return not bug and r.STATUS.match(core) is not None
@@ -346,29 +360,41 @@ def _ticket(text: str, low: str) -> bool:
 
 def _signals(s: Statement, core: str, low: str) -> _Signals:
     sig = _Signals()
-    descriptive = _any(r.DESCRIPTIVE, core, low)
+    opened = r.SIGNAL_INDEX.open_rules(s.low)
+
+    def found(rules: tuple[r.Rule, ...], text: str = core) -> bool:
+        return r.first_open(rules, text, opened) is not None
+
+    user = s.speaker is Speaker.USER
+    descriptive = found(r.DESCRIPTIVE)
     # "X is always recomputed" does not turn into a rule because "always" opens a clause.
-    sig.strong = _any(r.STRONG, core, low) and not (
-        descriptive and r.ALWAYS_NEVER.search(core, low)
-    )
+    sig.strong = found(r.STRONG) and not (descriptive and r.ALWAYS_NEVER.search(core, low))
+    sig.strong = sig.strong or (user and found(r.STRONG_USER))
     # A user stating a rule as a fact ("the UI never imports core") still states a rule; an
     # agent describing what code does ("the count is always recomputed") does not.
     sig.plain_always = (
         not sig.strong and s.speaker is Speaker.USER
         and r.ALWAYS_NEVER.search(core, low) is not None
     )
-    sig.preference = _any(r.PREFERENCE, core, low)
-    sig.decision = _any(r.DECISION, core, low)
-    sig.convention = _any(r.CONVENTION_STRONG, core, low)
-    sig.bug = _any(r.BUG, core, low)
-    sig.lesson = _any(r.LESSON, s.text, s.low)
+    sig.preference = found(r.PREFERENCE) or (user and found(r.PREFERENCE_USER))
+    sig.decision = found(r.DECISION) or (user and found(r.DECISION_USER))
+    sig.convention = found(r.CONVENTION_STRONG)
+    sig.bug = found(r.BUG)
+    sig.lesson = found(r.LESSON, s.text)
     if s.lead:
         sig.lead_family = _lead_family(s.lead)
+    # "Decision: ...", "Lesson learned: ..." - the writer labelled the statement.
+    label = _LABEL_PREFIX_RE.match(s.text)
+    if label is not None and (family := _lead_family(label.group("label"))):
+        # An agent's "Note:" is a remark about the change at hand, not a lesson.
+        if s.speaker is Speaker.USER or label.group("label").lower() != "note":
+            sig.lead_family = family
+            sig.labeled = True
     return sig
 
 
 def _lead_family(lead: str) -> str:
-    lead = lead.lower().rstrip(":")
+    lead = lead.lower().rstrip(":").strip()
     return r.LEAD_FAMILIES.get(lead) or r.LEAD_FAMILIES.get(lead.rstrip("s"), "")
 
 
@@ -424,6 +450,10 @@ def _split_tradeoff(text: str) -> tuple[str, str]:
     return text[: match.start()].rstrip(" ,;"), text[match.end():].strip()
 
 
+def _main_clause(text: str) -> str:
+    return _split_reason(_split_tradeoff(text)[0])[0]
+
+
 def _scope(text: str) -> str:
     match = r.SCOPE.search(text)
     return match.group(0).strip() if match else "project-wide"
@@ -450,11 +480,13 @@ def _recurrence(ctx: _Context, start: int, end: int) -> int:
 def _new(s: Statement, i: int, category: Category, family: Family, content: str,
          confidence: float) -> Candidate:
     topics = _topics(content)
+    # The title names what the rule is about, not what its reason mentions.
+    named = _topics(_main_clause(content)) or topics
     return Candidate(
         category=category, speaker=s.speaker, turn=s.turn, index=i,
         content=_defuse(_clip(_sentence(content))), confidence=confidence, family=family,
         topic_tags=[tag for tag, _ in topics[:4]],
-        topic_title=topics[0][1] if topics else "",
+        topic_title=named[0][1] if named else "",
         lead=s.lead if 0 < len(s.lead.split()) <= 6 else "",
         speakers={s.speaker},
     )
@@ -668,7 +700,7 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
     if not (sig.strong or sig.plain_always or sig.preference or sig.decision or sig.convention
             or sig.bug or sig.lesson or s.lead):
         return None
-    if _out_of_scope(ctx, s, core, low, sig.bug):
+    if _out_of_scope(ctx, s, core, low, sig.bug, sig.strong):
         return None
     topics = _topics(core)
     if not _has_substance(core, topics):
@@ -683,36 +715,71 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
     return _finish(ctx, s, candidate, core)
 
 
+def _build_labeled(ctx: _Context, i: int, s: Statement, core: str,
+                   sig: _Signals) -> Candidate | None:
+    """A statement its writer labelled ("Decision: ...", "Convention: ...")."""
+    family = sig.lead_family
+    if family == "bug":
+        return None  # a "Fix:" or "Root cause:" without the other half says too little
+    if family == "decision":
+        return _build_decision(ctx, i, s, core)
+    if family == "lesson":
+        return _build_lesson(ctx, i, s, core)
+    kind = Family.CONVENTION if family == "convention" else Family.DIRECTIVE
+    candidate = _build_rule(ctx, i, s, core, sig, kind)
+    if family == "convention":
+        candidate.category = Category.PROJECT_CONVENTIONS
+        candidate.scope = _scope(core)
+    return candidate
+
+
+def _symptom_near(ctx: _Context, i: int) -> bool:
+    """Whether a symptom was described just before statement `i` (a "turned out" explains it)."""
+    for j in range(i - 1, max(-1, i - 1 - SYMPTOM_LOOKBACK // 2), -1):
+        prior = ctx.statements[j]
+        if r.SYMPTOM.search(prior.text, prior.low) and not _QUESTION_END_RE.search(prior.text):
+            return True
+    return False
+
+
 def _pick(ctx: _Context, i: int, s: Statement, core: str, sig: _Signals) -> Candidate | None:
     lead = sig.lead_family
-    if sig.bug or lead == "bug":
+    explains = sig.lesson and r.ROOT.search(core, core.lower()) is not None
+    if sig.bug or lead == "bug" or (explains and _symptom_near(ctx, i)):
         built = _build_bug(ctx, i, s, core)
         if built is not None:
             return built
-    if sig.decision or lead == "decision":
-        if s.speaker is Speaker.USER or sig.strong or sig.preference or lead:
-            return _build_decision(ctx, i, s, core)
-    if sig.lesson or lead == "lesson":
+    textual = sig.strong or sig.preference or sig.decision or sig.convention or sig.lesson
+    if sig.labeled:
+        return _build_labeled(ctx, i, s, core, sig)
+    if not textual and not sig.plain_always:
+        # Only a bold lead or a heading says what this is: it must at least state something
+        # general ("all", "never", "every") to be a solution-wide fact.
+        section = ctx.section_category(s.section) if s.bullet else None
+        category = section or _LEAD_CATEGORY.get(lead)
+        if category is None or not s.lead or not r.GENERAL.search(core):
+            return None
+        candidate = _build_rule(ctx, i, s, core, sig, Family.SECTION)
+        candidate.category = category
+        return candidate
+    if sig.decision:
+        return _build_decision(ctx, i, s, core)
+    if sig.lesson:
         return _build_lesson(ctx, i, s, core)
-    if sig.strong or lead == "directive":
+    if sig.strong:
         return _build_rule(ctx, i, s, core, sig, Family.DIRECTIVE)
     if sig.preference:
         return _build_rule(ctx, i, s, core, sig, Family.PREFERENCE)
-    if sig.convention or lead == "convention":
+    if sig.convention:
+        # A convention is stated with a verb; a bare noun phrase names a topic.
+        if not r.CONVENTION_VERB.search(core):
+            return None
         return _build_rule(ctx, i, s, core, sig, Family.CONVENTION)
-    if sig.plain_always:
-        return _build_rule(ctx, i, s, core, sig, Family.DIRECTIVE)
-    section = ctx.section_category(s.section) if s.bullet else None
-    if section is not None and s.lead and r.GENERAL.search(core):
-        candidate = _build_rule(ctx, i, s, core, sig, Family.SECTION)
-        candidate.category = section
-        return candidate
-    return None
+    return _build_rule(ctx, i, s, core, sig, Family.DIRECTIVE)
 
 
 def _finish(ctx: _Context, s: Statement, candidate: Candidate, main: str) -> Candidate:
-    main_clause = _split_reason(_split_tradeoff(main)[0])[0]
-    penalty = _penalties(s, main_clause, candidate.family, ctx)
+    penalty = _penalties(s, _main_clause(main), candidate.family, ctx)
     # Code identifiers in a design bullet point at one feature's code, not a rule.
     if candidate.family is Family.SECTION and "`" in s.text:
         penalty += 0.1

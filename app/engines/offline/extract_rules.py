@@ -20,6 +20,15 @@ from app.core.models import Category
 
 __all__ = [
     "ACK",
+    "CONVENTION_VERB",
+    "DECISION_USER",
+    "PREFERENCE_USER",
+    "STRONG_USER",
+    "TASK_REQUEST",
+    "ALWAYS_NEVER",
+    "SIGNAL_INDEX",
+    "AnchorIndex",
+    "first_open",
     "ARCH_SUBJECT",
     "BUG",
     "CONVENTION_STRONG",
@@ -112,7 +121,7 @@ def gate_pattern(anchors: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(parts) if parts else "(?!)")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Rule:
     """A pattern behind a cheap gate.
 
@@ -150,6 +159,51 @@ def first(rules: tuple[Rule, ...], text: str, low: str) -> re.Match[str] | None:
     return None
 
 
+class AnchorIndex:
+    """Which of many rules can match a text, found in one scan.
+
+    The anchors of all rules compile into one prefix-tree pattern inside a lookahead, so a
+    single `finditer` reports every anchor at every word start (overlapping ones included);
+    an anchor found also stands for the shorter anchors it begins with. Rules without anchors
+    are always open.
+    """
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        """Index the anchors of `rules`."""
+        rules = tuple(rules)
+        self._always: frozenset[Rule] = frozenset(r for r in rules if not r.anchors)
+        by_anchor: dict[str, set[Rule]] = {}
+        for rule in rules:
+            for anchor in rule.anchors:
+                by_anchor.setdefault(anchor, set()).add(rule)
+        # An anchor found also means every anchor that is a prefix of it was found.
+        self._rules: dict[str, frozenset[Rule]] = {
+            anchor: frozenset().union(*(by_anchor[a] for a in by_anchor if anchor.startswith(a)))
+            for anchor in by_anchor
+        }
+        words = sorted(a for a in by_anchor if a[:1].isalnum())
+        others = sorted(a for a in by_anchor if not a[:1].isalnum())
+        parts = ([r"\b" + _trie(words)] if words else []) + ([_trie(others)] if others else [])
+        self._scan = re.compile("(?=(" + "|".join(parts or ["(?!)"]) + "))")
+
+    def open_rules(self, low: str) -> frozenset[Rule]:
+        """The rules whose gate opens on the lower-cased text."""
+        found: set[Rule] = set(self._always)
+        for match in self._scan.finditer(low):
+            found |= self._rules[match.group(1)]
+        return frozenset(found)
+
+
+def first_open(rules: tuple[Rule, ...], text: str, opened: frozenset[Rule]) -> re.Match[str] | None:
+    """Like `first`, for rules already known to be open (from an `AnchorIndex`)."""
+    for rule in rules:
+        if rule in opened:
+            found = rule.pattern.search(text)
+            if found is not None:
+                return found
+    return None
+
+
 _R = Rule.of
 
 
@@ -173,6 +227,10 @@ STRONG: Final = (
        "at all times", "under no circumstances", "no exceptions"),
     _R(r"(?:^|[,;:]\s*|\bplease\s+|\band\s+)(?:do\ not|don'?t|avoid|stop\ using)\s+\w",
        "do not", "don't", "dont", "avoid", "stop using"),
+)
+# An agent's "must" usually states a requirement of the task at hand ("the SEARCH section must
+# match"); a user's "must" sets a rule.
+STRONG_USER: Final = (
     _R(r"\bmust(?:n'?t)?\b", "must"),
 )
 ALWAYS_NEVER: Final = _R(r"\b(?:always|never)\b", "always", "never")
@@ -184,6 +242,8 @@ DESCRIPTIVE: Final = (
            \w+ed|been|had|gets?|got|happens?|works?|returns?|includes?|appears?|shows?|runs?
            |fires?|calls?|triggers?|changes?|stays?|renders?|displays?|recomputes?)\b""",
        "always", "never"),
+    # "never touches", "always uses": a third-person verb describes behaviour.
+    _R(r"\b(?:always|never)\s+\w+(?<!ss)(?<!us)(?<!is)s\b", "always", "never"),
 )
 # Sentence-opening verbs that make an imperative preference ("Use pathlib ...").
 IMPERATIVE_OPENERS: Final = frozenset({
@@ -195,21 +255,13 @@ PREFERENCE: Final = (
     _R(r"""\b(?:use|using|choose|pick|stick\ (?:with|to)|switch\ to|write|keep|wrap)\b
            [^.;]{1,60}?\b(?:instead\ of|rather\ than|over|in\ favou?r\ of)\b""",
        "instead", "rather than", "over ", "in favor", "in favour"),
-    _R(r"\binstead\b", "instead"),
     _R(r"""\b(?:i|we)\s+(?:really\s+|strongly\s+|usually\s+)?(?:like|want|favou?r|love|hate)
            \s+(?:to\s+)?(?:use|using|keep|write|see)\b""",
        "i like", "we like", "i want", "we want", "i really", "we really", "i strongly",
        "we strongly", "i usually", "we usually", "i love", "we love", "i hate", "we hate",
        "i favor", "we favor", "i favour", "we favour"),
-    _R(r"""\b(?:let'?s|we(?:'ll|\ will|\ should)?|please)\s+(?:use|keep\ using|stick\ (?:with|to)
-           |standardi[sz]e\ on|rely\ on|adopt|keep)\b""",
-       *_phrases(("let's", "lets", "we'll", "we will", "we should", "we", "please"),
-                 ("use", "keep", "stick", "standardi", "rely", "adopt"))),
     _R(r"\bwe\s+(?:use|are\ using|rely\ on|standardi[sz]e\ on|stick\ to|follow)\b",
        "we use", "we are using", "we rely", "we standardi", "we stick", "we follow"),
-    # Anchored at the start, so it needs no gate; the signal gate checks the opening word.
-    _R(r"^(?:please\s+)?(?:use|keep|wrap|prefer|name|pin|lock|catch|validate|favou?r|ensure"
-       r"|make\ sure)\b"),
     _R(r"\b(?:i'?d|i\ would|we'?d|we\ would)\s+(?:recommend|suggest|advise)\b"
        r"|\brecommend(?:ed|s)?\b", "recommend", "suggest", "advise"),
     _R(r"""\b(?:is|are)\s+(?:the\s+)?(?:right|correct|recommended|preferred|best|idiomatic)
@@ -220,6 +272,18 @@ PREFERENCE: Final = (
            |stick|wrap|pin|run|write|put|name|fall\ back|go\ through|call|catch|raise|log
            |validate)\b""", "we should", "you should"),
 )
+# From an agent these are plans or steps ("Use `useEffect` to ...", "We'll keep `float`"), not
+# preferences; from the user they are.
+PREFERENCE_USER: Final = (
+    _R(r"\binstead\b", "instead"),
+    _R(r"""\b(?:let'?s|we(?:'ll|\ will|\ should)?|please)\s+(?:use|keep\ using|stick\ (?:with|to)
+           |standardi[sz]e\ on|rely\ on|adopt|keep)\b""",
+       *_phrases(("let's", "lets", "we'll", "we will", "we should", "we", "please"),
+                 ("use", "keep", "stick", "standardi", "rely", "adopt"))),
+    # Anchored at the start, so it needs no gate; the signal gate checks the opening word.
+    _R(r"^(?:please\s+)?(?:use|keep|wrap|prefer|name|pin|lock|catch|validate|favou?r|ensure"
+       r"|make\ sure)\b"),
+)
 DECISION: Final = (
     _R(r"""\b(?:we(?:'ve|\ have)?|i(?:'ve|\ have)?|team)\s+(?:decided|chose|picked|selected
            |opted|settled|agreed|went\ with|standardi[sz]ed)\b""",
@@ -227,12 +291,16 @@ DECISION: Final = (
                  ("decided", "chose", "picked", "selected", "opted", "settled", "agreed",
                   "went with", "standardi"))),
     _R(r"\b(?:decided|decision)\s+(?:to|on|is|was|that|:)", "decided", "decision"),
+    _R(r"\b(?:chose|chosen|opted\ for|settled\ on|adopted|went\ with)\b",
+       "chose", "opted for", "settled on", "adopted", "went with"),
+)
+# An agent's "let's go with X" proposes; the user's decides.
+DECISION_USER: Final = (
     _R(r"""\b(?:let'?s|we(?:'ll|\ will|\ are\ going\ to|'re\ going\ to))\s+(?:go\ with|use
            |adopt|switch\ to|move\ to|stick\ with)\b""",
        *_phrases(("let's", "lets", "we'll", "we will", "we are going to", "we're going to"),
                  ("go with", "use", "adopt", "switch to", "move to", "stick with"))),
-    _R(r"\bgo(?:ing)?\ with\b|\b(?:chose|chosen|opted\ for|settled\ on|adopted|went\ with)\b",
-       "go with", "going with", "chose", "opted for", "settled on", "adopted", "went with"),
+    _R(r"\bgo(?:ing)?\ with\b", "go with", "going with"),
 )
 CONVENTION_STRONG: Final = (
     _R(r"""\b(?:camelCase|snake_case|PascalCase|kebab-case|UPPER_SNAKE(?:_CASE)?
@@ -255,7 +323,7 @@ CONVENTION_STRONG: Final = (
        "project structure", "folder structure", "file layout"),
 )
 CONVENTION_SUBJECT: Final = _rx(r"""
-      \b(?:names?|named|prefix(?:ed)?|suffix(?:ed)?|layout|lives?\ (?:in|under)
+      \b(?:names?|prefix(?:ed)?|suffix(?:ed)?|layout|lives?\ (?:in|under)
         |goes?\ (?:in|into|under)|belongs?\ in|indentation|tabs|formatter|formatting|formatted
         |lint(?:er|ing)?|ruff|black|isort|prettier|eslint|flake8|pylint|mypy|pyright|tsc
         |type-?check(?:ing)?|pre-commit|commit\ messages?|main\ branch|feature\ branch(?:es)?
@@ -341,17 +409,26 @@ LESSON: Final = (
 LEAD_FAMILIES: Final[dict[str, str]] = {
     "decision": "decision", "architecture": "decision", "design decision": "decision",
     "convention": "convention", "rule": "directive", "constraint": "directive",
-    "lesson": "lesson", "gotcha": "lesson", "note": "lesson", "pitfall": "lesson",
-    "root cause": "bug", "fix": "bug", "bug": "bug",
+    "lesson": "lesson", "lesson learned": "lesson", "lessons learned": "lesson",
+    "learned": "lesson", "takeaway": "lesson", "gotcha": "lesson", "note": "lesson",
+    "pitfall": "lesson", "policy": "directive", "root cause": "bug", "fix": "bug", "bug": "bug",
 }
 
 # Any statement none of these gates open carries no signal: it is skipped before any other
 # pattern runs (a sentence-opening imperative verb is checked separately).
 SIGNAL_GATE: Final = gate_pattern(
     anchor
-    for family in (STRONG, PREFERENCE, DECISION, CONVENTION_STRONG, BUG, LESSON)
+    for family in (STRONG, STRONG_USER, PREFERENCE, PREFERENCE_USER, DECISION, DECISION_USER,
+                   CONVENTION_STRONG, BUG, LESSON)
     for rule in family
     for anchor in rule.anchors
+)
+
+# Which signal rules can match a sentence that passed the gate, in one scan.
+SIGNAL_INDEX: Final = AnchorIndex(
+    rule for family in (STRONG, STRONG_USER, DESCRIPTIVE, PREFERENCE, PREFERENCE_USER, DECISION,
+                        DECISION_USER, CONVENTION_STRONG, BUG, LESSON)
+    for rule in family
 )
 
 # ------------------------------------------------------------------------- reasons, trade-offs
@@ -458,6 +535,27 @@ PROCEDURAL: Final = _rx(r"""
       | (?:running|checking|reading|looking|opening|creating|updating|searching|examining
         |investigating|analy[sz]ing|fixing|adding|writing|switching|moving|trying)\b
       | (?:here(?:'s|\ is|\ are)|below\ is|done|finished|completed)\b )
+""")
+# A request to do something now ("Analyze the project structure", "Can you add ..."): a task,
+# not knowledge, unless it also carries an always/never rule (match at start).
+TASK_REQUEST: Final = _rx(r"""
+    ^(?:(?:can|could|would)\ you\s+|please\s+)?
+    (?:analy[sz]e|examine|review|check|look\ at|find|create|add|implement|build|write|update
+      |fix|refactor|investigate|summari[sz]e|explain|return|show|list|run|test|make|generate
+      |draft|research|explore|compare|identify|focus|provide|describe|help|give|tell|derive
+      |split|execute|start|open|read|install|set\ up|setup|deploy|commit|push|merge|delete
+      |remove|rename|move|convert|continue|proceed)
+    # The verb must take an object ("Fix the typo"), so "Commit messages follow ..." and
+    # "Test files mirror ..." (nouns) are not requests.
+    (?:\s+(?:the|a|an|this|that|these|those|my|our|your|its|their|all|any|some|it|them|me|us
+      |up|out|in|on|to|for|with|and|what|how|why|whether|if)\b|\s+\S+\.\w+|\s*[:,.]|\s*$)
+""")
+# A convention is stated with a verb ("names are", "files mirror", "messages follow"); a bare
+# noun phrase ("Project layout compared to the docs") is a topic, not a rule.
+CONVENTION_VERB: Final = _rx(r"""
+    \b(?:is|are|follow|follows|use|uses|mirror|mirrors|go|goes|live|lives|belong|belongs|must
+      |should|always|never|start|starts|end|ends|begin|begins|match|matches|stay|stays|keep
+      |keeps|get|gets|need|needs|have|has|put|name|prefix|suffix)\b
 """)
 # Status reports (match at start).
 STATUS: Final = _rx(r"""
@@ -579,6 +677,8 @@ TOPICS: Final[tuple[Topic, ...]] = (
     _topic("paths", "Path handling", r"pathlib|os\.path", "pathlib", "os.path"),
     _topic("logging", "Logging", r"\blogging\b|\bloggers?\b|structlog|print\(\)",
            "logging", "logger", "structlog", "print()"),
+    _topic("exports", "Module exports", r"\b(?:named|default)\ exports?\b",
+           "named export", "default export"),
     _topic("naming", "Naming", r"""camelCase|snake_case|PascalCase|kebab-case|UPPER_SNAKE
            |naming|\bnames\b|\bnamed\b""",
            "camelcase", "snake_case", "pascalcase", "kebab-case", "upper_snake", "naming",
@@ -597,23 +697,22 @@ TOPICS: Final[tuple[Topic, ...]] = (
     _topic("dependencies", "Dependencies",
            r"dependenc|requirements\.txt|package\.json|lockfile|\bpin(?:ned|ning)?\b",
            "dependenc", "requirements.txt", "package.json", "lockfile", "pin"),
-    _topic("exports", "Module exports", r"\b(?:named|default)\ exports?\b",
-           "named export", "default export"),
     _topic("retries", "Retries", r"\bretr(?:y|ies)\b|backoff|jitter",
            "retry", "retries", "backoff", "jitter"),
     _topic("errors", "Error handling", r"""\bexceptions?\b|error\ handling|try/except|\bcatch\b
-           |\braise\b|\bfatal\b|\bcrash""",
-           "exception", "error handling", "try/except", "catch", "raise", "fatal", "crash"),
+           |\braise\b|\bfatal\b|\bcrash|\berrors\b|\bpanics?\b|fmt\.errorf|errors\.is""",
+           "exception", "error handling", "try/except", "catch", "raise", "fatal", "crash",
+           "errors", "panic", "fmt.errorf"),
     _topic("files", "File writes", r"""\batomic(?:ally)?\b|fsync|os\.replace
-           |temp(?:orary)?\ files?|\.lock\b|filelock|\bversions/""",
-           "atomic", "fsync", "os.replace", "temp file", "temporary file", ".lock", "filelock",
-           "versions/"),
+           |temp(?:orary)?\ files?|\.lock\ files?|\block\ files?|filelock|\bversions/""",
+           "atomic", "fsync", "os.replace", "temp file", "temporary file", ".lock", "lock file",
+           "filelock", "versions/"),
     _topic("testing", "Testing",
            r"\btests?\b|\btesting\b|pytest|\bjest\b|vitest|\bfixtures?\b|\btdd\b",
            "test", "pytest", "jest", "vitest", "fixture", "tdd"),
     _topic("http", "HTTP calls", r"""\bfetch\b|\bhttpx?\b|\brequests\b|api\ client
            |\bendpoints?\b|\bapis?\b""",
-           "fetch", "http", "requests", "api"),
+           "fetch", "http", "requests", "api", "endpoint"),
     _topic("storage", "Storage", r"""sqlite|fts5|postgres|mysql|database|\bsql\b|\bindex\b
            |redis|elasticsearch|\bstorage\b|\btransactions?\b""",
            "sqlite", "fts5", "postgres", "mysql", "database", "sql", "index", "redis",
@@ -652,35 +751,20 @@ TOPICS: Final[tuple[Topic, ...]] = (
     _topic("performance", "Performance",
            r"performance|latency|\bblocks?\b|blocking|\bslow\b",
            "performance", "latency", "block", "slow"),
-    _topic("data", "Data validation", r"validat|\bschemas?\b|\bjson\b|serializ|serialis",
+    _topic("data", "Data validation", r"\bvalidat|\bschemas?\b|\bjson\b|\bserializ|\bserialis",
            "validat", "schema", "json", "serializ", "serialis"),
     _topic("modules", "Modules", r"\bmodules?\b|\bpackages?\b|\bhelpers?\b|\butils?\b",
            "module", "package", "helper", "util"),
 )
 
 
-# One scan for every topic anchor; each hit names the topics worth checking in full.
-_TOPIC_BY_ANCHOR: Final[dict[str, tuple[int, ...]]] = {}
-for _n, _t in enumerate(TOPICS):
-    for _a in _t.rule.anchors:
-        _TOPIC_BY_ANCHOR[_a] = (*_TOPIC_BY_ANCHOR.get(_a, ()), _n)
-_TOPIC_GATE: Final = gate_pattern(_TOPIC_BY_ANCHOR)
-_TOPIC_ANCHORS_BY_LENGTH: Final = sorted(_TOPIC_BY_ANCHOR, key=len, reverse=True)
+_TOPIC_INDEX: Final = AnchorIndex(topic.rule for topic in TOPICS)
 
 
 def topics_in(text: str, low: str) -> list[Topic]:
     """The topics a text is about, most specific first."""
-    wanted: set[int] = set()
-    for match in _TOPIC_GATE.finditer(low):
-        found = match.group(0)
-        hit = _TOPIC_BY_ANCHOR.get(found)
-        if hit is None:
-            # The gate matched an anchor plus more characters of a longer one it shares a
-            # prefix with; every anchor that is a prefix of the hit counts.
-            hit = tuple(n for anchor in _TOPIC_ANCHORS_BY_LENGTH if found.startswith(anchor)
-                        for n in _TOPIC_BY_ANCHOR[anchor])
-        wanted.update(hit)
-    return [TOPICS[n] for n in sorted(wanted) if TOPICS[n].rule.pattern.search(text)]
+    opened = _TOPIC_INDEX.open_rules(low)
+    return [t for t in TOPICS if t.rule in opened and t.rule.pattern.search(text)]
 
 
 def all_rules() -> list[tuple[str, Rule]]:

@@ -44,11 +44,12 @@ _SPEAKER_RE = re.compile(
 )
 
 _FENCE_RE = re.compile(r"^[ \t]{0,3}(```|~~~)")
-_HEADING_RE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>.+?)[ \t#]*$")
+_HEADING_RE = re.compile(r"^#{1,6}[ \t]+(?P<text>.+?)[ \t#]*$")
 # A line that is only bold text ("**Acceptance Criteria:**") works as a heading.
-_BOLD_LINE_RE = re.compile(r"^[ \t]*(?:\*\*|__)(?P<text>[^*_]{2,80}?)(?:\*\*|__)[ \t]*:?[ \t]*$")
-_LABEL_LINE_RE = re.compile(r"^[ \t]*(?P<text>[A-Z][\w ]{2,40}):[ \t]*$")
-_TAG_OPEN_RE = re.compile(r"^[ \t]*<(?P<tag>[a-zA-Z][\w-]*)(?:[ \t][^>]*)?>")
+_BOLD_LINE_RE = re.compile(r"^(?:\*\*|__)(?P<text>[^*_]{2,80}?)(?:\*\*|__)[ \t]*:?$")
+# "Acceptance criteria:" labels what follows; a longer line ending in ":" is a sentence.
+_LABEL_LINE_RE = re.compile(r"^(?P<text>[A-Z]\w*(?: \w+){0,3}):$")
+_TAG_OPEN_RE = re.compile(r"^<(?P<tag>[a-zA-Z][\w-]*)(?:[ \t][^>]*)?>")
 # Tags whose whole block is machine text (agent reasoning, slash-command expansions, hook
 # output); any other tag at the start of a line drops only that line.
 _BLOCK_TAG_RE = re.compile(
@@ -58,32 +59,38 @@ _BLOCK_TAG_RE = re.compile(
     re.IGNORECASE,
 )
 _TOOL_LINE_RE = re.compile(
-    r"^[ \t]*\[(?:tool|tool[ _-]?(?:use|call|result|output)|function[ _-]?call|request "
+    r"^\[(?:tool|tool[ _-]?(?:use|call|result|output)|function[ _-]?call|request "
     r"interrupted|image|pasted text|redacted|command|output)\b",
     re.IGNORECASE,
 )
-# Lines that are machine output rather than someone talking: stack frames, exception
-# summaries, logs, compiler and linter lines, shell prompts, agent UI glyphs, tables, rules.
-_NOISE_LINE_RE = re.compile(
-    r"""^[ \t]*(?:
+# Lines that are machine output rather than someone talking, split by how the line starts
+# so that a prose line pays for one cheap test: stack frames, exception summaries, logs,
+# compiler and linter lines; then shell prompts, agent UI glyphs, tables and rules.
+_NOISE_ALPHA_RE = re.compile(
+    r"""(?:
         Traceback\ \(most\ recent\ call\ last\)
       | File\ "[^"]*",\ line\ \d+
-      | at\ [\w$.<>\[\] ]+[( ].*?:\d+(?::\d+)?\)?[ \t]*$
+      | at\ [\w$.<>\[\] ]+[( ].*?:\d+(?::\d+)?\)?$
       | at\ async\ .*
       | (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)(?::.*)?$
-      | \[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\ 
-      | \d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}
       | (?:DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|TRACE)\b[:\] ]
-      | \[(?:debug|info|warn|warning|error)\]
       | npm\ (?:ERR|WARN)!?
       | error\ (?:TS|CS|E)\d+
       | (?:ERROR|WARNING)\ in\ 
       | webpack\ compiled
       | Compiled\ (?:with|successfully)
       | Line\ \d+:\d+:
+    )""",
+    re.VERBOSE,
+)
+_NOISE_OTHER_RE = re.compile(
+    r"""(?:
+        \[?\d{1,2}:\d{2}:\d{2}
+      | \d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}
+      | \[(?:debug|info|warn|warning|error)\]
       | \d+:\d+\ +(?:error|warning)\ 
       | [$❯➜%]\ 
-      | [>]{3}\ 
+      | >>>\ 
       | [⏺⎿●✓✗✔✘│├└┌┐┘┬┴┼─]
       | \|
       | (?:-{3,}|\*{3,}|_{3,}|={3,})[ \t]*$
@@ -91,11 +98,8 @@ _NOISE_LINE_RE = re.compile(
     )""",
     re.VERBOSE,
 )
-_QUOTE_RE = re.compile(r"^[ \t]*>")
-_TRACEBACK_RE = re.compile(r"^[ \t]*Traceback \(most recent call last\)")
-_INDENTED_RE = re.compile(r"^(?:[ \t]{2,}|\t)\S")
 
-_BULLET_RE = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
+_BULLET_RE = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 # `- **Title** — text` / `**Title**: text`: the bold lead names the statement.
 _LEAD_RE = re.compile(
     r"^(?:\*\*|__)(?P<lead>[^*_\n]{2,70}?)(?:\*\*|__)[ \t]*(?:[:—–-]+[ \t]*|(?=[A-Z(`]))"
@@ -104,6 +108,7 @@ _LEAD_RE = re.compile(
 _LEAD_COLON_INSIDE_RE = re.compile(r"^(?P<lead>.+?):$")
 
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])[\"')\]]*[ \t]+(?=[A-Z0-9\"'`(\[*_])")
+_STOP_INSIDE_RE = re.compile(r"[.!?][\"')\]]*[ \t]")
 _ABBREV_END_RE = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|resp|Mr|Ms|Dr|No|Fig|Sec)\.|\b[A-Z]\.)$"
 )
@@ -117,6 +122,8 @@ _CODE_START_RE = re.compile(
     r"[{}\])]|</?[a-zA-Z]+[ >])"
 )
 # Deletion table for str.translate: the length lost is the number of code symbols.
+# First characters of `_CODE_START_RE`'s alternatives: other sentences skip the pattern.
+_CODE_FIRST = frozenset("dcifvlrweaSIUC@#{}])<")
 _CODE_CHARS = str.maketrans("", "", "{}();=<>$\\|[]")
 
 # Short sentences ("No.", "Yes.") are kept: they open turns that accept or reject.
@@ -168,9 +175,8 @@ def _speaker_of(name: str) -> Speaker:
 
 
 def _speaker_mark(line: str, in_fence: bool) -> tuple[Speaker, str] | None:
-    # Cheap rejection first: nearly every line starts with something else.
-    head = line.lstrip(" \t#*_")[:1]
-    if not head or head.lower() not in "uhdacbgs":
+    # Cheap rejection first: a mark has a colon near the start or is a heading.
+    if ":" not in line[:40] and "#" not in line[:8]:
         return None
     match = _SPEAKER_RE.match(line)
     if match is None:
@@ -229,7 +235,7 @@ def _clean_inline(text: str) -> str:
 
 def looks_like_code(sentence: str) -> bool:
     """Source code or data rather than prose (symbol-dense, or opens like a statement)."""
-    if _CODE_START_RE.match(sentence):
+    if sentence[:1] in _CODE_FIRST and _CODE_START_RE.match(sentence):
         return True
     symbols = len(sentence) - len(sentence.translate(_CODE_CHARS))
     if symbols > 6 and symbols / len(sentence) > 0.06:
@@ -294,11 +300,19 @@ class _TurnReader:
             line = lead.group("rest")
         self._buffer.append(line)
 
+    def _prose(self, stripped: str) -> None:
+        bullet = _BULLET_RE.match(stripped)
+        if bullet is not None:
+            self._start_unit(stripped[bullet.end():], bullet=True)
+        elif not self._buffer:
+            self._start_unit(stripped, bullet=False)
+        else:
+            self._buffer.append(stripped)
+
     def read(self, lines: list[str]) -> None:
+        """Group the prose lines of a turn into units, dropping everything else."""
         skip_until_tag = ""
-        in_fence = False
-        in_traceback = False
-        in_tool = False
+        in_fence = in_traceback = in_tool = False
         for raw in lines:
             if in_fence:
                 if _FENCE_RE.match(raw):
@@ -308,54 +322,47 @@ class _TurnReader:
                 if f"</{skip_until_tag}>" in raw:
                     skip_until_tag = ""
                 continue
+            stripped = raw.strip()
             if in_tool:
-                in_tool = not raw.rstrip().endswith("]")
+                in_tool = not stripped.endswith("]")
                 continue
-            line = raw.rstrip()
-            stripped = line.strip()
             if not stripped:
                 in_traceback = False
                 self._flush()
                 continue
             if in_traceback:
-                if _INDENTED_RE.match(line) or _NOISE_LINE_RE.match(line):
+                if raw[:1] in " \t" or _NOISE_ALPHA_RE.match(stripped):
                     continue
                 in_traceback = False
-            if _FENCE_RE.match(line):
+            head = stripped[0]
+            # Dispatch on the first character: a prose line pays for one or two tests.
+            if head.isalpha():
+                if _NOISE_ALPHA_RE.match(stripped):
+                    self._flush()
+                    in_traceback = stripped.startswith("Traceback")
+                elif stripped[-1] == ":" and (label := _LABEL_LINE_RE.match(stripped)):
+                    self._heading(label.group("text"))
+                else:
+                    self._prose(stripped)
+            elif head in "`~" and _FENCE_RE.match(raw):
                 self._flush()
                 in_fence = True
-                continue
-            if _TRACEBACK_RE.match(line):
-                self._flush()
-                in_traceback = True
-                continue
-            if _TOOL_LINE_RE.match(line):
+            elif head == "[" and _TOOL_LINE_RE.match(stripped):
                 self._flush()
                 in_tool = not stripped.endswith("]")
-                continue
-            tag = _TAG_OPEN_RE.match(line)
-            if tag is not None:
+            elif head == "<" and (tag := _TAG_OPEN_RE.match(stripped)):
                 self._flush()
                 name = tag.group("tag")
-                if _BLOCK_TAG_RE.match(name) and f"</{name}>" not in line[tag.end():]:
+                if _BLOCK_TAG_RE.match(name) and f"</{name}>" not in stripped[tag.end():]:
                     skip_until_tag = name
-                continue
-            if _QUOTE_RE.match(line) or _NOISE_LINE_RE.match(line):
+            elif head == ">" or _NOISE_OTHER_RE.match(stripped):
                 self._flush()
-                continue
-            heading = _HEADING_RE.match(line) or _BOLD_LINE_RE.match(line)
-            if heading is None and len(stripped) <= 42:
-                heading = _LABEL_LINE_RE.match(line)
-            if heading is not None:
+            elif head == "#" and (heading := _HEADING_RE.match(stripped)):
                 self._heading(heading.group("text"))
-                continue
-            bullet = _BULLET_RE.match(line)
-            if bullet is not None:
-                self._start_unit(line[bullet.end():], bullet=True)
-            elif not self._buffer:
-                self._start_unit(stripped, bullet=False)
+            elif head in "*_" and (bold := _BOLD_LINE_RE.match(stripped)):
+                self._heading(bold.group("text"))
             else:
-                self._buffer.append(stripped)
+                self._prose(stripped)
         self._flush()
 
 
@@ -374,23 +381,21 @@ def read_statements(turns: list[Turn]) -> list[Statement]:
             and reader.headings >= PASTED_MIN_HEADINGS
         )
         first = True
+        speaker, index = turn.speaker, turn.index
         for unit in reader.units:
-            for piece in _split_sentences(unit.text):
+            lead = _clean_inline(unit.lead) if unit.lead else ""
+            text = unit.text
+            # Most units are one sentence; the splitter only runs when a stop is inside.
+            pieces = _split_sentences(text) if _STOP_INSIDE_RE.search(text) else (text,)
+            for piece in pieces:
                 sentence = _clean_inline(piece)
                 if not MIN_SENTENCE_CHARS <= len(sentence) <= MAX_SENTENCE_CHARS:
                     continue
                 if looks_like_code(sentence):
                     continue
                 statements.append(Statement(
-                    speaker=turn.speaker,
-                    turn=turn.index,
-                    text=sentence,
-                    low=sentence.lower(),
-                    section=unit.section,
-                    lead=_clean_inline(unit.lead),
-                    pasted=pasted,
-                    first_in_turn=first,
-                    bullet=unit.bullet,
+                    speaker, index, sentence, sentence.lower(), unit.section, lead, pasted,
+                    first, unit.bullet,
                 ))
                 first = False
     return statements
