@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import FileLock, Timeout
 from pydantic import Field
 
 from app.core.activity import ActivityLog
@@ -213,6 +212,8 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config) -> Non
     async def scan(req: ScanRequest) -> dict[str, Any]:
         from app.sources.ledger import Ledger
         from app.sources.scan import discover, dry_run_report, memorize_pending, plan
+
+        from filelock import FileLock, Timeout
 
         since = _parse_since(req.since)
         path = Path(req.path).expanduser() if req.path else None

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
 
 from app.core.atomic import read_json, write_json
 from app.core.errors import StorageError
@@ -28,6 +27,8 @@ class ActivityLog:
         """Add an event; never raises (activity is informational)."""
         event = {"timestamp": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"), "kind": kind,
                  "message": message, **extra}
+        from filelock import FileLock  # deferred: costly import, CLI start-up matters
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with FileLock(str(self.path) + ".lock", timeout=5):

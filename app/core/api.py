@@ -93,7 +93,7 @@ CHANNELS: tuple[str, ...] = (
 class Request(BaseModel):
     """Base of every request model: unknown keys are a mistake worth reporting."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class Empty(Request):

@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import FileLock
 
 from app.core.atomic import move_aside, read_json, write_json
 from app.core.engine import Engine
@@ -62,6 +61,8 @@ class MaintenanceLog:
         return data if isinstance(data, dict) else {}
 
     def _update(self, **fields: Any) -> None:
+        from filelock import FileLock  # deferred: costly import, CLI start-up matters
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.path) + ".lock", timeout=30):
             data = self.read()

@@ -88,7 +88,9 @@ def make_item_id(category: Category, title: str, content: str) -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    # Schemas are built on first use: a CLI command that touches two models should not pay
+    # for building all of them at import time.
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, defer_build=True)
 
 
 class MemoryItem(_Model):

@@ -8,13 +8,16 @@ branch file as a user item, so no rewrite may drop it) or rejects them.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
 from app.core.atomic import move_aside, read_json, write_json
 from app.core.errors import NotFound, StorageError
 from app.core.models import MemoryItem, utc_now
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
 
 
 class ReviewEntry(BaseModel):
@@ -44,8 +47,13 @@ class ReviewQueue:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = FileLock(str(path) + ".lock", timeout=30)
         self.warning: str | None = None
+
+    @property
+    def _lock(self) -> BaseFileLock:
+        from filelock import FileLock  # deferred: costly import, CLI start-up matters
+
+        return FileLock(str(self.path) + ".lock", timeout=30)
 
     def entries(self) -> list[ReviewEntry]:
         """All queued entries, oldest first."""

@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from filelock import FileLock, Timeout
 
 from app.core.atomic import atomic_write_bytes, fsync_dir
 from app.core.errors import InvalidInput, NotFound, StorageError
@@ -163,6 +162,8 @@ class MemoryStore:
     @contextlib.contextmanager
     def lock(self, branch: str) -> Iterator[None]:
         """Hold the branch's lock file (a separate `.lock`, never the data file)."""
+        from filelock import FileLock, Timeout  # deferred: costly import, CLI start-up matters
+
         self.ensure()
         lock = FileLock(str(self.locks_dir / f"{encode_branch(branch)}.lock"))
         try:
