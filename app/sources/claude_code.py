@@ -9,9 +9,13 @@ lines inside the session (older versions), `agent_progress` records, and
 `<sessionId>/subagents/agent-*.jsonl` or `agent-*.jsonl` files beside the session - become
 side conversations of the thread that started them, never threads of their own. Compaction
 summaries, `isMeta` text, command wrappers and interruptions are marked as such. Unknown
-record types and malformed lines are counted, never fatal. Lines above `BIG_LINE` are
-checked cheaply first: successful tool output and progress records that size are skipped
-unparsed, and inline base64 is blanked before parsing the rest.
+record types and malformed lines are counted, never fatal.
+
+Speed: most bytes of a transcript are tool output and hook progress, which are never
+rendered, so those lines are recognised from their first bytes and skipped unparsed (a
+failed tool call, a subagent's report and inline sidechain lines are still parsed). Lines
+above `BIG_LINE` have inline base64 blanked before parsing; subagent progress records that
+large are skipped and counted.
 """
 
 from __future__ import annotations
@@ -251,11 +255,9 @@ class _Side:
 class _Session:
     """State while reading one session file and its subagent files."""
 
-    def __init__(self, path: Path, stats: ReadStats, *, standalone: bool) -> None:
+    def __init__(self, path: Path, stats: ReadStats) -> None:
         self.path = path
         self.stats = stats
-        # A subagent file read on its own: its sidechain lines are the conversation.
-        self.standalone = standalone
         self.session_id: str | None = None
         self.segments: list[_Segment] = []
         self.sides: dict[str, _Side] = {}
@@ -324,7 +326,12 @@ class _Session:
             if len(line) > BIG_LINE:
                 self.stats.skip(LARGE_PROGRESS)
                 return
-        elif b'"type":"tool_result"' in head and self._plain_tool_output(line, head):
+        elif (
+            b'"type":"tool_result"' in head
+            # Inline sidechain lines are parsed: their uuids chain a side conversation.
+            and b'"isSidechain":true' not in head
+            and self._plain_tool_output(line, head)
+        ):
             return
         if len(line) > BIG_LINE:
             line = strip_base64(line)
@@ -354,7 +361,7 @@ class _Session:
             sid = record.get("sessionId")
             if isinstance(sid, str) and sid:
                 self.session_id = sid
-        if record.get("isSidechain") and not self.standalone:
+        if record.get("isSidechain"):
             self._sidechain_record(record)
             return
         segment = self._segment_for(record)
@@ -490,10 +497,7 @@ class _Session:
     def threads(self) -> list[ParsedThread]:
         # The file name is the session id; content is the fallback for renamed copies.
         stem = self.path.stem
-        if self.standalone or _UUID_RE.match(stem) or not self.session_id:
-            sid = stem
-        else:
-            sid = self.session_id
+        sid = stem if _UUID_RE.match(stem) or not self.session_id else self.session_id
         live = [(i, s) for i, s in enumerate(self.segments) if s.conversation.messages]
         numbering = {index: n for n, (index, _) in enumerate(live)}
         sides_by_segment: dict[int, list[SideConversation]] = {}
@@ -546,7 +550,7 @@ class _Session:
 def read_session(paths: tuple[Path, ...], stats: ReadStats) -> list[ParsedThread]:
     """Read a session file (paths[0]) and its subagent files (the rest) into threads."""
     main = paths[0]
-    session = _Session(main, stats, standalone=main.name.startswith("agent-"))
+    session = _Session(main, stats)
     for line in iter_lines(main, stats):
         session.add_line(line)
     for sub in paths[1:]:
@@ -563,6 +567,18 @@ def _session_id_of(path: Path) -> str | None:
         return None
     match = _SESSION_ID_RE.search(head)
     return match.group(1).decode("utf-8", "replace") if match else None
+
+
+def parent_session(agent: Path) -> Path | None:
+    """The session file a subagent transcript belongs to, if it is there."""
+    if agent.parent.name == "subagents":
+        candidate = agent.parent.parent.parent / f"{agent.parent.parent.name}.jsonl"
+    else:
+        sid = _session_id_of(agent)
+        if sid is None:
+            return None
+        candidate = agent.parent / f"{sid}.jsonl"
+    return candidate if candidate.is_file() else None
 
 
 def beside_subagents(session: Path) -> list[Path]:

@@ -18,7 +18,9 @@ from typing import Any
 
 from app.sources.models import ReadStats
 
-MAX_LINE = 64 * 1024 * 1024
+# Parsing a line costs about four times its size (bytes, text, parsed strings, duplicates
+# such as `toolUseResult`), so this cap keeps one line well under the 300 MB budget.
+MAX_LINE = 32 * 1024 * 1024
 _CHUNK = 1024 * 1024
 _DECODER = json.JSONDecoder()
 # Lines above this size get cheap checks before a full parse (see the Claude reader).
@@ -114,9 +116,13 @@ def loads(line: bytes, stats: ReadStats) -> dict[str, Any] | None:
         # raw_decode refuses leading whitespace; json.loads is the strict judge.
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             stats.skip(MALFORMED)
             return None
+    except RecursionError:
+        # Nesting deeper than the parser's recursion limit: not a transcript record.
+        stats.skip(MALFORMED)
+        return None
     if not isinstance(value, dict):
         stats.skip(MALFORMED)
         return None

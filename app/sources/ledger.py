@@ -87,8 +87,9 @@ class Ledger:
         content_hash: str,
         messages: int,
         path: str = "",
+        save: bool = True,
     ) -> LedgerEntry:
-        """Mark a thread memorized up to `messages` and save the ledger."""
+        """Mark a thread memorized up to `messages`; save the ledger unless told not to."""
         entry = LedgerEntry(
             source=source,
             thread_id=thread_id,
@@ -100,7 +101,8 @@ class Ledger:
             path=path,
         )
         self.entries[key] = entry
-        self.save()
+        if save:
+            self.save()
         return entry
 
     def save(self) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ _ENABLED = {
     "claude-code": "claude_code", "puffin": "puffin", "codex": "codex", "aider": "aider",
 }
 _PARSE_CACHE = 8
+_SAVE_EVERY_S = 2.0
 
 Memorize = Callable[[str, str, str], Awaitable[dict[str, Any]]]
 Progress = Callable[[int, int, str], None]
@@ -128,29 +130,38 @@ def _sniff_jsonl(path: Path) -> str:
     return claude_code.SOURCE
 
 
-def _file_unit(path: Path, source: str | None) -> _Unit:
-    if source == "claude-code":
-        return _Unit(source, (path, *claude_code.beside_subagents(path)))
+def _claude_unit(path: Path, stats: ReadStats) -> list[_Unit]:
+    if path.name.startswith("agent-"):
+        # A subagent transcript is read as part of its parent session, never on its own.
+        parent = claude_code.parent_session(path)
+        if parent is None:
+            stats.skip(claude_code.ORPHAN_SUBAGENTS)
+            return []
+        path = parent
+    return [_Unit(claude_code.SOURCE, (path, *claude_code.beside_subagents(path)))]
+
+
+def _file_units(path: Path, source: str | None, stats: ReadStats) -> list[_Unit]:
+    if source == claude_code.SOURCE:
+        return _claude_unit(path, stats)
     if source is not None:
-        return _Unit(source, (path,))
-    name = path.name
-    if name.endswith(aider.HISTORY_NAME) or name.endswith(".aider.chat.history.md"):
-        return _Unit(aider.SOURCE, (path,))
+        return [_Unit(source, (path,))]
+    if path.name.endswith(aider.HISTORY_NAME):
+        return [_Unit(aider.SOURCE, (path,))]
     if path.suffix == ".json":
-        return _Unit(puffin.SOURCE, (path,))
+        return [_Unit(puffin.SOURCE, (path,))]
     if path.suffix == ".jsonl":
-        kind = _sniff_jsonl(path)
-        if kind == claude_code.SOURCE:
-            return _Unit(kind, (path, *claude_code.beside_subagents(path)))
-        return _Unit(kind, (path,))
-    return _Unit(plaintext.SOURCE, (path,))
+        if _sniff_jsonl(path) == codex.SOURCE:
+            return [_Unit(codex.SOURCE, (path,))]
+        return _claude_unit(path, stats)
+    return [_Unit(plaintext.SOURCE, (path,))]
 
 
 def _path_units(path: Path, source: str | None, stats: ReadStats) -> list[_Unit]:
     if not path.exists():
         raise InvalidInput(f"{path} does not exist", context={"path": str(path)})
     if path.is_file():
-        return [_file_unit(path, source)]
+        return _file_units(path, source, stats)
     units: list[_Unit] = []
     if source in (None, "puffin"):
         history = puffin.history_path(path)
@@ -385,6 +396,51 @@ async def memorize_pending(
         "memorized": 0, "failed": 0, "skipped": len(planned) - len(todo), "errors": [],
     }
     cache: OrderedDict[tuple[Path, ...], dict[str, ParsedThread]] = OrderedDict()
+    saver = _LedgerSaver(ledger)
+    try:
+        await _memorize_all(todo, ledger, memorize, progress, cache, saver, result)
+    finally:
+        try:
+            await saver.flush()
+        except StorageError as exc:
+            result["errors"].append(f"ledger not saved: {exc.message}")
+    return result
+
+
+class _LedgerSaver:
+    """Saves the ledger at most every `_SAVE_EVERY_S` seconds, and once at the end.
+
+    Saving after every thread rewrites the whole file each time, which is quadratic over a
+    large backlog memorized by the fast offline engine; a crash between saves only means a
+    few threads are memorized again (the writer folds duplicates).
+    """
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.dirty = False
+        self.last = time.monotonic()
+
+    async def mark(self) -> None:
+        self.dirty = True
+        if time.monotonic() - self.last >= _SAVE_EVERY_S:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if self.dirty:
+            self.dirty = False
+            self.last = time.monotonic()
+            await asyncio.to_thread(self.ledger.save)
+
+
+async def _memorize_all(
+    todo: list[PlannedThread],
+    ledger: Ledger,
+    memorize: Memorize,
+    progress: Progress | None,
+    cache: OrderedDict[tuple[Path, ...], dict[str, ParsedThread]],
+    saver: _LedgerSaver,
+    result: dict[str, Any],
+) -> None:
     for index, item in enumerate(todo, start=1):
         thread = item.thread
         parsed = cache.get(thread.paths)
@@ -418,22 +474,23 @@ async def memorize_pending(
             result["memorized"] += 1
         else:
             result["skipped"] += 1
+        ledger.record(
+            thread.key,
+            source=thread.source,
+            thread_id=thread.id,
+            branch_id=thread.branch_id,
+            ref=thread.ref,
+            content_hash=digest,
+            messages=count,
+            path=str(thread.path),
+            save=False,
+        )
         try:
-            ledger.record(
-                thread.key,
-                source=thread.source,
-                thread_id=thread.id,
-                branch_id=thread.branch_id,
-                ref=thread.ref,
-                content_hash=digest,
-                messages=count,
-                path=str(thread.path),
-            )
+            await saver.mark()
         except StorageError as exc:
             # Going on would memorize threads that the next scan memorizes again.
             result["errors"].append(f"ledger not saved, stopping: {exc.message}")
-            break
-    return result
+            return
 
 
 # -- sources report -------------------------------------------------------------------------
