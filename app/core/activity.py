@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-
 from app.core.atomic import read_json, write_json
 from app.core.errors import StorageError
 from app.core.models import utc_now

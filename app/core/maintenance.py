@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-
 from app.core.atomic import move_aside, read_json, write_json
 from app.core.engine import Engine
 from app.core.errors import MaintenanceFailed, PuffinError, StorageError

@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-
 from app.core.atomic import atomic_write_bytes, fsync_dir
 from app.core.errors import InvalidInput, NotFound, StorageError
 from app.core.models import BranchMemory
