@@ -17,9 +17,9 @@ from pydantic import Field
 
 from app.core.activity import ActivityLog
 from app.core.api import Empty, MemoryApi, Request
-from app.core.errors import InvalidInput, StorageError
 from app.core.config import Config, load_config
 from app.core.engine import Candidate, DeepAnswer, Engine
+from app.core.errors import InvalidInput, StorageError
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog, MaintenanceManager
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
@@ -138,7 +138,7 @@ class KeyRequest(Request):
 
 
 def _register_auth(api: MemoryApi) -> None:
-    async def status(_req: Any) -> dict[str, Any]:
+    async def status(req: Any) -> dict[str, Any]:
         from app.core.keys import auth_status
 
         return await asyncio.to_thread(auth_status)
@@ -149,7 +149,7 @@ def _register_auth(api: MemoryApi) -> None:
         await asyncio.to_thread(set_key, req.key.strip())
         return {"success": True, **await asyncio.to_thread(auth_status)}
 
-    async def test_key(_req: Any) -> dict[str, Any]:
+    async def test_key(req: Any) -> dict[str, Any]:
         from app.core.keys import find_key
 
         key, origin = await asyncio.to_thread(find_key)
@@ -175,7 +175,7 @@ def _register_auth(api: MemoryApi) -> None:
 
 
 def _register_usage(api: MemoryApi, store: MemoryStore) -> None:
-    async def usage(_req: Any) -> dict[str, Any]:
+    async def usage(req: Any) -> dict[str, Any]:
         from app.core.usage import UsageLedger
 
         ledger = UsageLedger(store.usage_path)
@@ -204,20 +204,20 @@ def _parse_since(value: str | None) -> datetime | None:
 
 
 def _register_sources(api: MemoryApi, store: MemoryStore, config: Config) -> None:
-    async def sources(_req: Any) -> dict[str, Any]:
+    async def sources(req: Any) -> dict[str, Any]:
         from app.sources.scan import sources_report
 
         return await asyncio.to_thread(sources_report, config.sources)
 
     async def scan(req: ScanRequest) -> dict[str, Any]:
+        from filelock import FileLock, Timeout
+
         from app.sources.ledger import Ledger
         from app.sources.scan import discover, dry_run_report, memorize_pending, plan
 
-        from filelock import FileLock, Timeout
-
         since = _parse_since(req.since)
         path = Path(req.path).expanduser() if req.path else None
-        if path is not None and not path.exists():
+        if path is not None and not await asyncio.to_thread(path.exists):
             raise InvalidInput(f"No such file or folder: {path}")
         lock = FileLock(str(store.home / ".scan.lock"))
         try:
