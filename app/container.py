@@ -193,6 +193,10 @@ class ScanRequest(Request):
     dry_run: bool = Field(default=False, alias="dryRun")
 
 
+def _expand(value: str) -> Path:
+    return Path(value).expanduser()
+
+
 def _parse_since(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -216,7 +220,7 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config) -> Non
         from app.sources.scan import discover, dry_run_report, memorize_pending, plan
 
         since = _parse_since(req.since)
-        path = Path(req.path).expanduser() if req.path else None
+        path = _expand(req.path) if req.path else None
         if path is not None and not await asyncio.to_thread(path.exists):
             raise InvalidInput(f"No such file or folder: {path}")
         lock = FileLock(str(store.home / ".scan.lock"))
