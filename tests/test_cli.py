@@ -144,3 +144,59 @@ def test_maintain_and_status(seeded: Path) -> None:
     assert reply["results"]["filesValid"] == 1
     code, status = run_cli(seeded, "status")
     assert status["status"] == "ready"
+
+
+def _memorize_text(home: Path, tmp_path: Path, branch: str, text: str, source: str) -> dict:
+    conv = tmp_path / f"{source}.txt"
+    conv.write_text(text, encoding="utf-8")
+    code, reply = run_cli(home, "memorize", "--branch", branch, "--file", str(conv),
+                          "--source", source)
+    assert code == 0, reply
+    return reply
+
+
+def test_a_later_opposite_statement_is_recorded_with_both_sources(
+    home: Path, tmp_path: Path
+) -> None:
+    _memorize_text(home, tmp_path, "demo", "User: Always use async/await, never .then() "
+                   "chains.\n", "thread-a")
+    _memorize_text(home, tmp_path, "demo", "User: Prefer .then() chains over async/await "
+                   "from now on.\n", "thread-b")
+    _, shown = run_cli(home, "branch", "show", "demo")
+    conflicts = shown["content"].split("## Contradictions and Conflicts")[1]
+    assert "thread-a" in conflicts and "thread-b" in conflicts
+
+
+def test_retrieve_across_three_branches_ranks_and_reports_conflicts(
+    home: Path, tmp_path: Path
+) -> None:
+    _memorize_text(home, tmp_path, "web/main", "User: Always use async/await for "
+                   "asynchronous code, never .then() chains.\n", "t1")
+    _memorize_text(home, tmp_path, "api/main", "User: Prefer .then() chains over "
+                   "async/await; our tracing loses context across await.\n", "t2")
+    _memorize_text(home, tmp_path, "api/stream", "User: We decided to use async generators "
+                   "for streaming because they handle backpressure.\n", "t3")
+    code, found = run_cli(home, "retrieve", "async pattern")
+    assert code == 0
+    memories = found["memories"]
+    assert {m["branch"] for m in memories} == {"web/main", "api/main", "api/stream"}
+    assert [m["score"] for m in memories] == sorted((m["score"] for m in memories),
+                                                    reverse=True)
+    assert all(m["category"] and m["id"] for m in memories)
+    assert found["conflicts"]
+    assert set(found["conflicts"][0]["branches"]) == {"web/main", "api/main"}
+
+
+def test_a_hand_edit_is_picked_up_by_the_next_retrieve(home: Path, tmp_path: Path) -> None:
+    _memorize_text(home, tmp_path, "demo", "User: Always use pathlib instead of os.path.\n",
+                   "t1")
+    code, found = run_cli(home, "retrieve", "pathlib")
+    assert found["memories"]
+    path = home / "branches" / "demo.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("## Project Conventions\n",
+                                 "## Project Conventions\n\n- **Zebra naming**: Name every "
+                                 "fixture after a zebra.\n"), encoding="utf-8")
+    code, found = run_cli(home, "retrieve", "zebra fixture")
+    assert code == 0
+    assert found["memories"][0]["title"] == "Zebra naming"

@@ -2,7 +2,8 @@
 
 This module owns the public entry point of the offline engine's extraction, `extract`: it
 validates its input, reads the conversation into statements (`extract_text.py`), judges them
-with the pattern tables (`extract_rules.py`, applied by `extract_items.py`) and returns an
+with the pattern tables (`extract_rules.py`, applied by `extract_items.py`), merges and titles
+the results (`extract_merge.py`) and returns an
 `ExtractionResult` of `MemoryItem`s in seed 001's five categories, each with a confidence the
 writer routes on (>= 0.75 committed, 0.5-0.75 review queue, below 0.5 dropped; nothing below
 `MIN_CONFIDENCE` is returned at all). It is pure and deterministic: the same text, source and
@@ -15,7 +16,8 @@ from datetime import date
 
 from app.core.errors import InvalidInput
 from app.core.models import ExtractionResult, MemoryItem, clean_token, utc_now
-from app.engines.offline.extract_items import Candidate, find_candidates
+from app.engines.offline.extract_items import Candidate, find_candidates, skip_section
+from app.engines.offline.extract_merge import finalize
 from app.engines.offline.extract_text import Speaker, read_statements, split_turns
 
 __all__ = ["MAX_ITEMS", "MIN_CONFIDENCE", "extract"]
@@ -65,13 +67,17 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
             context={"field": "conversation"},
         )
     if not clean_token(source if isinstance(source, str) else ""):
-        raise InvalidInput("source must name the conversation's thread", context={"field": "source"})
+        raise InvalidInput(
+            "source must name the conversation's thread", context={"field": "source"}
+        )
     day = today or utc_now().date()
     text = conversation.replace("\x00", " ").replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return ExtractionResult(no_content_to_extract=True, engine="offline")
 
-    candidates, notes = find_candidates(read_statements(split_turns(text)))
+    reading = read_statements(split_turns(text), skip_section)
+    found, notes = find_candidates(reading)
+    candidates = finalize(found, reading.statements)
     kept = [c for c in candidates if c.confidence >= MIN_CONFIDENCE]
     if len(kept) > MAX_ITEMS:
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")

@@ -1,13 +1,13 @@
-"""Statements to candidate memory items: classification, fields, confidence, merging.
+"""Statements to candidate memory items: scope filter, signals, fields and confidence.
 
 This module owns the judging half of the offline extractor. For each statement it applies the
-tables of `extract_rules.py`: the scope filter (injection, story-level, feature-specific,
-procedural, status chatter), the signal families that pick a category, the neighbouring
-statements that complete an item (a reason or trade-off in the next sentence, the symptom a
-few statements before a root cause, the fix after it), and the confidence from the strength of
-the signals and who spoke. It then adjusts agent items by how the user answered, merges
-duplicates within the conversation and gives every item a distinct title. Output is a list of
-`Candidate`s; `extract.py` turns them into `MemoryItem`s.
+tables of `extract_rules.py`: the scope filter (prompt injection, story-level, feature-specific,
+procedural, task and status chatter), the signal families that pick a category (directive,
+preference, decision, convention, bug fix, lesson, labelled or design-section bullets), the
+neighbouring statements that complete an item (a reason or trade-off in the next sentence, the
+symptom a few statements before a root cause, the fix after it, the approach after a lesson),
+and the confidence from the strength of the signals and who spoke. The result is a list of
+`Candidate`s in conversation order; `extract_merge.py` merges and titles them.
 """
 
 from __future__ import annotations
@@ -18,12 +18,23 @@ from enum import StrEnum
 
 from app.core.models import Category
 from app.engines.offline import extract_rules as r
-from app.engines.offline.extract_text import Speaker, Statement
+from app.engines.offline.extract_text import Reading, Speaker, Statement
 
-__all__ = ["Candidate", "find_candidates"]
+__all__ = [
+    "MAX_CONTENT_CHARS",
+    "STOPWORDS",
+    "Candidate",
+    "Family",
+    "capitalize",
+    "find_candidates",
+    "skip_section",
+    "strip_fillers",
+    "tokens",
+]
 
 MIN_CLASSIFY_CHARS = 12
 SUBSTANCE_WORDS = 5
+TASK_BRIEF = 2
 MAX_CONTENT_CHARS = 320
 SYMPTOM_LOOKBACK = 6
 FOLLOW_LOOKAHEAD = 2
@@ -64,16 +75,12 @@ AGENT_PENALTY: dict[Family, float] = {
     Family.LESSON: 0.15,
 }
 DEFAULT_AGENT_PENALTY = 0.2
-AGENT_CAP = 0.8
-USER_CAP = 0.95
 PLAIN_ALWAYS_USER = 0.8  # "the UI never imports core": a rule stated as a fact
 REASON_BONUS = 0.05
 TRADEOFF_BONUS = 0.03
 CORRECTION_BONUS = 0.05
 BUG_COMPLETE_BONUS = 0.05
 APPROACH_BONUS = 0.05
-ACK_BONUS = 0.1
-REJECT_PENALTY = 0.2
 PASTED_PENALTY = 0.2
 STORY_PENALTY = 0.2
 HEDGE_STRONG_PENALTY = 0.2
@@ -81,8 +88,6 @@ HEDGE_WEAK_PENALTY = 0.1
 HEDGE_MAX_PENALTY = 0.4
 LOCAL_PENALTY = 0.25
 GENERIC_PENALTY = 0.25
-MENTION_BONUS = 0.05
-MENTION_MAX_BONUS = 0.1
 
 _QUESTION_END_RE = re.compile(r"\?[\"')\]]*$")
 _INTRO_RE = re.compile(
@@ -95,7 +100,9 @@ _FILLER_RE = re.compile(
         |well|hey|hmm|alright|actually|no|nope|wait|sure|understood|agreed|got\ it|noted|then
         |please|fyi|but|finally|first|one\ more\ thing|one\ last\ thing|another\ thing
         |one\ more|(?:it\ )?turns\ out(?:\ that)?|note\ that|keep\ in\ mind(?:\ that)?
-        |remember\ that|be\ aware\ that)\b[\s,:;.!—–-]*)+""",
+        |remember\ that|be\ aware\ that|thanks|thank\ you|cool|nice|perfect|fine|more\ generally
+        |in\ general|generally|while\ (?:we'?re|you'?re)\ (?:here|at\ it)|for\ the\ record)
+        \b[\s,:;.!—–-]*)+""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "The real convention for this project: always pin ..." - the label says what follows.
@@ -128,13 +135,15 @@ _DECISION_LEADS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 _TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9_./+-]*", re.IGNORECASE)
-_STOPWORDS = frozenset(
-    "a an the and or but if then so to of in on at for with by from as is are was were be been "
-    "it its this that these those we you i they he she our your my their me us them do does "
-    "did not no all any each every some there here when where which who what how than too very "
-    "can could should would will shall may might must just also only into over under about "
-    "after before use using always never".split()
-)
+STOPWORDS: frozenset[str] = frozenset({
+    "a", "an", "the", "and", "or", "but", "if", "then", "so", "to", "of", "in", "on", "at", "for",
+    "with", "by", "from", "as", "is", "are", "was", "were", "be", "been", "it", "its", "this",
+    "that", "these", "those", "we", "you", "i", "they", "he", "she", "our", "your", "my", "their",
+    "me", "us", "them", "do", "does", "did", "not", "no", "all", "any", "each", "every", "some",
+    "there", "here", "when", "where", "which", "who", "what", "how", "than", "too", "very", "can",
+    "could", "should", "would", "will", "shall", "may", "might", "must", "just", "also", "only",
+    "into", "over", "under", "about", "after", "before", "use", "using", "always", "never",
+})
 _IMPERATIVE_FOLLOW_RE = re.compile(
     r"^(?:catch|use|raise|call|pass|wrap|return|log|put|keep|prefer|write|validate|store|"
     r"name|pin|lock|skip|run|check)\b",
@@ -142,6 +151,22 @@ _IMPERATIVE_FOLLOW_RE = re.compile(
 )
 _APPROACH_SPLIT_RE = re.compile(
     r",?\s+so\s+(?=[^,]{0,60}\b(?:has\ to|have\ to|must|should|need\ to|needs\ to)\b)",
+    re.IGNORECASE | re.VERBOSE,
+)
+# "About the intermittent 500 errors: the root cause ..." - the symptom is what follows "about".
+_SYMPTOM_LEAD_RE = re.compile(r"^(?:about|regarding|as\ for|re:?|on)\s+", re.IGNORECASE)
+# What a decision chose: "we settled on sqlc over an ORM" names sqlc.
+_CHOSEN_RE = re.compile(
+    r"""\b(?:use|adopt|chose|choose|picked|selected|settled\ on|went\ with|go\ with|opted\ for
+        |decided\ on|switch\ to|move\ to|stick\ with|prefer)\s+(?:an?\s+|the\s+)?
+        (?P<object>[^\s,.;:]+(?:\s+(?!(?:for|over|instead|in|on|as|to|with|because|since|and|or
+        |only|when|if|so|across|at|by|from|of)\b)[^\s,.;:]+){0,3})""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_ASIDE_RE = re.compile(r",?\s*\b(?:by\ the\ way|btw|fyi)\b,?", re.IGNORECASE | re.VERBOSE)
+_TRAILING_TASK_RE = re.compile(
+    r"""[,;]?\s+(?:so|and)\s+(?:please\s+)?(?:rename|fix|update|change|move|add|remove|delete
+        |replace|convert|bump|ship)\b[^.;]*(?=[.;]?$)""",
     re.IGNORECASE | re.VERBOSE,
 )
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "second": 2, "third": 3,
@@ -195,12 +220,15 @@ class _Signals:
 # ----------------------------------------------------------------------------- text helpers
 
 
-def _capitalize(text: str) -> str:
+def capitalize(text: str) -> str:
+    """Upper-case the first letter unless the first word is an identifier (`qasync`)."""
     if not text:
         return text
     first = text.split(" ", 1)[0]
-    # Identifiers keep their case: `qasync`, `os.path`, `request()`.
-    if not first.isalpha() or any(ch.isupper() for ch in first[1:]):
+    # Identifiers keep their case: `qasync`, `os.path`, `request()`; "don't" is a word.
+    if not first.replace("'", "").replace("-", "").isalpha() or any(
+        ch.isupper() for ch in first[1:]
+    ):
         return text
     return text[0].upper() + text[1:]
 
@@ -209,7 +237,7 @@ def _sentence(text: str) -> str:
     text = text.strip().strip(" ,;:—–-").strip()
     if not text:
         return text
-    text = _capitalize(text)
+    text = capitalize(text)
     if text[-1] not in ".!?)\"'`":
         text += "."
     return text
@@ -241,7 +269,7 @@ def tokens(text: str) -> set[str]:
     found: set[str] = set()
     for raw in _TOKEN_RE.findall(text.lower()):
         word = raw.strip("./+-")
-        if len(word) < 2 or word in _STOPWORDS:
+        if len(word) < 2 or word in STOPWORDS:
             continue
         if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
@@ -275,6 +303,7 @@ class _Context:
     tainted_turns: set[int] = field(default_factory=set)
     story_turns: set[int] = field(default_factory=set)
     turn_opening: dict[int, str] = field(default_factory=dict)
+    speakers: dict[int, Speaker] = field(default_factory=dict)
     done_sections: set[tuple[int, str]] = field(default_factory=set)
     story_sections: dict[str, bool] = field(default_factory=dict)
     section_categories: dict[str, Category | None] = field(default_factory=dict)
@@ -303,15 +332,23 @@ class _Context:
 def _prepare(statements: list[Statement]) -> _Context:
     ctx = _Context(statements)
     injected = 0
+    requests: dict[int, int] = {}
     for s in statements:
-        ctx.turn_opening.setdefault(s.turn, s.text)
+        if s.turn not in ctx.turn_opening:
+            ctx.turn_opening[s.turn] = s.text
+            ctx.speakers[s.turn] = s.speaker
         if r.INJECTION.search(s.text, s.low):
             injected += 1
             ctx.tainted_turns.add(s.turn)
-        if s.speaker is Speaker.USER and (
-            r.STORY.search(s.text, s.low) or ctx.story_section(s.section)
-        ):
+        if s.speaker is not Speaker.USER:
+            continue
+        if r.STORY.search(s.text, s.low) or ctx.story_section(s.section):
             ctx.story_turns.add(s.turn)
+        if r.TASK_REQUEST.match(s.text):
+            requests[s.turn] = requests.get(s.turn, 0) + 1
+    # A user turn of several requests is a task brief: its other imperatives ("Use the file
+    # tools to examine ...") instruct that task, like a story's do.
+    ctx.story_turns.update(turn for turn, count in requests.items() if count >= TASK_BRIEF)
     if injected:
         ctx.notes.append(
             f"ignored {len(ctx.tainted_turns)} turn(s) with instruction-like text aimed at the "
@@ -384,18 +421,32 @@ def _signals(s: Statement, core: str, low: str) -> _Signals:
     if s.lead:
         sig.lead_family = _lead_family(s.lead)
     # "Decision: ...", "Lesson learned: ..." - the writer labelled the statement.
-    label = _LABEL_PREFIX_RE.match(s.text)
-    if label is not None and (family := _lead_family(label.group("label"))):
-        # An agent's "Note:" is a remark about the change at hand, not a lesson.
-        if s.speaker is Speaker.USER or label.group("label").lower() != "note":
-            sig.lead_family = family
-            sig.labeled = True
+    family = _label_family(s.text)
+    # An agent's "Note:" is a remark about the change at hand, not a lesson.
+    if family and (s.speaker is Speaker.USER or not s.low.startswith("note")):
+        sig.lead_family = family
+        sig.labeled = True
     return sig
 
 
 def _lead_family(lead: str) -> str:
     lead = lead.lower().rstrip(":").strip()
     return r.LEAD_FAMILIES.get(lead) or r.LEAD_FAMILIES.get(lead.rstrip("s"), "")
+
+
+def _label_family(text: str) -> str:
+    label = _LABEL_PREFIX_RE.match(text) if ":" in text[:62] else None
+    return _lead_family(label.group("label")) if label is not None else ""
+
+
+def _may_signal(ctx: _Context, s: Statement) -> bool:
+    """Cheap test run on every sentence: could any signal family match it at all?"""
+    return (
+        r.SIGNAL_GATE.search(s.low) is not None
+        or s.low.split(" ", 1)[0] in r.IMPERATIVE_OPENERS
+        or _lead_matters(ctx, s)
+        or bool(_label_family(s.text))
+    )
 
 
 def _lead_matters(ctx: _Context, s: Statement) -> bool:
@@ -477,8 +528,15 @@ def _recurrence(ctx: _Context, start: int, end: int) -> int:
 # ------------------------------------------------------------------------------ builders
 
 
+def _tidy(content: str) -> str:
+    """Drop asides and the one-off task tacked onto a rule ("..., so rename sync_core")."""
+    content = _ASIDE_RE.sub("", content)
+    return _TRAILING_TASK_RE.sub("", content)
+
+
 def _new(s: Statement, i: int, category: Category, family: Family, content: str,
          confidence: float) -> Candidate:
+    content = _tidy(content)
     topics = _topics(content)
     # The title names what the rule is about, not what its reason mentions.
     named = _topics(_main_clause(content)) or topics
@@ -550,7 +608,7 @@ def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | No
                 break
     if not (root or fix):
         return None
-    content = symptom or core
+    content = _SYMPTOM_LEAD_RE.sub("", symptom) if symptom else core
     confidence = BASE[Family.BUG]
     if root and fix:
         confidence += BUG_COMPLETE_BONUS
@@ -588,6 +646,9 @@ def _build_decision(ctx: _Context, i: int, s: Statement, core: str) -> Candidate
     if _any(r.STRONG, main, main.lower()):
         confidence += REASON_BONUS
     candidate = _new(s, i, Category.ARCHITECTURAL_DECISIONS, Family.DECISION, main, confidence)
+    chosen = _CHOSEN_RE.search(main)
+    if chosen is not None and not candidate.lead:
+        candidate.lead = chosen.group("object").strip("`'\"")
     candidate.rationale = _defuse(_clip(reason.rstrip(".")))
     candidate.trade_offs = _defuse(_clip(trade.rstrip(".")))
     return candidate
@@ -688,9 +749,7 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
     text = s.text
     if len(text) < MIN_CLASSIFY_CHARS or _QUESTION_END_RE.search(text):
         return None
-    if r.SIGNAL_GATE.search(s.low) is None and (
-        s.low.split(" ", 1)[0] not in r.IMPERATIVE_OPENERS
-    ) and not _lead_matters(ctx, s):
+    if not _may_signal(ctx, s):
         return None
     core = strip_fillers(text)
     if len(core) < MIN_CLASSIFY_CHARS:
@@ -698,12 +757,12 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
     low = core.lower()
     sig = _signals(s, core, low)
     if not (sig.strong or sig.plain_always or sig.preference or sig.decision or sig.convention
-            or sig.bug or sig.lesson or s.lead):
+            or sig.bug or sig.lesson or sig.labeled or s.lead):
         return None
     if _out_of_scope(ctx, s, core, low, sig.bug, sig.strong):
         return None
-    topics = _topics(core)
-    if not _has_substance(core, topics):
+    # A root cause or fix is concrete by nature; its symptom and fix complete it below.
+    if not sig.bug and not _has_substance(core, _topics(core)):
         return None
     # Story-level user turns (a pasted story with acceptance criteria) only keep explicit
     # always/never rules; everything else in them is the story itself.
@@ -744,7 +803,8 @@ def _symptom_near(ctx: _Context, i: int) -> bool:
 
 def _pick(ctx: _Context, i: int, s: Statement, core: str, sig: _Signals) -> Candidate | None:
     lead = sig.lead_family
-    explains = sig.lesson and r.ROOT.search(core, core.lower()) is not None
+    # "Turns out X" right after a symptom explains it: X is the root cause.
+    explains = sig.lesson and r.ROOT.search(s.text, s.low) is not None
     if sig.bug or lead == "bug" or (explains and _symptom_near(ctx, i)):
         built = _build_bug(ctx, i, s, core)
         if built is not None:
@@ -787,153 +847,23 @@ def _finish(ctx: _Context, s: Statement, candidate: Candidate, main: str) -> Can
     return candidate
 
 
-# --------------------------------------------------------------------------- post-process
+def skip_section(heading: str) -> bool:
+    """Headings whose prose is never memory (story, acceptance criteria, reports of work)."""
+    return r.STORY_SECTION.search(heading) is not None
 
 
-def _apply_responses(ctx: _Context, candidates: list[Candidate]) -> None:
-    """Agent items gain when the user's next words accept them and lose when they reject."""
-    verdict: dict[int, float] = {}
-    pending: list[int] = []
-    turns = sorted({s.turn for s in ctx.statements})
-    speaker_of = {s.turn: s.speaker for s in ctx.statements}
-    for turn in turns:
-        if speaker_of[turn] is Speaker.AGENT:
-            pending.append(turn)
-            continue
-        opening = _opening(ctx.turn_opening.get(turn, ""))
-        delta = ACK_BONUS if r.ACK.match(opening) else 0.0
-        if r.REJECT.match(opening):
-            delta = -REJECT_PENALTY
-        for agent_turn in pending:
-            verdict[agent_turn] = delta
-        pending = []
-    for candidate in candidates:
-        if candidate.speaker is Speaker.AGENT:
-            candidate.confidence += verdict.get(candidate.turn, 0.0)
+def find_candidates(reading: Reading) -> tuple[list[Candidate], list[str]]:
+    """Every candidate item of a conversation, in order, with notes for the log.
 
-
-def _opening(text: str) -> str:
-    """The opening words as typed (acknowledgements are fillers to `strip_fillers`)."""
-    return text.strip().lstrip("([\"'")
-
-
-def _merge_into(keep: Candidate, other: Candidate) -> None:
-    if other.speaker is Speaker.USER and keep.speaker is Speaker.AGENT:
-        keep.content, keep.speaker = other.content, other.speaker
-    keep.confidence = max(keep.confidence, other.confidence)
-    keep.mentions += other.mentions
-    keep.speakers |= other.speakers
-    keep.topic_tags = list(dict.fromkeys(keep.topic_tags + other.topic_tags))[:5]
-    keep.topic_title = keep.topic_title or other.topic_title
-    keep.lead = keep.lead or other.lead
-    for name in ("rationale", "trade_offs", "root_cause", "fix", "approach", "lessons"):
-        if not getattr(keep, name) and getattr(other, name):
-            setattr(keep, name, getattr(other, name))
-    keep.occurrences = max(keep.occurrences, other.occurrences)
-
-
-def _merge_adjacent(candidates: list[Candidate]) -> list[Candidate]:
-    """Consecutive statements of one turn on the same subject are one item."""
-    merged: list[Candidate] = []
-    for candidate in candidates:
-        last = merged[-1] if merged else None
-        if (
-            last is not None and last.turn == candidate.turn
-            and candidate.index - last.index == 1 and last.category == candidate.category
-            and last.topic_title and last.topic_title == candidate.topic_title
-            and last.category is not Category.BUG_PATTERNS
-            and len(last.content) + len(candidate.content) < MAX_CONTENT_CHARS
-        ):
-            last.content = f"{last.content} {candidate.content}"
-            last.confidence = max(last.confidence, candidate.confidence)
-            last.speakers |= candidate.speakers
-            last.topic_tags = list(dict.fromkeys(last.topic_tags + candidate.topic_tags))[:5]
-            last.index = candidate.index
-            continue
-        merged.append(candidate)
-    return merged
-
-
-def _similar(a: set[str], b: set[str]) -> bool:
-    if not a or not b:
-        return False
-    shared = len(a & b)
-    return shared / len(a | b) >= 0.55 or (
-        min(len(a), len(b)) >= 2 and shared / min(len(a), len(b)) >= 0.8
-    )
-
-
-def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
-    """Same category and mostly the same words: one item, reinforced by each mention."""
-    kept: list[Candidate] = []
-    kept_tokens: list[set[str]] = []
-    index: dict[tuple[Category, str], list[int]] = {}
-    for candidate in candidates:
-        words = tokens(f"{candidate.content} {candidate.root_cause} {candidate.fix}")
-        target = None
-        seen: set[int] = set()
-        for word in words:
-            for k in index.get((candidate.category, word), ()):
-                if k in seen:
-                    continue
-                seen.add(k)
-                if _similar(words, kept_tokens[k]):
-                    target = k
-                    break
-            if target is not None:
-                break
-        if target is None:
-            for word in words:
-                index.setdefault((candidate.category, word), []).append(len(kept))
-            kept.append(candidate)
-            kept_tokens.append(words)
-        else:
-            _merge_into(kept[target], candidate)
-            kept_tokens[target] |= words
-    for candidate in kept:
-        bonus = min(MENTION_MAX_BONUS, MENTION_BONUS * (candidate.mentions - 1))
-        candidate.confidence += bonus
-    return kept
-
-
-def _phrase_title(content: str) -> str:
-    words = [w.strip("`.,;:()\"'") for w in strip_fillers(content).split()]
-    picked: list[str] = []
-    for word in words:
-        if not word:
-            continue
-        if not picked and word.lower() in _STOPWORDS:
-            continue
-        picked.append(word)
-        if len(picked) == 4:
-            break
-    while picked and picked[-1].lower() in _STOPWORDS:
-        picked.pop()
-    title = " ".join(picked) or "Note"
-    return _capitalize(title)
-
-
-def _assign_titles(candidates: list[Candidate]) -> None:
-    used: set[tuple[Category, str]] = set()
-    ordered = sorted(candidates, key=lambda c: (-c.confidence, c.index))
-    for candidate in ordered:
-        options = [candidate.lead, candidate.topic_title, _phrase_title(candidate.content)]
-        title = ""
-        for option in options:
-            option = option.replace("*", "").replace("`", "").strip(" :.-")
-            if option and (candidate.category, option.lower()) not in used:
-                title = option
-                break
-        if not title:
-            base = candidate.topic_title or _phrase_title(candidate.content)
-            title = f"{base} ({_phrase_title(candidate.content)})"
-        used.add((candidate.category, title.lower()))
-        candidate.title = _capitalize(title)
-
-
-def find_candidates(statements: list[Statement]) -> tuple[list[Candidate], list[str]]:
-    """All candidate items of a conversation, merged and titled, with notes for the log."""
+    Candidates are not merged yet and their confidence is not yet adjusted for how the user
+    answered: `extract_merge.finalize` does both.
+    """
+    statements = reading.statements
     ctx = _prepare(statements)
+    # A user turn that held a story section (acceptance criteria...) is a story request.
+    ctx.story_turns.update(
+        turn for turn in reading.skipped_turns if ctx.speakers.get(turn) is Speaker.USER
+    )
     candidates: list[Candidate] = []
     for i in range(len(statements)):
         if i in ctx.consumed:
@@ -941,10 +871,4 @@ def find_candidates(statements: list[Statement]) -> tuple[list[Candidate], list[
         candidate = _classify(ctx, i)
         if candidate is not None:
             candidates.append(candidate)
-    _apply_responses(ctx, candidates)
-    candidates = _merge_duplicates(_merge_adjacent(candidates))
-    for candidate in candidates:
-        cap = USER_CAP if Speaker.USER in candidate.speakers else AGENT_CAP
-        candidate.confidence = round(max(0.0, min(cap, candidate.confidence)), 2)
-    _assign_titles(candidates)
     return candidates, ctx.notes

@@ -20,20 +20,14 @@ from app.core.models import Category
 
 __all__ = [
     "ACK",
-    "CONVENTION_VERB",
-    "DECISION_USER",
-    "PREFERENCE_USER",
-    "STRONG_USER",
-    "TASK_REQUEST",
     "ALWAYS_NEVER",
-    "SIGNAL_INDEX",
-    "AnchorIndex",
-    "first_open",
     "ARCH_SUBJECT",
     "BUG",
     "CONVENTION_STRONG",
     "CONVENTION_SUBJECT",
+    "CONVENTION_VERB",
     "DECISION",
+    "DECISION_USER",
     "DESCRIPTIVE",
     "FEATURE",
     "FIX",
@@ -48,6 +42,7 @@ __all__ = [
     "LOCAL",
     "NAMED_DESIGN",
     "PREFERENCE",
+    "PREFERENCE_USER",
     "PROCEDURAL",
     "REASON",
     "REASON_NEXT",
@@ -57,22 +52,28 @@ __all__ = [
     "SCOPE",
     "SECTION_CATEGORIES",
     "SIGNAL_GATE",
+    "SIGNAL_INDEX",
     "STATUS",
     "STORY",
     "STORY_SECTION",
     "STRONG",
+    "STRONG_USER",
     "SYMPTOM",
+    "TASK_REQUEST",
     "TECH_TOKEN",
     "TICKET",
     "TOPICS",
+    "TOPIC_INDEX",
     "TRADEOFF",
     "TRADEOFF_NEXT",
     "UI_ELEMENT",
     "UI_PRESENTATION",
+    "AnchorIndex",
     "Rule",
     "Topic",
     "all_rules",
     "first",
+    "first_open",
     "gate_pattern",
     "topics_in",
 ]
@@ -84,20 +85,22 @@ def _rx(pattern: str, flags: int = _FLAGS) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
+_Trie = dict[str, "_Trie"]
+
+
 def _trie(words: Iterable[str]) -> str:
     """One regex alternation shaped as a prefix tree: `re` then rejects most text in one step
     per character instead of trying every word at every position."""
-    root: dict[str, dict[str, object]] = {}
+    root: _Trie = {}
     for word in words:
-        node: dict[str, object] = root
+        node = root
         for ch in word:
-            node = node.setdefault(ch, {})  # type: ignore[assignment]
+            node = node.setdefault(ch, {})
         node[""] = {}
 
-    def emit(node: dict[str, object]) -> str:
+    def emit(node: _Trie) -> str:
         ends = "" in node
-        branches = [re.escape(ch) + emit(child)  # type: ignore[arg-type]
-                    for ch, child in sorted(node.items()) if ch]
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
@@ -171,6 +174,7 @@ class AnchorIndex:
     def __init__(self, rules: Iterable[Rule]) -> None:
         """Index the anchors of `rules`."""
         rules = tuple(rules)
+        self.rules: frozenset[Rule] = frozenset(rules)
         self._always: frozenset[Rule] = frozenset(r for r in rules if not r.anchors)
         by_anchor: dict[str, set[Rule]] = {}
         for rule in rules:
@@ -692,11 +696,13 @@ TOPICS: Final[tuple[Topic, ...]] = (
            "mypy", "pyright", "type hint", "typescript", "tsc", "type-check", "typecheck",
            "type check", "--strict"),
     _topic("git", "Git workflow",
-           r"commit\ messages?|conventional\ commits|branch\ names?|pull\ requests?",
-           "commit message", "conventional commits", "branch name", "pull request"),
+           r"commit\ messages?|conventional\ commits|branch\ names?|pull\ requests?|\bgit\b",
+           "commit message", "conventional commits", "branch name", "pull request", "git"),
     _topic("dependencies", "Dependencies",
-           r"dependenc|requirements\.txt|package\.json|lockfile|\bpin(?:ned|ning)?\b",
-           "dependenc", "requirements.txt", "package.json", "lockfile", "pin"),
+           r"""dependenc|requirements\.txt|package\.json|lockfile|\bpin(?:ned|ning)?\b
+           |\b(?:pip|npm|pnpm|yarn|cargo)\ (?:install|add)\b""",
+           "dependenc", "requirements.txt", "package.json", "lockfile", "pin", "pip", "npm",
+           "pnpm", "yarn", "cargo"),
     _topic("retries", "Retries", r"\bretr(?:y|ies)\b|backoff|jitter",
            "retry", "retries", "backoff", "jitter"),
     _topic("errors", "Error handling", r"""\bexceptions?\b|error\ handling|try/except|\bcatch\b
@@ -725,8 +731,10 @@ TOPICS: Final[tuple[Topic, ...]] = (
            |architecture|\bchannels?\b|source\ of\ truth|derived\ data""",
            "layer", "boundar", "import", "architecture", "channel", "source of truth",
            "derived data", "memorychannels"),
-    _topic("state", "State management", r"\bstate\b|\bSAM\b|redux|\bstore\b|immutab|\bmutat",
-           "state", "sam", "redux", "store", "immutab", "mutat"),
+    _topic("state", "State management", r"""\b(?:server|client|app|ui|shared|global)\ state\b
+           |state\ (?:management|changes?|updates?)|\bSAM\b|redux|zustand|immutab|\bmutat""",
+           "server", "client", "app", "ui", "shared", "global", "state", "sam", "redux",
+           "zustand", "immutab", "mutat"),
     _topic("config", "Configuration",
            r"\bconfig(?:uration)?\b|\bsettings\b|pydantic|dataclass",
            "config", "settings", "pydantic", "dataclass"),
@@ -748,9 +756,9 @@ TOPICS: Final[tuple[Topic, ...]] = (
            "outbox", "event", "message queue", "publish", "pub/sub", "pubsub"),
     _topic("design", "Design principles", r"composition|inheritance|\bcoupling\b|\bdry\b",
            "composition", "inheritance", "coupling", "dry"),
-    _topic("performance", "Performance",
-           r"performance|latency|\bblocks?\b|blocking|\bslow\b",
-           "performance", "latency", "block", "slow"),
+    _topic("performance", "Performance", r"""performance|latency|\bslow\b
+           |\bblock(?:s|ing)?\ the\ (?:gui|ui|event\ loop|main\ thread|thread)""",
+           "performance", "latency", "slow", "block"),
     _topic("data", "Data validation", r"\bvalidat|\bschemas?\b|\bjson\b|\bserializ|\bserialis",
            "validat", "schema", "json", "serializ", "serialis"),
     _topic("modules", "Modules", r"\bmodules?\b|\bpackages?\b|\bhelpers?\b|\butils?\b",
@@ -758,12 +766,12 @@ TOPICS: Final[tuple[Topic, ...]] = (
 )
 
 
-_TOPIC_INDEX: Final = AnchorIndex(topic.rule for topic in TOPICS)
+TOPIC_INDEX: Final = AnchorIndex(topic.rule for topic in TOPICS)
 
 
 def topics_in(text: str, low: str) -> list[Topic]:
     """The topics a text is about, most specific first."""
-    opened = _TOPIC_INDEX.open_rules(low)
+    opened = TOPIC_INDEX.open_rules(low)
     return [t for t in TOPICS if t.rule in opened and t.rule.pattern.search(text)]
 
 

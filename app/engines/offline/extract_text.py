@@ -12,10 +12,11 @@ splitting prose into sentences. It knows nothing about categories or confidence.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["Speaker", "Statement", "Turn", "read_statements", "split_turns"]
+__all__ = ["Reading", "Speaker", "Statement", "Turn", "read_statements", "split_turns"]
 
 
 class Speaker(StrEnum):
@@ -70,13 +71,13 @@ _NOISE_ALPHA_RE = re.compile(
     r"""(?:
         Traceback\ \(most\ recent\ call\ last\)
       | File\ "[^"]*",\ line\ \d+
-      | at\ [\w$.<>\[\] ]+[( ].*?:\d+(?::\d+)?\)?$
+      | at\ (?:[^\s(]+\ ){0,6}\(?[^\s()]+:\d+(?::\d+)?\)?$
       | at\ async\ .*
       | (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)(?::.*)?$
       | (?:DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|TRACE)\b[:\] ]
       | npm\ (?:ERR|WARN)!?
       | error\ (?:TS|CS|E)\d+
-      | (?:ERROR|WARNING)\ in\ 
+      | (?:ERROR|WARNING)\ in[ ]
       | webpack\ compiled
       | Compiled\ (?:with|successfully)
       | Line\ \d+:\d+:
@@ -88,9 +89,9 @@ _NOISE_OTHER_RE = re.compile(
         \[?\d{1,2}:\d{2}:\d{2}
       | \d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}
       | \[(?:debug|info|warn|warning|error)\]
-      | \d+:\d+\ +(?:error|warning)\ 
-      | [$❯➜%]\ 
-      | >>>\ 
+      | \d+:\d+\ +(?:error|warning)[ ]
+      | [$❯➜%][ ]
+      | >>>[ ]
       | [⏺⎿●✓✗✔✘│├└┌┐┘┬┴┼─]
       | \|
       | (?:-{3,}|\*{3,}|_{3,}|={3,})[ \t]*$
@@ -129,6 +130,10 @@ _CODE_CHARS = str.maketrans("", "", "{}();=<>$\\|[]")
 # Short sentences ("No.", "Yes.") are kept: they open turns that accept or reject.
 MIN_SENTENCE_CHARS = 2
 MAX_SENTENCE_CHARS = 420
+MAX_RAW_SENTENCE_CHARS = 2 * MAX_SENTENCE_CHARS
+# Lines longer than this are never matched against the line patterns (see `_TurnReader`).
+MAX_PATTERN_LINE = 400
+MAX_MARKERS = 24
 # A user turn this long with this many headings is a pasted document or prompt template
 # (slash-command expansion, story template), not the user talking.
 PASTED_MIN_CHARS = 1500
@@ -225,8 +230,10 @@ def _clean_inline(text: str) -> str:
     if "](" in text:
         text = _MD_LINK_RE.sub(r"\1", text)
     if "*" in text or "__" in text:
-        text = _EMPHASIS_RE.sub(r"\2", text)
-        text = _ITALIC_RE.sub(r"\1", text)
+        # Pairing many markers costs quadratic time and means nothing: just drop them.
+        if text.count("*") <= MAX_MARKERS:
+            text = _EMPHASIS_RE.sub(r"\2", text)
+            text = _ITALIC_RE.sub(r"\1", text)
         text = text.replace("**", "").replace("__", " ")
     if "~~" in text:
         text = _STRIKE_RE.sub(r"\1", text)
@@ -247,8 +254,8 @@ def _split_sentences(paragraph: str) -> list[str]:
     pieces = _SENTENCE_SPLIT_RE.split(paragraph)
     merged: list[str] = []
     for piece in pieces:
-        # "e.g. Foo" and "vs. Bar" do not end a sentence.
-        if merged and _ABBREV_END_RE.search(merged[-1]):
+        # "e.g. Foo" and "vs. Bar" do not end a sentence (only the tail can hold one).
+        if merged and _ABBREV_END_RE.search(merged[-1][-12:]):
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(piece)
@@ -331,12 +338,18 @@ class _TurnReader:
                 self._flush()
                 continue
             if in_traceback:
-                if raw[:1] in " \t" or _NOISE_ALPHA_RE.match(stripped):
+                if raw[:1] in " \t" or (
+                    len(stripped) <= MAX_PATTERN_LINE and _NOISE_ALPHA_RE.match(stripped)
+                ):
                     continue
                 in_traceback = False
             head = stripped[0]
+            if len(stripped) > MAX_PATTERN_LINE:
+                # Stack frames, headings and tags are short; matching line patterns against a
+                # huge line could backtrack for seconds, so it can only be prose.
+                self._prose(stripped)
             # Dispatch on the first character: a prose line pays for one or two tests.
-            if head.isalpha():
+            elif head.isalpha():
                 if _NOISE_ALPHA_RE.match(stripped):
                     self._flush()
                     in_traceback = stripped.startswith("Traceback")
@@ -366,9 +379,25 @@ class _TurnReader:
         self._flush()
 
 
-def read_statements(turns: list[Turn]) -> list[Statement]:
-    """Every prose sentence of every turn, in conversation order."""
+@dataclass(slots=True)
+class Reading:
+    """The statements of a conversation, and the turns where a section was skipped."""
+
+    statements: list[Statement]
+    skipped_turns: set[int]
+
+
+def read_statements(
+    turns: list[Turn], skip_section: Callable[[str], bool] | None = None
+) -> Reading:
+    """Every prose sentence of every turn, in conversation order.
+
+    `skip_section(heading)` drops the prose under headings the caller never judges (story
+    and report sections), saving the sentence work; turns where that happened are reported.
+    """
     statements: list[Statement] = []
+    skipped: set[int] = set()
+    verdicts: dict[str, bool] = {}
     for turn in turns:
         if turn.speaker is Speaker.OTHER or not turn.lines:
             continue
@@ -383,11 +412,20 @@ def read_statements(turns: list[Turn]) -> list[Statement]:
         first = True
         speaker, index = turn.speaker, turn.index
         for unit in reader.units:
+            if skip_section is not None and unit.section:
+                verdict = verdicts.get(unit.section)
+                if verdict is None:
+                    verdict = verdicts[unit.section] = skip_section(unit.section)
+                if verdict:
+                    skipped.add(turn.index)
+                    continue
             lead = _clean_inline(unit.lead) if unit.lead else ""
             text = unit.text
             # Most units are one sentence; the splitter only runs when a stop is inside.
             pieces = _split_sentences(text) if _STOP_INSIDE_RE.search(text) else (text,)
             for piece in pieces:
+                if len(piece) > MAX_RAW_SENTENCE_CHARS:
+                    continue  # markup cannot shrink it to a sentence; skip the cleaning work
                 sentence = _clean_inline(piece)
                 if not MIN_SENTENCE_CHARS <= len(sentence) <= MAX_SENTENCE_CHARS:
                     continue
@@ -398,4 +436,4 @@ def read_statements(turns: list[Turn]) -> list[Statement]:
                     first, unit.bullet,
                 ))
                 first = False
-    return statements
+    return Reading(statements, skipped)

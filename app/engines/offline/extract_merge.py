@@ -1,0 +1,193 @@
+"""Finishing candidate items: the user's answers, duplicates, confidence caps and titles.
+
+This module owns what happens to the offline extractor's candidates after classification
+(`extract_items.py`): an agent's statement gains when the user's next words accept it and
+loses when they reject it; consecutive statements on one subject become one item; near
+duplicates within the conversation merge, each extra mention reinforcing the item; confidence
+is capped by who said it; and every item gets a title that is distinct within its category.
+"""
+
+from __future__ import annotations
+
+from app.core.models import Category
+from app.engines.offline import extract_rules as r
+from app.engines.offline.extract_items import (
+    MAX_CONTENT_CHARS,
+    STOPWORDS,
+    Candidate,
+    capitalize,
+    strip_fillers,
+    tokens,
+)
+from app.engines.offline.extract_text import Speaker, Statement
+
+__all__ = ["finalize"]
+
+ACK_BONUS = 0.1
+REJECT_PENALTY = 0.2
+MENTION_BONUS = 0.05
+MENTION_MAX_BONUS = 0.1
+AGENT_CAP = 0.8
+USER_CAP = 0.95
+# Token overlap that makes two statements of one category the same fact.
+JACCARD_SAME = 0.55
+CONTAINED_SAME = 0.8
+
+def _apply_responses(statements: list[Statement], candidates: list[Candidate]) -> None:
+    """Agent items gain when the user's next words accept them and lose when they reject."""
+    openings: dict[int, tuple[Speaker, str]] = {}
+    for statement in statements:
+        openings.setdefault(statement.turn, (statement.speaker, statement.text))
+    verdict: dict[int, float] = {}
+    pending: list[int] = []
+    for turn in sorted(openings):
+        speaker, text = openings[turn]
+        if speaker is Speaker.AGENT:
+            pending.append(turn)
+            continue
+        opening = _opening(text)
+        delta = ACK_BONUS if r.ACK.match(opening) else 0.0
+        if r.REJECT.match(opening):
+            delta = -REJECT_PENALTY
+        for agent_turn in pending:
+            verdict[agent_turn] = delta
+        pending = []
+    for candidate in candidates:
+        if candidate.speaker is Speaker.AGENT:
+            candidate.confidence += verdict.get(candidate.turn, 0.0)
+
+
+def _opening(text: str) -> str:
+    """The opening words as typed (acknowledgements are fillers to `strip_fillers`)."""
+    return text.strip().lstrip("([\"'")
+
+
+def _merge_into(keep: Candidate, other: Candidate) -> None:
+    if other.speaker is Speaker.USER and keep.speaker is Speaker.AGENT:
+        keep.content, keep.speaker = other.content, other.speaker
+    keep.confidence = max(keep.confidence, other.confidence)
+    keep.mentions += other.mentions
+    keep.speakers |= other.speakers
+    keep.topic_tags = list(dict.fromkeys(keep.topic_tags + other.topic_tags))[:5]
+    keep.topic_title = keep.topic_title or other.topic_title
+    keep.lead = keep.lead or other.lead
+    for name in ("rationale", "trade_offs", "root_cause", "fix", "approach", "lessons"):
+        if not getattr(keep, name) and getattr(other, name):
+            setattr(keep, name, getattr(other, name))
+    keep.occurrences = max(keep.occurrences, other.occurrences)
+
+
+def _merge_adjacent(candidates: list[Candidate]) -> list[Candidate]:
+    """Consecutive statements of one turn on the same subject are one item."""
+    merged: list[Candidate] = []
+    for candidate in candidates:
+        last = merged[-1] if merged else None
+        if (
+            last is not None and last.turn == candidate.turn
+            and candidate.index - last.index == 1 and last.category == candidate.category
+            and last.topic_title and last.topic_title == candidate.topic_title
+            and last.category is not Category.BUG_PATTERNS
+            and len(last.content) + len(candidate.content) < MAX_CONTENT_CHARS
+        ):
+            last.content = f"{last.content} {candidate.content}"
+            last.confidence = max(last.confidence, candidate.confidence)
+            last.speakers |= candidate.speakers
+            last.topic_tags = list(dict.fromkeys(last.topic_tags + candidate.topic_tags))[:5]
+            last.index = candidate.index
+            continue
+        merged.append(candidate)
+    return merged
+
+
+def _similar(a: set[str], b: set[str]) -> bool:
+    if not a or not b:
+        return False
+    shared = len(a & b)
+    return shared / len(a | b) >= JACCARD_SAME or (
+        min(len(a), len(b)) >= 2 and shared / min(len(a), len(b)) >= CONTAINED_SAME
+    )
+
+
+def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
+    """Same category and mostly the same words: one item, reinforced by each mention."""
+    kept: list[Candidate] = []
+    kept_tokens: list[set[str]] = []
+    index: dict[tuple[Category, str], list[int]] = {}
+    for candidate in candidates:
+        words = tokens(f"{candidate.content} {candidate.root_cause} {candidate.fix}")
+        target = None
+        seen: set[int] = set()
+        for word in words:
+            for k in index.get((candidate.category, word), ()):
+                if k in seen:
+                    continue
+                seen.add(k)
+                if _similar(words, kept_tokens[k]):
+                    target = k
+                    break
+            if target is not None:
+                break
+        if target is None:
+            for word in words:
+                index.setdefault((candidate.category, word), []).append(len(kept))
+            kept.append(candidate)
+            kept_tokens.append(words)
+        else:
+            _merge_into(kept[target], candidate)
+            kept_tokens[target] |= words
+    for candidate in kept:
+        bonus = min(MENTION_MAX_BONUS, MENTION_BONUS * (candidate.mentions - 1))
+        candidate.confidence += bonus
+    return kept
+
+
+def _phrase_title(content: str) -> str:
+    words = [w.strip("`.,;:()\"'") for w in strip_fillers(content).split()]
+    picked: list[str] = []
+    for word in words:
+        if not word:
+            continue
+        if not picked and word.lower() in STOPWORDS:
+            continue
+        picked.append(word)
+        if len(picked) == 4:
+            break
+    while picked and picked[-1].lower() in STOPWORDS:
+        picked.pop()
+    title = " ".join(picked) or "Note"
+    return capitalize(title)
+
+
+def _assign_titles(candidates: list[Candidate]) -> None:
+    """Lead or chosen thing, else topic, else the first words; distinct within a category.
+
+    The strongest item gets first pick, so a repeated topic ("Testing") names the item that
+    matters most and the others fall back to their own words.
+    """
+    used: set[tuple[Category, str]] = set()
+    ordered = sorted(candidates, key=lambda c: (-c.confidence, c.index))
+    for candidate in ordered:
+        phrase = _phrase_title(candidate.content)
+        title = ""
+        for option in (candidate.lead, candidate.topic_title, phrase):
+            option = option.replace("*", "").replace("`", "").strip(" :.-")
+            if option and (candidate.category, option.lower()) not in used:
+                title = option
+                break
+        if not title:
+            title = f"{candidate.topic_title or phrase} ({phrase})"
+        used.add((candidate.category, title.lower()))
+        # Leads and chosen names are kept as written ("sqlc"); generated titles start upper.
+        candidate.title = title if title == candidate.lead else capitalize(title)
+
+
+
+def finalize(candidates: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """Apply the user's answers, merge duplicates, cap confidence and title every item."""
+    _apply_responses(statements, candidates)
+    merged = _merge_duplicates(_merge_adjacent(candidates))
+    for candidate in merged:
+        cap = USER_CAP if Speaker.USER in candidate.speakers else AGENT_CAP
+        candidate.confidence = round(max(0.0, min(cap, candidate.confidence)), 2)
+    _assign_titles(merged)
+    return merged

@@ -1,0 +1,68 @@
+"""Measured extraction quality of the offline engine on tests/fixtures/extraction.
+
+The scoring lives in bench/extraction_quality.py (which prints the full table); this test runs
+the same scoring and holds the engine to overall precision >= 0.8 and recall >= 0.7 for items
+with confidence >= 0.5, with no `must_not` chatter extracted.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from app.core.models import Category
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "extraction_quality.py"
+
+
+@pytest.fixture(scope="module")
+def quality() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("extraction_quality", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("extraction_quality", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fixture_set_is_large_enough_and_well_formed(fixtures_dir: Path) -> None:
+    folder = fixtures_dir / "extraction"
+    conversations = sorted(folder.glob("*.txt"))
+    assert len(conversations) >= 15
+    # Several are real agent transcripts from ../shared/corpus, rendered to User:/Assistant:.
+    assert sum(p.name.startswith("corpus_") for p in conversations) >= 5
+    categories = {c.value for c in Category}
+    for path in conversations:
+        expected = json.loads(path.with_name(path.stem + ".expected.json").read_text("utf-8"))
+        assert set(expected) <= {"must", "must_not"}, path.name
+        for entry in expected["must"]:
+            names = [entry["category"]] if isinstance(entry["category"], str) else entry["category"]
+            assert names and set(names) <= categories, path.name
+            assert entry["keywords"] and all(k.strip() for k in entry["keywords"]), path.name
+        assert all(words for words in expected["must_not"]), path.name
+
+
+def test_precision_and_recall_meet_the_bar(quality: ModuleType) -> None:
+    report = quality.evaluate()
+
+    assert report.precision() >= 0.8
+    assert report.recall() >= 0.7
+
+
+def test_no_chatter_marked_must_not_is_extracted(quality: ModuleType) -> None:
+    report = quality.evaluate()
+
+    assert [(name, item.content) for name, item, _ in report.violations()] == []
+
+
+def test_prompt_injection_fixture_keeps_only_the_real_rule(quality: ModuleType) -> None:
+    report = quality.evaluate()
+    fixture = next(f for f in report.fixtures if f.name == "prompt_injection")
+
+    assert all(fixture.true_positive)
+    assert not any("memor" in item.text.lower() for item in fixture.items)
