@@ -20,12 +20,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check app tests bench
-	$(BIN)/mypy --strict app/core
+	$(BIN)/mypy --strict app/core app/engines app/sources
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/memorize.py
+	$(BIN)/python bench/extraction_quality.py
+	$(BIN)/python bench/ingest.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
