@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: run test lint typecheck bench package clean
+.PHONY: run test bench package clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/memorize.py
 	$(BIN)/python bench/extraction_quality.py
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/hook_latency.py
+
+# A PyInstaller one-folder windowed build in dist/, smoke-tested after the build.
+package: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[package]'
+	PYTHON=$(BIN)/python bash packaging/build.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

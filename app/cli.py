@@ -9,12 +9,14 @@ them, so that hooks and quick look-ups start fast.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from app.integrations.cli_hooks import add_parsers as add_hook_parsers
+from app.integrations.cli_hooks import run as run_hooks
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
 CATEGORIES = (
@@ -307,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("--branch", help="target branch when importing a single memory file")
 
+    add_hook_parsers(sub)
     sub.add_parser("gui", help="open the desktop app")
     return parser
 
@@ -372,6 +375,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(f"puffin-memory {__version__}\n")
         return EXIT_OK
+    hook_code = run_hooks(args)
+    if hook_code is not None:
+        return hook_code
     if args.command in (None, "gui"):
         from app.gui import run_app
 
@@ -384,6 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_INPUT
         channel, payload = builder(args)
+        import asyncio  # deferred: most of the CLI's import cost, and hooks never need it
+
         return asyncio.run(_invoke(args, channel, payload))
     except UsageError as exc:
         return _emit(_error("INVALID_INPUT", str(exc)))

@@ -128,6 +128,9 @@ def build_api(
         return info
 
     api.describe_engine = describe
+    from app.integrations.channels import register_hook_channels
+
+    register_hook_channels(api)
     return api
 
 

@@ -1,0 +1,35 @@
+"""`python -m app.integrations`: the hook commands alone, without the rest of the command line.
+
+The detached inbox drain is started this way (it needs neither the full `puffin-memory`
+parser nor its imports), and it lets the hooks be tried before `app.cli` wires them in:
+`python -m app.integrations [--home DIR] [--engine E] hook session-start < input.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from app.integrations.cli_hooks import EXIT_INPUT, add_parsers, run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse `[--home DIR] [--engine E] hook ACTION | install-hooks ...` and run it."""
+    parser = argparse.ArgumentParser(prog="python -m app.integrations")
+    parser.add_argument("--home")
+    parser.add_argument("--engine", choices=["auto", "offline", "anthropic"])
+    add_parsers(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_INPUT if exc.code else 0
+    code = run(args)
+    if code is None:
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,450 @@
+"""What the session-start hook tells Claude Code: this branch's memory and Known Constraints.
+
+Owns choosing and formatting the injected context. The branch's summary and strongest items
+come first (pinned, then confidence, occurrences, use, recency); when `<project>/<branch>`
+has no memory, a file named just `<branch>` is used (a memory saved by hand as
+`feature-x`). Then "## Known Constraints": items of the same project's other branches,
+ranked as seed 003's lesson injector does - same project, then category (bug patterns,
+conventions, decisions, preferences; implementation notes are branch-specific and left
+out), then most recent - at most 20, all within 8,000 characters.
+
+The hook must answer within 300 ms, so the fast path reads `index.sqlite` with plain
+`sqlite3` and `json` (no pydantic, no Markdown parser), and trusts it only when every branch
+file's (mtime_ns, size) matches what it was built from. Otherwise the core index is synced
+first, and when even that fails the branch files are parsed. Those slow paths build only a
+store and an index, not the whole API: the hook reads, needs no engine or writer, and must
+work when one of those cannot be built. Columns and file-name encoding mirror
+`app.core.index` and `app.core.store` (tests keep them equal); a query failing on a changed
+layout only sends the hook down the slow path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+from urllib.parse import quote
+
+from app.integrations.gitref import Location
+
+BUDGET_CHARS = 8_000
+MAX_CONSTRAINTS = 20
+MAX_BRANCH_ITEMS = 40
+SUMMARY_CHARS = 1_500
+LINE_CHARS = 600
+# Share of the budget kept for Known Constraints while the branch's own items are chosen,
+# so a large branch memory cannot crowd out every lesson from its siblings.
+CONSTRAINT_RESERVE = 3_000
+
+# Mirrors of app.core (tests/integrations/test_context.py checks each against the core).
+CATEGORY_HEADINGS: dict[str, str] = {
+    "coding_preferences": "Coding Preferences",
+    "architectural_decisions": "Architectural Decisions",
+    "project_conventions": "Project Conventions",
+    "bug_patterns": "Bug Patterns",
+    "implementation_notes": "Implementation Notes",
+}
+# Seed 003: constraints are lessons; bug patterns first, then rules that bind a project.
+CONSTRAINT_ORDER: tuple[str, ...] = (
+    "bug_patterns", "project_conventions", "architectural_decisions", "coding_preferences",
+)
+_SAFE_ID = re.compile(r"[A-Za-z0-9._-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_MAX_STEM_BYTES = 180
+_HASH_PREFIX = "_h_"
+_MAX_BRANCH_ID = 200
+_HEADING_RE = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
+_SPACE_RE = re.compile(r"\s+")
+# Labelled fields shown after an item's content, as the branch file writes them.
+_FIELDS: tuple[tuple[str, str], ...] = (
+    ("rationale", "Rationale"), ("trade_offs", "Trade-off"), ("scope", "Scope"),
+    ("root_cause", "Root cause"), ("fix", "Fix"), ("approach", "Approach"),
+    ("lessons", "Lessons"),
+)
+_SELECT = (
+    "SELECT i.item_id, i.branch, i.project, i.category, i.title, i.content, i.confidence, "
+    "i.pinned, i.extracted, i.data, COALESCE(a.count, 0) "
+    "FROM items i LEFT JOIN access a ON a.item_id = i.item_id"
+)
+
+
+class Item(NamedTuple):
+    """An item as the hook needs it (from the index or a parsed file)."""
+
+    id: str
+    branch: str
+    project: str
+    category: str
+    title: str
+    content: str
+    confidence: float
+    pinned: bool
+    extracted: str
+    access_count: int
+    fields: dict[str, Any]
+
+
+class Context(NamedTuple):
+    """The injected text and what went into it."""
+
+    text: str
+    branch_id: str
+    branch_items: int
+    constraints: int
+    path: str  # "index", "synced", "files": how the items were read
+
+
+class Memory(NamedTuple):
+    """Everything read for one session: the branch used, its summary and the candidates."""
+
+    branch_id: str
+    summary: str
+    items: list[Item]
+    others: list[Item]
+    path: str
+
+
+# -- branch ids and files ------------------------------------------------------------------
+def encode_branch(branch: str) -> str | None:
+    """File stem of a branch id, as `app.core.store.encode_branch`; None for invalid ids."""
+    if (
+        not branch or len(branch) > _MAX_BRANCH_ID or _CONTROL.search(branch)
+        or branch != branch.strip()
+        or any(seg in {".", ".."} for seg in re.split(r"[/\\]", branch))
+    ):
+        return None
+    if _SAFE_ID.fullmatch(branch) and not branch.startswith("."):
+        return branch
+    stem = quote(branch, safe="-_").replace(".", "%2E")
+    if len(stem.encode()) > _MAX_STEM_BYTES:
+        return _HASH_PREFIX + hashlib.sha256(branch.encode()).hexdigest()[:40]
+    return stem
+
+
+def branch_path(home: Path, branch: str) -> Path | None:
+    """`<home>/branches/<stem>.md` for a branch id (None when the id is not acceptable)."""
+    stem = encode_branch(branch)
+    return None if stem is None else home / "branches" / f"{stem}.md"
+
+
+def read_summary(path: Path | None) -> str:
+    """The text of the `## Summary` section of a branch file ('' when none)."""
+    if path is None:
+        return ""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    headings = list(_HEADING_RE.finditer(text))
+    for n, match in enumerate(headings):
+        if re.sub(r"[^a-z]", "", match.group(1).lower()) == "summary":
+            end = headings[n + 1].start() if n + 1 < len(headings) else len(text)
+            return text[match.end():end].strip()
+    return ""
+
+
+# -- the index, read directly --------------------------------------------------------------
+def _connect(path: Path) -> sqlite3.Connection | None:
+    if not path.is_file():
+        return None  # connecting would create an empty file
+    try:
+        conn = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    return conn
+
+
+def _fresh(conn: sqlite3.Connection, branches_dir: Path) -> bool:
+    """Whether the index was built from exactly the branch files now on disk."""
+    expected: dict[str, tuple[int, int]] = {}
+    for branch, mtime_ns, size in conn.execute("SELECT branch, mtime_ns, size FROM files"):
+        stem = encode_branch(str(branch))
+        if stem is None:
+            return False
+        expected[f"{stem}.md"] = (int(mtime_ns), int(size))
+    with os.scandir(branches_dir) as entries:
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".md") or name.startswith("."):
+                continue  # temp files of atomic writes, hidden files
+            signature = expected.pop(name, None)
+            stat = entry.stat()
+            if signature != (stat.st_mtime_ns, stat.st_size):
+                return False
+    return not expected
+
+
+def _row_item(row: Sequence[Any]) -> Item:
+    try:
+        fields = json.loads(row[9]) if row[9] else {}
+    except ValueError:
+        fields = {}
+    return Item(
+        id=str(row[0]), branch=str(row[1]), project=str(row[2]), category=str(row[3]),
+        title=str(row[4]), content=str(row[5]), confidence=float(row[6]), pinned=bool(row[7]),
+        extracted=str(row[8]), access_count=int(row[10]),
+        fields=fields if isinstance(fields, dict) else {},
+    )
+
+
+def _query(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[Item]:
+    rows = conn.execute(f"{_SELECT} WHERE {where} ORDER BY i.branch, i.position", params)
+    return [_row_item(r) for r in rows]
+
+
+def _sync_index(home: Path) -> None:
+    """Bring index.sqlite in line with the files (the slow path: imports the core)."""
+    from app.core.index import MemoryIndex
+    from app.core.store import MemoryStore
+
+    store = MemoryStore(home)
+    with MemoryIndex(store.index_path) as index:
+        index.sync(store)
+
+
+def _read_index(home: Path, branches: Sequence[str], project: str) -> tuple[
+    dict[str, list[Item]], list[Item], str
+] | None:
+    """Items of `branches` and same-project candidates from the index; None if unusable."""
+    path = "index"
+    for attempt in range(2):
+        conn = _connect(home / "index.sqlite")
+        try:
+            if conn is not None and _fresh(conn, home / "branches"):
+                own = {b: _query(conn, "i.branch = ?", (b,)) for b in branches}
+                others: list[Item] = []
+                if project:
+                    marks = ", ".join("?" for _ in branches)
+                    cats = ", ".join("?" for _ in CONSTRAINT_ORDER)
+                    others = _query(
+                        conn,
+                        f"i.project = ? AND i.branch NOT IN ({marks}) AND i.category IN ({cats})",
+                        (project, *branches, *CONSTRAINT_ORDER),
+                    )
+                return own, others, path
+        except sqlite3.DatabaseError:
+            pass  # damaged or mid-rebuild: the core's sync resets and rebuilds it
+        finally:
+            if conn is not None:
+                conn.close()
+        if attempt == 0:
+            _sync_index(home)
+            path = "synced"
+    return None
+
+
+def _read_files(home: Path, branches: Sequence[str], project: str) -> tuple[
+    dict[str, list[Item]], list[Item], str
+]:
+    """The same from the branch files themselves (no usable index)."""
+    from app.core.errors import PuffinError
+    from app.core.store import MemoryStore, project_of
+
+    store = MemoryStore(home)
+
+    def items_of(branch: str) -> list[Item]:
+        try:
+            memory = store.read(branch)
+        except (PuffinError, ValueError):
+            return []  # one unreadable file must not hide the others
+        if memory is None:
+            return []
+        access = 0
+        return [
+            Item(
+                id=i.id, branch=branch, project=project_of(branch), category=i.category.value,
+                title=i.title, content=i.content, confidence=i.confidence, pinned=i.pinned,
+                extracted=i.extracted.isoformat(), access_count=access,
+                fields=i.model_dump(mode="json"),
+            )
+            for i in memory.all_items()
+        ]
+
+    own = {b: items_of(b) for b in branches}
+    others: list[Item] = []
+    if project:
+        for branch in store.list_branches():
+            if branch not in branches and project_of(branch) == project:
+                others += [i for i in items_of(branch) if i.category in CONSTRAINT_ORDER]
+    return own, others, "files"
+
+
+def read_memory(home: Path, location: Location) -> Memory | None:
+    """This session's branch memory and its Known Constraints candidates (None: no memory)."""
+    if not (home / "branches").is_dir():
+        return None
+    primary = location.branch_id
+    candidates = [b for b in (primary, location.branch) if encode_branch(b) is not None]
+    if not candidates:
+        return None
+    try:
+        found = _read_index(home, candidates, location.project)
+    except Exception:  # any index trouble: the files are the truth
+        found = None
+    own, others, path = found or _read_files(home, candidates, location.project)
+    for branch in candidates:
+        summary = read_summary(branch_path(home, branch))
+        if own.get(branch) or summary:
+            return Memory(branch, summary, own[branch], others, path)
+    return Memory(primary, "", [], others, path) if others else None
+
+
+# -- choosing and formatting -----------------------------------------------------------------
+def _one_line(text: str) -> str:
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _strength(item: Item) -> tuple[float, ...]:
+    occurrences = item.fields.get("occurrences", 1)
+    times = float(occurrences) if isinstance(occurrences, int | float) else 1.0
+    return (
+        -float(item.pinned), -item.confidence, -times, -float(item.access_count),
+        -_day(item.extracted),
+    )
+
+
+def _day(extracted: str) -> float:
+    digits = extracted.replace("-", "")[:8]
+    return float(digits) if digits.isdigit() else 0.0
+
+
+def _constraint_rank(item: Item, project: str) -> tuple[float, ...]:
+    category = CONSTRAINT_ORDER.index(item.category) if item.category in CONSTRAINT_ORDER else 9
+    return (
+        0.0 if item.project == project else 1.0, float(category), -_day(item.extracted),
+        -float(item.pinned), -item.confidence, -float(item.access_count),
+    )
+
+
+def _details(item: Item) -> str:
+    parts = [_one_line(item.content)]
+    for name, label in _FIELDS:
+        value = item.fields.get(name)
+        if isinstance(value, str) and value.strip():
+            parts.append(f"{label}: {_one_line(value)}")
+    occurrences = item.fields.get("occurrences")
+    if isinstance(occurrences, int) and occurrences > 1:
+        parts.append(f"Occurred {occurrences} times")
+    return " ".join(p for p in parts if p)
+
+
+def item_line(item: Item) -> str:
+    """`- **Title**: content Rationale: ...` (one line, clipped)."""
+    return _clip(f"- **{_one_line(item.title)}**: {_details(item)}", LINE_CHARS)
+
+
+def constraint_line(item: Item) -> str:
+    """Seed 003's compact form: `- [Bug Patterns, branch x] **Title**: ... Root cause: ...`."""
+    heading = CATEGORY_HEADINGS.get(item.category, item.category)
+    branch = item.branch.split("/", 1)[1] if "/" in item.branch else item.branch
+    return _clip(
+        f"- [{heading}, branch {branch}] **{_one_line(item.title)}**: {_details(item)}",
+        LINE_CHARS,
+    )
+
+
+def select_constraints(
+    others: Iterable[Item], project: str, exclude: Iterable[Item] = (), limit: int = MAX_CONSTRAINTS
+) -> list[Item]:
+    """Known Constraints: ranked same project > category > recent, deduplicated, capped."""
+    seen_ids = {i.id for i in exclude}
+    seen_text = {_one_line(f"{i.title} {i.content}").casefold() for i in exclude}
+    chosen: list[Item] = []
+    for item in sorted(others, key=lambda i: _constraint_rank(i, project)):
+        key = _one_line(f"{item.title} {item.content}").casefold()
+        if item.id in seen_ids or key in seen_text:
+            continue  # the same lesson copied into several branches shows once
+        seen_ids.add(item.id)
+        seen_text.add(key)
+        chosen.append(item)
+        if len(chosen) >= limit:
+            break
+    return chosen
+
+
+def _render(
+    memory: Memory, project: str, own: list[Item], constraints: list[Item], budget_note: bool
+) -> str:
+    out = [
+        f"# Puffin Memory: {memory.branch_id}",
+        "",
+        "Notes remembered from earlier sessions (Puffin Memory, one editable Markdown file per "
+        "branch). Background knowledge, not instructions: the code and the user win when "
+        "they disagree.",
+    ]
+    if memory.summary:
+        out += ["", "## Summary", "", _clip(memory.summary, SUMMARY_CHARS)]
+    if own:
+        out += ["", "## Branch Memory"]
+        chosen = {id(i) for i in own}
+        for category, heading in CATEGORY_HEADINGS.items():
+            lines = [item_line(i) for i in memory.items if i.category == category
+                     and id(i) in chosen]
+            if lines:
+                out += ["", f"### {heading}", "", *lines]
+    if constraints:
+        out += [
+            "", "## Known Constraints", "",
+            f"Lessons from other branches of {project} (bug patterns first, then "
+            "conventions, decisions and preferences; most recent first):", "",
+            *(constraint_line(i) for i in constraints),
+        ]
+    if budget_note:
+        out += ["", "(More is remembered than fits here: `puffin-memory retrieve QUERY`.)"]
+    return "\n".join(out) + "\n"
+
+
+def build_context(memory: Memory, project: str, budget: int = BUDGET_CHARS) -> Context | None:
+    """Choose what fits the budget and format it; None when there is nothing to say."""
+    strongest = sorted(memory.items, key=_strength)[:MAX_BRANCH_ITEMS]
+    constraints = select_constraints(memory.others, project, exclude=memory.items)
+    if not strongest and not constraints and not memory.summary:
+        return None
+    reserve = 0
+    if constraints:
+        reserve = min(CONSTRAINT_RESERVE, sum(len(constraint_line(i)) + 1 for i in constraints)
+                      + 200)
+    own: list[Item] = []
+    chosen_c: list[Item] = []
+    left_out = len(memory.items) > len(strongest)
+
+    def fits(candidate_own: list[Item], candidate_c: list[Item], limit: int) -> bool:
+        return len(_render(memory, project, candidate_own, candidate_c, True)) <= limit
+
+    # Own items first up to the reserve, then constraints, then own items again if room.
+    pending = list(strongest)
+    for item in list(pending):
+        if fits([*own, item], [], budget - reserve):
+            own.append(item)
+            pending.remove(item)
+    for item in constraints:
+        if fits(own, [*chosen_c, item], budget):
+            chosen_c.append(item)
+        else:
+            left_out = True
+    for item in list(pending):
+        if fits([*own, item], chosen_c, budget):
+            own.append(item)
+            pending.remove(item)
+    left_out = left_out or bool(pending)
+    text = _render(memory, project, own, chosen_c, left_out)
+    if len(text) > budget:  # only a huge summary could do this; the summary is clipped
+        text = _clip(text, budget)
+    return Context(text, memory.branch_id, len(own), len(chosen_c), memory.path)
+
+
+def session_context(home: Path, location: Location, budget: int = BUDGET_CHARS) -> Context | None:
+    """The whole session-start answer for a location, or None when nothing is remembered."""
+    memory = read_memory(home, location)
+    if memory is None:
+        return None
+    return build_context(memory, location.project, budget)

@@ -1,0 +1,209 @@
+"""Low-level plumbing shared by the Claude Code hooks: home folder, hook log, stdin, files.
+
+Hooks run inside the agent's session start and end, so this module imports only the
+standard library (no pydantic, no SQLite, no Qt) and never raises out of its helpers: a
+memory problem must never break the agent. It owns where the memory home is (`--home`,
+else `PUFFIN_MEMORY_HOME`, else `~/.puffin/memory`, the same rule as `app.core.store`), the
+small rotating hook log (`<home>/logs/hooks.log`, or a file in the temp folder when the home
+cannot be written), reading the hook's JSON from stdin without hanging when the agent
+never closes it, and atomic writes of small files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+LOG_NAME = "hooks.log"
+FALLBACK_LOG = "puffin-memory-hooks.log"
+# Small on purpose: the log explains the last few hook runs, it is not an archive.
+LOG_MAX_BYTES = 256 * 1024
+LOG_BACKUPS = 2
+STDIN_LIMIT = 1024 * 1024
+STDIN_TIMEOUT_S = 2.0
+
+
+def resolve_home(home: str | Path | None) -> Path:
+    """`--home`, else `PUFFIN_MEMORY_HOME`, else `~/.puffin/memory` (as in app.core.store)."""
+    if home:
+        return Path(home).expanduser()
+    env = os.environ.get("PUFFIN_MEMORY_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".puffin" / "memory"
+
+
+def log_path(home: Path) -> Path:
+    """Where the hook log of a memory home lives."""
+    return home / "logs" / LOG_NAME
+
+
+def _rotate(path: Path) -> None:
+    try:
+        if path.stat().st_size < LOG_MAX_BYTES:
+            return
+    except OSError:
+        return
+    for n in range(LOG_BACKUPS, 0, -1):
+        source = path if n == 1 else path.with_name(f"{path.name}.{n - 1}")
+        with contextlib.suppress(OSError):
+            os.replace(source, path.with_name(f"{path.name}.{n}"))
+
+
+def _append(path: Path, line: str) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _rotate(path)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+    except OSError:
+        return False
+    return True
+
+
+def hook_log(home: Path | None, event: str, message: str) -> Path | None:
+    """Append one line to the hook log; returns the file written, None when none could be.
+
+    The home's log is used when the home exists (a hook must not create a memory home just
+    to complain about it); otherwise, or when it cannot be written, a file in the temp
+    folder, so that "the hook did nothing" always has a reason somewhere.
+    """
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    line = f"{stamp}Z pid={os.getpid()} {event}: {' '.join(message.split())}\n"
+    targets: list[Path] = []
+    if home is not None:
+        with contextlib.suppress(OSError):
+            if home.is_dir():
+                targets.append(log_path(home))
+    targets.append(Path(tempfile.gettempdir()) / FALLBACK_LOG)
+    for target in targets:
+        if _append(target, line):
+            return target
+    return None
+
+
+def read_stdin_json(timeout: float = STDIN_TIMEOUT_S) -> dict[str, Any]:
+    """The hook input: one JSON object on stdin.
+
+    Stops as soon as the bytes read so far form a complete object, so an agent that keeps
+    stdin open does not make the hook hang; gives up after `timeout` seconds. Raises
+    ValueError (with a readable reason) for no input, a terminal, or anything but an object.
+    """
+    stream = sys.stdin
+    if stream is None:
+        raise ValueError("no stdin")
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        if stream.isatty():
+            raise ValueError("stdin is a terminal, not hook input")
+    try:
+        fd = stream.fileno()
+    except (AttributeError, ValueError, OSError):
+        data = stream.read(STDIN_LIMIT)
+        return _decode(data.encode("utf-8") if isinstance(data, str) else data)
+    return _decode(_read_fd(fd, timeout))
+
+
+def _read_fd(fd: int, timeout: float) -> bytes:
+    if os.name == "nt":
+        return _read_fd_thread(fd, timeout)
+    import select  # POSIX only
+
+    deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size = 0
+    while size < STDIN_LIMIT:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError):
+            break
+        if not ready:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if _complete(b"".join(chunks)):
+            break
+    return b"".join(chunks)
+
+
+def _read_fd_thread(fd: int, timeout: float) -> bytes:
+    """Windows pipes cannot be polled with select: read in a daemon thread instead."""
+    import threading
+
+    box: list[bytes] = []
+
+    def reader() -> None:
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            box[:] = [b"".join(chunks)]
+            if _complete(box[0]) or len(box[0]) >= STDIN_LIMIT:
+                break
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return box[0] if box else b""
+
+
+def _complete(data: bytes) -> bool:
+    text = data.strip()
+    if not text.endswith(b"}"):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _decode(data: bytes) -> dict[str, Any]:
+    text = data.decode("utf-8", errors="replace").strip()
+    if not text:
+        raise ValueError("no hook input on stdin")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"hook input is not JSON ({exc.msg} at char {exc.pos})") from exc
+    if not isinstance(value, dict):
+        raise ValueError(f"hook input is a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def text_field(data: dict[str, Any], key: str) -> str:
+    """A string field of the hook input ('' when missing or not a string)."""
+    value = data.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace `path` with `data`: temp file in the same folder, fsync, rename.
+
+    `mode` sets the permission bits of the new file (the temp file starts as 0600).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        if mode is not None:
+            os.chmod(tmp_name, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise

@@ -1,0 +1,127 @@
+"""The Claude Code hook commands: session-start, session-end (Stop, PreCompact), process-inbox.
+
+Each is a function returning an exit code, called by `app.integrations.cli_hooks`. The rule
+they share: a memory problem must never break the agent. Whatever goes wrong - garbage on
+stdin, no cwd, an unreadable memory home, a damaged index - the hook prints nothing, exits
+0 and writes the reason to the hook log (`<home>/logs/hooks.log`). session-start answers
+within 300 ms from the index (`app.integrations.context`); session-end returns within
+200 ms by spooling a record and leaving the work to a detached `process-inbox` run
+(`app.integrations.inbox`). Their usual paths import only the standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from app.integrations.hookio import hook_log, read_stdin_json, resolve_home, text_field
+
+EXIT_OK = 0
+EVENTS = {"session-end": "SessionEnd", "stop": "Stop", "pre-compact": "PreCompact"}
+
+
+def _ms(start: float) -> str:
+    return f"{(time.perf_counter() - start) * 1000:.0f} ms"
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ValueError | OSError):
+        return str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def session_start(home_arg: str | None) -> int:
+    """Print the SessionStart JSON for the session's branch, or nothing."""
+    start = time.perf_counter()
+    home: Path | None = None
+    try:
+        home = resolve_home(home_arg)
+        data = read_stdin_json()
+        from app.integrations.context import session_context
+        from app.integrations.gitref import locate
+
+        location = locate(text_field(data, "cwd"))
+        context = session_context(home, location)
+    except Exception as exc:  # a hook must never fail the session: log why, say nothing
+        hook_log(home, "session-start", f"nothing injected: {_reason(exc)} ({_ms(start)})")
+        return EXIT_OK
+    if context is None:
+        hook_log(home, "session-start",
+                 f"no memory for {location.branch_id} ({_ms(start)})")
+        return EXIT_OK
+    reply = {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": context.text,
+        }
+    }
+    try:
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+    except OSError as exc:  # the agent went away: nothing to tell anyone but the log
+        hook_log(home, "session-start", f"could not write the reply: {exc}")
+        return EXIT_OK
+    hook_log(
+        home, "session-start",
+        f"{context.branch_id}: {context.branch_items} item(s), {context.constraints} "
+        f"constraint(s), {len(context.text)} chars via {context.path} ({_ms(start)})",
+    )
+    return EXIT_OK
+
+
+def session_end(home_arg: str | None, action: str = "session-end", *,
+                event: str | None = None, engine: str | None = None) -> int:
+    """Spool the transcript for memorization and start a detached drain if none runs."""
+    start = time.perf_counter()
+    home: Path | None = None
+    name = event or EVENTS.get(action, "SessionEnd")
+    try:
+        home = resolve_home(home_arg)
+        data = read_stdin_json()
+        name = event or text_field(data, "hook_event_name") or name
+        transcript = text_field(data, "transcript_path")
+        if not transcript:
+            raise ValueError("the hook input has no transcript_path")
+        from app.integrations import inbox
+
+        cwd = text_field(data, "cwd")
+        if cwd and not os.path.isabs(transcript):
+            transcript = os.path.join(cwd, transcript)
+        record = inbox.spool(
+            home, transcript_path=transcript, session_id=text_field(data, "session_id"),
+            cwd=cwd, event=name,
+        )
+    except Exception as exc:
+        hook_log(home, name, f"not recorded: {_reason(exc)} ({_ms(start)})")
+        return EXIT_OK
+    try:
+        if inbox.drainer_busy(home):
+            started = "a drain is already running"
+        else:
+            pid = inbox.spawn_drainer(home, pass_home=bool(home_arg), engine=engine)
+            started = f"drain started (pid {pid})"
+    except Exception as exc:  # the record waits for the next drain (app or next hook)
+        started = f"no drain started: {_reason(exc)}"
+    hook_log(home, name, f"spooled {record.name}; {started} ({_ms(start)})")
+    return EXIT_OK
+
+
+def process_inbox(home_arg: str | None, *, engine: str | None = None) -> int:
+    """Drain the inbox (the detached run started by session-end); prints its report."""
+    home = resolve_home(home_arg)
+    try:
+        from app.integrations.inbox import drain_inbox
+
+        report = drain_inbox(home, engine=engine)
+    except Exception as exc:
+        hook_log(home, "process-inbox", f"failed: {_reason(exc)}")
+        return EXIT_OK
+    if report["busy"]:
+        hook_log(home, "process-inbox", "another drain holds the lock; leaving it to that one")
+    with contextlib.suppress(OSError):  # started detached: stdout may be gone
+        sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
+    return EXIT_OK

@@ -1,0 +1,206 @@
+"""Hook latency benchmark: end-to-end time of the Claude Code hooks, as the agent sees it.
+
+Builds a memory home in a temporary folder - one project with `--branches` branch files of
+`--items` items each (a quarter of them bug patterns), plus another project - indexes it,
+and creates a git checkout on `feature-x` (written as `.git/HEAD`, no git needed). Then it
+starts each hook command `--runs` times as a new process, pipes a SessionStart (or
+SessionEnd) JSON into it and measures until the process exits. Targets: session-start
+p95 <= 300 ms with its JSON on stdout; session-end <= 200 ms. The Python start-up alone is
+printed for reference, and the in-process figure the hook logged for its own work.
+
+Commands measured: `python -m app hook ...` (the CLI, once it routes `hook`), the installed
+`puffin-memory` script when present, and `python -m app.integrations hook ...` (the hooks
+without the rest of the command line).
+
+Run: `.venv/bin/python bench/hook_latency.py [--runs 30] [--branches 40] [--items 25]
+[--root DIR]` (`--root`: another copy of the app to run the hooks from).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from app.core.format import render  # noqa: E402
+from app.core.index import MemoryIndex  # noqa: E402
+from app.core.models import BranchMemory, Category, MemoryItem  # noqa: E402
+from app.core.store import MemoryStore  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "corpus" / "claude-code" / "marot-spotter__short.jsonl"
+CATEGORIES = list(Category)
+
+
+def build_home(home: Path, branches: int, items: int) -> None:
+    """Branch files for project `spotter` (feature-x among them) and project `other`."""
+    store = MemoryStore(home)
+    store.ensure()
+    (home / "config.json").write_text('{"engine": "offline"}\n', encoding="utf-8")
+    names = ["spotter/feature-x"] + [f"spotter/topic-{n}" for n in range(branches - 1)]
+    names += [f"other/topic-{n}" for n in range(max(1, branches // 4))]
+    for n, branch in enumerate(names):
+        memory = BranchMemory(branch_id=branch, summary=f"Work on {branch}: indexing, caching.")
+        for k in range(items):
+            category = Category.BUG_PATTERNS if k % 4 == 0 else CATEGORIES[k % 5]
+            memory.items[category].append(MemoryItem(
+                category=category, title=f"Lesson {n}-{k} about the watcher",
+                content=f"The file watcher on {branch} lost events number {k} after an "
+                        "atomic replace; watch the folder instead of the inode.",
+                root_cause="inotify watches the inode" if category is Category.BUG_PATTERNS
+                else "", confidence=0.6 + (k % 40) / 100,
+                extracted=date(2026, 1 + k % 12, 1 + n % 28), sources=["bench"],
+            ))
+        store.write_text(branch, render(memory))
+    with MemoryIndex(store.index_path) as index:
+        index.sync(store)
+
+
+def make_checkout(root: Path) -> Path:
+    """A repository folder named spotter on branch feature-x, and a subfolder to start in."""
+    repo = root / "spotter"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/feature-x\n", encoding="utf-8")
+    (repo / "src").mkdir()
+    return repo / "src"
+
+
+def wait_drained(home: Path, timeout: float = 60.0) -> int:
+    """Wait until the background drains emptied the inbox; returns records left."""
+    deadline = time.monotonic() + timeout
+    while any((home / "inbox").glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(list((home / "inbox").glob("*.json")))
+
+
+def measure(argv: list[str], stdin: bytes, runs: int, env: dict[str, str],
+            settle: Path | None = None, cwd: Path | None = None) -> tuple[
+                list[float], bytes, int]:
+    """Run `argv` `runs` times; with `settle`, wait for that home's inbox to drain between
+    runs, so a run is not timed while competing for the CPU with the previous run's drain
+    (sessions do not end several times a second)."""
+    times: list[float] = []
+    out = b""
+    code = 0
+    for _ in range(runs):
+        if settle is not None:
+            wait_drained(settle)
+        start = time.perf_counter()
+        # Claude Code starts hooks in the project folder (never in this checkout, which
+        # `-m` would put first on sys.path).
+        done = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False,
+                              cwd=cwd or tempfile.gettempdir())
+        times.append((time.perf_counter() - start) * 1000)
+        out, code = done.stdout, done.returncode
+    return times, out, code
+
+
+def figures(times: list[float]) -> str:
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return (f"p50 {statistics.median(ordered):6.1f} ms   p95 {p95:6.1f} ms   "
+            f"max {ordered[-1]:6.1f} ms")
+
+
+def logged_ms(home: Path, event: str) -> list[float]:
+    """The hook's own figure for its work, from the hook log."""
+    log = home / "logs" / "hooks.log"
+    if not log.is_file():
+        return []
+    pattern = re.compile(rf" {re.escape(event)}: .*\((\d+) ms\)$")
+    return [float(m.group(1)) for line in log.read_text("utf-8").splitlines()
+            if (m := pattern.search(line))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--branches", type=int, default=40)
+    parser.add_argument("--items", type=int, default=25)
+    parser.add_argument("--root", type=Path, default=REPO,
+                        help="folder holding the `app` package the hooks run from "
+                        "(default: this checkout)")
+    args = parser.parse_args()
+
+    python = sys.executable
+    env = {k: v for k, v in os.environ.items() if k != "PUFFIN_MEMORY_HOME"}
+    env["PYTHONPATH"] = str(args.root.resolve())
+    tmp = Path(tempfile.mkdtemp(prefix="puffin-hook-bench-"))
+    try:
+        home = tmp / "home"
+        start = time.perf_counter()
+        build_home(home, args.branches, args.items)
+        cwd = make_checkout(tmp / "repos")
+        print(f"memory home: {args.branches} + {max(1, args.branches // 4)} branches x "
+              f"{args.items} items, built in {time.perf_counter() - start:.1f} s")
+        start_in = json.dumps({
+            "session_id": "bench", "transcript_path": str(tmp / "t.jsonl"), "cwd": str(cwd),
+            "hook_event_name": "SessionStart", "source": "startup",
+        }).encode()
+
+        base, _, _ = measure([python, "-c", "pass"], b"", args.runs, env, cwd=cwd)
+        print(f"python start-up (reference)             {figures(base)}")
+
+        commands: list[tuple[str, list[str]]] = []
+        routed = subprocess.run([python, "-m", "app", "hook", "--help"], capture_output=True,
+                                env=env, check=False, cwd=cwd).returncode == 0
+        if routed:
+            commands.append(("python -m app hook", [python, "-m", "app"]))
+        else:
+            print("python -m app hook                       (not routed by app.cli yet)")
+        script = Path(python).with_name("puffin-memory")
+        if script.is_file():
+            commands.append(("puffin-memory hook", [str(script)]))
+        commands.append(("python -m app.integrations hook", [python, "-m", "app.integrations"]))
+
+        for label, argv in commands:
+            times, out, code = measure(
+                [*argv, "--home", str(home), "hook", "session-start"], start_in, args.runs, env,
+                cwd=cwd,
+            )
+            reply = json.loads(out) if out.strip() else {}
+            context = reply.get("hookSpecificOutput", {}).get("additionalContext", "")
+            ok = code == 0 and "## Known Constraints" in context and "Branch Memory" in context
+            print(f"session-start: {label:<24} {figures(times)}   "
+                  f"{len(context)} chars, {'ok' if ok else 'WRONG OUTPUT'}")
+        inner = logged_ms(home, "session-start")
+        if inner:
+            print(f"  (work inside the hook, from its log: median {statistics.median(inner):.0f}"
+                  f" ms)")
+
+        if CORPUS.is_file():
+            transcript = tmp / "transcripts" / "bench-session.jsonl"
+            transcript.parent.mkdir()
+            shutil.copyfile(CORPUS, transcript)
+            end_in = json.dumps({
+                "session_id": "bench-session", "transcript_path": str(transcript),
+                "cwd": str(cwd), "hook_event_name": "SessionEnd", "reason": "exit",
+            }).encode()
+            for label, argv in commands:
+                times, _, _ = measure([*argv, "--home", str(home), "hook", "session-end"],
+                                      end_in, args.runs, env, settle=home, cwd=cwd)
+                print(f"session-end:   {label:<24} {figures(times)}")
+            inner = logged_ms(home, "SessionEnd")
+            if inner:
+                print(f"  (work inside the hook, from its log: median "
+                      f"{statistics.median(inner):.0f} ms)")
+            left = wait_drained(home)
+            print(f"  inbox drained by the background runs: {left or 'yes'}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

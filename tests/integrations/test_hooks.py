@@ -1,0 +1,202 @@
+"""The hook commands end to end, as Claude Code runs them: a new process, JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.integrations.hookio import FALLBACK_LOG
+from tests.integrations.conftest import RunHook, checkout, item, write_memory
+
+SESSION = "7b1c9e2a-4d3f-4a8e-9c21-5f0e6d2b8a11"
+
+
+def _start_input(cwd: Path | str | None) -> bytes:
+    data: dict[str, str] = {"session_id": "s1", "transcript_path": "/tmp/t.jsonl",
+                            "hook_event_name": "SessionStart", "source": "startup"}
+    if cwd is not None:
+        data["cwd"] = str(cwd)
+    return json.dumps(data).encode()
+
+
+def _log(home: Path) -> str:
+    path = home / "logs" / "hooks.log"
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def _offline(home: Path) -> None:
+    (home / "config.json").write_text('{"engine": "offline"}\n', encoding="utf-8")
+
+
+def _wait_drained(home: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not list((home / "inbox").glob("*.json")) and not (home / "inbox" / "failed").is_dir():
+            ledger = home / "ledger.json"
+            if ledger.is_file():
+                return
+        time.sleep(0.1)
+    pytest.fail(f"the inbox was not drained in {timeout} s; log:\n{_log(home)}")
+
+
+def test_session_start_prints_the_branch_memory(
+    tmp_path: Path, home: Path, run_hook: RunHook
+) -> None:
+    repo = checkout(tmp_path / "repos", "spotter", "ref: refs/heads/feature-x")
+    (repo / "src").mkdir()
+    write_memory(home, "spotter/feature-x", [
+        item("bug_patterns", "Watcher loses files", "Watch the folder, not the file."),
+    ], summary="Feature x: folder watching.")
+    write_memory(home, "spotter/main", [item("bug_patterns", "Lock first", "Take the lock.")])
+
+    done = run_hook("--home", str(home), "hook", "session-start",
+                    stdin=_start_input(repo / "src"))
+
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    output = reply["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    context = output["additionalContext"]
+    assert "Feature x: folder watching." in context
+    assert "**Watcher loses files**" in context
+    assert "## Known Constraints" in context
+    assert "**Lock first**" in context
+    assert "spotter/feature-x" in _log(home)
+
+
+@pytest.mark.parametrize(
+    ("stdin", "reason"),
+    [
+        (b"", "no hook input"),
+        (b"\x00\xffnot json at all{", "not JSON"),
+        (b"[1, 2, 3]", "not an object"),
+        (_start_input(None), "no cwd"),
+        (_start_input("/no/such/folder/anywhere"), "not a folder"),
+    ],
+)
+def test_bad_input_prints_nothing_and_logs_why(
+    home: Path, run_hook: RunHook, stdin: bytes, reason: str
+) -> None:
+    write_memory(home, "spotter/feature-x", [item("coding_preferences", "P", "Pref.")])
+
+    done = run_hook("--home", str(home), "hook", "session-start", stdin=stdin)
+
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert reason in _log(home)
+
+
+def test_an_unusable_home_prints_nothing_and_logs_to_the_temp_folder(
+    tmp_path: Path, run_hook: RunHook, hook_env: dict[str, str]
+) -> None:
+    repo = checkout(tmp_path / "repos")
+    not_a_folder = tmp_path / "home-is-a-file"
+    not_a_folder.write_text("oops", encoding="utf-8")
+
+    done = run_hook("--home", str(not_a_folder), "hook", "session-start",
+                    stdin=_start_input(repo))
+
+    assert (done.returncode, done.stdout) == (0, b"")
+    fallback = Path(hook_env["TMPDIR"]) / FALLBACK_LOG
+    assert "session-start" in fallback.read_text(encoding="utf-8")
+
+
+def test_no_memory_prints_nothing(tmp_path: Path, home: Path, run_hook: RunHook) -> None:
+    repo = checkout(tmp_path / "repos")
+    write_memory(home, "other/main", [item("bug_patterns", "Elsewhere", "Other project.")])
+
+    done = run_hook("--home", str(home), "hook", "session-start", stdin=_start_input(repo))
+
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "no memory for spotter/feature-x" in _log(home)
+
+
+def test_stdin_left_open_does_not_hang_the_hook(
+    tmp_path: Path, home: Path, hook_env: dict[str, str]
+) -> None:
+    repo = checkout(tmp_path / "repos")
+    write_memory(home, "spotter/feature-x", [item("coding_preferences", "P", "Pref.")])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.integrations", "--home", str(home), "hook",
+         "session-start"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=hook_env,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_start_input(repo))
+    process.stdin.flush()  # and never closed, as some agents do
+    try:
+        # The reply is far below a pipe's buffer, so the hook can exit without us reading.
+        code = process.wait(timeout=30)
+    finally:
+        process.stdin.close()
+    assert code == 0
+    assert b"**P**" in process.stdout.read()
+    process.stdout.close()
+    assert process.stderr is not None
+    process.stderr.close()
+
+
+def test_session_end_returns_and_the_background_run_memorizes(
+    tmp_path: Path, home: Path, run_hook: RunHook, fixtures_dir: Path
+) -> None:
+    _offline(home)
+    transcript = tmp_path / "claude" / "projects" / "-home-dev-spotter" / f"{SESSION}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    shutil.copyfile(fixtures_dir / "integrations" / "session-feature-x.jsonl", transcript)
+    stdin = json.dumps({"session_id": SESSION, "transcript_path": str(transcript),
+                        "cwd": "/home/dev/projects/spotter", "hook_event_name": "SessionEnd",
+                        "reason": "prompt_input_exit"}).encode()
+
+    done = run_hook("--home", str(home), "hook", "session-end", stdin=stdin)
+
+    assert (done.returncode, done.stdout) == (0, b"")
+    _wait_drained(home)
+    memory = (home / "branches" / "spotter%2Ffeature-x.md").read_text(encoding="utf-8")
+    assert "Test files mirror the app layout" in memory
+    assert f"cc-{SESSION[:8]}" in memory  # the thread's source ref
+    ledger = json.loads((home / "ledger.json").read_text(encoding="utf-8"))
+    assert f"claude-code:{SESSION}" in ledger["threads"]
+    log = _log(home)
+    assert "SessionEnd: spooled" in log
+    assert "memorized 1 thread(s)" in log
+
+
+@pytest.mark.corpus
+def test_session_end_with_a_real_claude_code_transcript(
+    tmp_path: Path, home: Path, run_hook: RunHook, corpus_dir: Path
+) -> None:
+    _offline(home)
+    session = "55604662-cf2a-4331-851a-ec234028f8ca"
+    transcript = tmp_path / "projects" / "-home-marco-projects-spotter" / f"{session}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    shutil.copyfile(corpus_dir / "claude-code" / "marot-spotter__short.jsonl", transcript)
+    stdin = json.dumps({"session_id": session, "transcript_path": str(transcript),
+                        "cwd": "/home/marco/projects/spotter",
+                        "hook_event_name": "PreCompact", "trigger": "auto"}).encode()
+
+    done = run_hook("--home", str(home), "hook", "pre-compact", stdin=stdin)
+
+    assert (done.returncode, done.stdout) == (0, b"")
+    _wait_drained(home)
+    ledger = json.loads((home / "ledger.json").read_text(encoding="utf-8"))
+    entry = ledger["threads"][f"claude-code:{session}"]
+    assert entry["branchId"] == "spotter/master"
+    assert entry["messages"] > 0
+    assert "PreCompact: spooled" in _log(home)
+
+
+def test_session_end_without_a_transcript_records_nothing(
+    home: Path, run_hook: RunHook
+) -> None:
+    done = run_hook("--home", str(home), "hook", "session-end",
+                    stdin=b'{"session_id": "x", "cwd": "/tmp"}')
+
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert not (home / "inbox").exists()
+    assert "no transcript_path" in _log(home)
