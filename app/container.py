@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -19,7 +20,7 @@ from app.core.activity import ActivityLog
 from app.core.api import Empty, MemoryApi, Request
 from app.core.config import Config, load_config
 from app.core.engine import Candidate, DeepAnswer, Engine
-from app.core.errors import InvalidInput, StorageError
+from app.core.errors import InvalidInput, PuffinError, StorageError
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog, MaintenanceManager
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
@@ -116,7 +117,7 @@ def build_api(
     if isinstance(engine, LazyEngine):
         api.status_notes.append(lambda: engine.status_note)
     _register_usage(api, store)
-    _register_sources(api, store, config)
+    _register_sources(api, store, config, engine)
     _register_auth(api)
 
     def describe() -> dict[str, Any]:
@@ -210,7 +211,62 @@ def _parse_since(value: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _register_sources(api: MemoryApi, store: MemoryStore, config: Config) -> None:
+Memorize = Callable[[str, str, str], Awaitable[dict[str, Any]]]
+BatchExtract = Callable[[list[tuple[str, str]]], Awaitable[list[Any]]]
+
+
+def _batch_extractor(engine: Engine, config: Config, pending: int) -> BatchExtract | None:
+    """The Message Batches path, when configured, worthwhile, and Claude is the engine."""
+    if not (config.use_batches and pending > config.batch_backlog_threshold):
+        return None
+    if not isinstance(engine, LazyEngine):
+        return None
+    claude = getattr(engine.get(), "claude", None)
+    extract_many = getattr(claude, "extract_many", None)
+    return extract_many if callable(extract_many) else None
+
+
+async def _prepare_batch(
+    planned: list[Any], ledger: Any, memorize_pending: Any, extract_many: BatchExtract,
+    api: MemoryApi,
+) -> Memorize:
+    """Extract the whole backlog in one batch (half price), then memorize from the results.
+
+    Pass one only collects the rendered, redacted text of each pending thread (replying
+    "deferred", so nothing is marked in the ledger); the batch extracts them all; pass two
+    (the caller's) applies each stored extraction instead of extracting again.
+    """
+    collected: list[tuple[str, str, str]] = []
+
+    async def collect(text: str, branch: str, ref: str) -> dict[str, Any]:
+        collected.append((text, branch, ref))
+        return {"error": True, "code": "DEFERRED"}
+
+    await memorize_pending(planned, ledger, collect)
+    outcomes = await extract_many([(text, ref) for text, _branch, ref in collected])
+    ready = {
+        (branch, ref): outcome
+        for (_text, branch, ref), outcome in zip(collected, outcomes, strict=True)
+    }
+
+    async def apply(text: str, branch: str, ref: str) -> dict[str, Any]:
+        outcome = ready.get((branch, ref))
+        if isinstance(outcome, ExtractionResult):
+            try:
+                return await api.writer.apply_extraction(outcome, branch)
+            except PuffinError as exc:
+                return {"error": True, "code": exc.code, "message": exc.message}
+        if isinstance(outcome, PuffinError):
+            return {"error": True, "code": outcome.code, "message": outcome.message}
+        return await api.invoke("memory:memorize", {
+            "conversationText": text, "branchId": branch, "source": ref})
+
+    return apply
+
+
+def _register_sources(
+    api: MemoryApi, store: MemoryStore, config: Config, engine: Engine
+) -> None:
     async def sources(req: Any) -> dict[str, Any]:
         from app.sources.scan import sources_report
 
@@ -253,6 +309,9 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config) -> Non
                 )
 
             pending = sum(1 for p in planned if p.complete and not p.processed)
+            batcher = _batch_extractor(engine, config, pending)
+            if batcher is not None:
+                memorize = await _prepare_batch(planned, ledger, memorize_pending, batcher, api)
             result = await memorize_pending(planned, ledger, memorize, progress=api.progress)
         finally:
             lock.release()

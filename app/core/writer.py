@@ -20,7 +20,7 @@ from app.core.format import parse, render
 from app.core.guard import check_evolution
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog
-from app.core.models import BranchMemory, EvolutionResult, MemoryItem
+from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
 from app.core.redact import redact
 from app.core.review import ReviewQueue
 from app.core.store import MemoryStore, validate_branch_id
@@ -67,7 +67,13 @@ class MemoryWriter:
         except Exception as exc:
             log.exception("extraction crashed")
             raise ExtractionFailed(f"Extraction failed: {exc}") from exc
+        return await self.apply_extraction(extraction, branch)
 
+    async def apply_extraction(
+        self, extraction: ExtractionResult, branch: str
+    ) -> dict[str, Any]:
+        """Route and integrate an extraction (made here or by a batch of many threads)."""
+        validate_branch_id(branch)
         commit, queue, dropped = self._route(extraction.items)
         queued = self.review.add(branch, queue) if queue else 0
         response: dict[str, Any] = {
