@@ -44,9 +44,9 @@ def test_core_imports_only_allowed_packages() -> None:
     for path in _files("core"):
         for name in _imports(path):
             top = name.split(".")[0]
-            if top == "app" and not name.startswith("app.core"):
-                offenders.append(f"{path.name} imports {name}")
-            elif top not in allowed_third_party and top != "app" and not _is_stdlib(top):
+            outside_core = top == "app" and not name.startswith("app.core")
+            foreign = top not in allowed_third_party and top != "app" and not _is_stdlib(top)
+            if outside_core or foreign:
                 offenders.append(f"{path.name} imports {name}")
     assert offenders == []
 
