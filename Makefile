@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/extraction_quality.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/hook_latency.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_lag.py
 
 # A PyInstaller one-folder windowed build in dist/, smoke-tested after the build.
 package: $(STAMP)

@@ -309,10 +309,13 @@ def _register_sources(
                 )
 
             pending = sum(1 for p in planned if p.complete and not p.processed)
+            memorize_fn: Memorize = memorize
             batcher = _batch_extractor(engine, config, pending)
             if batcher is not None:
-                memorize = await _prepare_batch(planned, ledger, memorize_pending, batcher, api)
-            result = await memorize_pending(planned, ledger, memorize, progress=api.progress)
+                memorize_fn = await _prepare_batch(
+                    planned, ledger, memorize_pending, batcher, api
+                )
+            result = await memorize_pending(planned, ledger, memorize_fn, progress=api.progress)
         finally:
             lock.release()
         result.update({
@@ -325,6 +328,13 @@ def _register_sources(
         })
         if ledger.warning:
             result["errors"].append(ledger.warning)
+        if path is None:
+            # Transcripts queued by the Claude Code session-end hook whose own background
+            # run failed (or never started) are retried with every full scan.
+            from app.integrations.inbox import drain_inbox_async
+
+            drained = await drain_inbox_async(store.home, api)
+            result["inbox"] = {k: drained.get(k) for k in ("records", "memorized", "remaining")}
         api.activity.record(
             "scan", f"Scan: {result['memorized']} thread(s) memorized, {result['failed']} failed"
         )

@@ -295,7 +295,7 @@ class MemoryApi:
         if busy:
             self._busy += 1
         try:
-            return await handler(request)
+            reply = await handler(request)
         except PuffinError as exc:
             if exc.code not in {"INVALID_INPUT", "NOT_FOUND"}:
                 self.last_error = exc.message
@@ -307,6 +307,11 @@ class MemoryApi:
         finally:
             if busy:
                 self._busy -= 1
+        if busy and channel != "memory:scan":
+            # A success after a failure means the trouble is over (the network is back, the
+            # key was fixed): the indicator returns to ready instead of staying red.
+            self.last_error = None
+        return reply
 
     def _register_core(self) -> None:
         table: dict[str, tuple[type[Request], Handler]] = {

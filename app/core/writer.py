@@ -85,6 +85,7 @@ class MemoryWriter:
             "engine": extraction.engine,
             "path": None,
         }
+        self.maintenance_log.thread_processed(branch)
         if not commit:
             self.activity.record(
                 "memorize", f"Nothing new to remember for {branch}", branch=branch,
@@ -94,7 +95,6 @@ class MemoryWriter:
         result = await self.integrate(branch, commit, engine=self.engine)
         response["path"] = result.path
         response["stats"] = result.stats
-        self.maintenance_log.thread_processed(branch)
         self.activity.record(
             "memorize",
             f"Remembered {len(commit)} item(s) for {branch}"

@@ -37,10 +37,13 @@ def _offline(home: Path) -> None:
 def _wait_drained(home: Path, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not list((home / "inbox").glob("*.json")) and not (home / "inbox" / "failed").is_dir():
-            # The drain logs its summary last: wait for it, not only for the files.
-            if (home / "ledger.json").is_file() and "memorized" in _log(home):
-                return
+        drained = not list((home / "inbox").glob("*.json"))
+        failed = (home / "inbox" / "failed").is_dir()
+        # The drain logs its summary last: wait for it, not only for the files.
+        if drained and not failed and (home / "ledger.json").is_file() and "memorized" in _log(
+            home
+        ):
+            return
         time.sleep(0.1)
     pytest.fail(f"the inbox was not drained in {timeout} s; log:\n{_log(home)}")
 

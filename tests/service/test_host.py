@@ -1,0 +1,191 @@
+"""MemoryHost: the core on its own thread, the job queue (one job per branch at a time,
+exclusive jobs, no duplicates), the composed status, and failures turned into an error
+status instead of tracebacks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import qasync
+from pytestqt.qtbot import QtBot
+
+from app.service.channels import MemoryChannels
+from app.service.host import MemoryHost, is_error
+from tests.service.support import run
+
+
+def test_core_answers_on_its_own_thread(qtbot: QtBot, qloop: qasync.QEventLoop,
+                                        seeded_home: Path) -> None:
+    threads: list[str] = []
+    gui = threading.current_thread().name
+
+    def factory(home: Path, engine: str | None) -> Any:
+        from app.container import build_api
+
+        threads.append(threading.current_thread().name)
+        return build_api(home, engine_override=engine)
+
+    host = MemoryHost(seeded_home, api_factory=factory, engine_override="offline")
+    host.start()
+    reply = run(qtbot, host.invoke("memory:list-branches", {}))
+    assert len(reply["branches"]) == 2
+    assert threads == ["puffin-core"] and gui != "puffin-core"
+    run(qtbot, host.stop())
+
+
+def test_a_core_that_cannot_start_shows_an_error_status(
+    qtbot: QtBot, qloop: qasync.QEventLoop, quiet_home: Path
+) -> None:
+    def broken(_home: Path, _engine: str | None) -> Any:
+        raise OSError("disk not mounted")
+
+    host = MemoryHost(quiet_home, api_factory=broken)
+    channels = MemoryChannels(host)
+    with qtbot.waitSignal(channels.status_changed, timeout=5000,
+                          check_params_cb=lambda s: s["status"] == "error"):
+        channels.start_service()
+    assert channels.status is not None
+    assert "disk not mounted" in str(channels.status["lastError"])
+    reply = run(qtbot, channels.list_branches())
+    assert is_error(reply) and reply["code"] == "INTERNAL_ERROR"
+    run(qtbot, channels.shutdown())
+
+
+def test_task_failure_goes_to_the_one_error_handler(
+    qtbot: QtBot, channels: MemoryChannels
+) -> None:
+    async def failing() -> None:
+        raise ValueError("unexpected shape")
+
+    with qtbot.waitSignal(channels.error_reported, timeout=2000) as blocker:
+        channels.start(failing())
+    assert "unexpected shape" in blocker.args[0]
+    assert channels.status is not None and channels.status["status"] == "error"
+
+
+class _SlowApi:
+    """Records the order in which the core ran jobs, holding each one for a moment."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.progress: Any = None
+        self.queue_length: Any = None
+
+    async def invoke(self, channel: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if channel in {"memory:memorize", "memory:scan", "memory:run-maintenance"}:
+            name = str(payload.get("branchId") or channel)
+            self.events.append(f"start {name}")
+            await asyncio.sleep(0.15)
+            self.events.append(f"end {name}")
+            return {"success": True}
+        if channel == "memory:get-config":
+            return {"config": {"maintenance_on_start": False, "scan_on_start": False}}
+        return {"status": "ready"}
+
+    async def check_maintenance(self) -> dict[str, Any]:
+        return {}
+
+
+def test_jobs_run_one_per_branch_and_exclusive_jobs_alone(
+    qtbot: QtBot, qloop: qasync.QEventLoop, quiet_home: Path
+) -> None:
+    # A stand-in core: this test is about ordering, which the real core makes too fast to see.
+    api = _SlowApi()
+    host = MemoryHost(quiet_home, api_factory=lambda _h, _e: api)
+    host.start()
+
+    async def scenario() -> list[dict[str, Any]]:
+        return list(await asyncio.gather(
+            host.invoke("memory:memorize", {"conversationText": "a", "branchId": "x/1"}),
+            host.invoke("memory:memorize", {"conversationText": "b", "branchId": "x/1"}),
+            host.invoke("memory:memorize", {"conversationText": "c", "branchId": "y/2"}),
+            host.invoke("memory:run-maintenance", {"type": "weekly"}),
+            host.invoke("memory:run-maintenance", {"type": "weekly"}),
+        ))
+
+    replies = run(qtbot, scenario())
+    assert all(r["success"] for r in replies)
+    events = api.events
+    # The same branch never runs twice at once; another branch runs alongside.
+    first_end = events.index("end x/1")
+    second_start = [i for i, e in enumerate(events) if e == "start x/1"][1]
+    assert second_start > first_end
+    assert events.index("start y/2") < events.index("end x/1"), "other branches run alongside"
+    # Maintenance waits for every memorization and runs alone; the duplicate is merged.
+    assert events.count("start memory:run-maintenance") == 1
+    maint = events.index("start memory:run-maintenance")
+    assert maint == len(events) - 2, events
+    assert events[-1] == "end memory:run-maintenance"
+    run(qtbot, host.stop())
+
+
+def test_status_shows_processing_while_a_job_runs(
+    qtbot: QtBot, qloop: qasync.QEventLoop, quiet_home: Path
+) -> None:
+    api = _SlowApi()
+    host = MemoryHost(quiet_home, api_factory=lambda _h, _e: api)
+    seen: list[str] = []
+    host.listener.status = lambda status: seen.append(status["status"])
+    host.start()
+    run(qtbot, host.invoke("memory:memorize", {"conversationText": "a", "branchId": "x/1"}))
+    run(qtbot, host.invoke("memory:run-maintenance", {"type": "monthly"}))
+    assert "processing" in seen and "maintenance" in seen
+    assert seen[-1] == "ready"
+    run(qtbot, host.stop())
+
+
+def test_pause_stops_automatic_scans(
+    qtbot: QtBot, qloop: qasync.QEventLoop, quiet_home: Path
+) -> None:
+    api = _SlowApi()
+    config = {"auto_memorize": True, "scan_on_start": False, "maintenance_on_start": False}
+    original = api.invoke
+
+    async def invoke(channel: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if channel == "memory:get-config":
+            return {"config": config}
+        return await original(channel, payload)
+
+    api.invoke = invoke  # type: ignore[method-assign]
+    host = MemoryHost(quiet_home, api_factory=lambda _h, _e: api, source_scan_interval=0.05)
+    host.start()
+    qtbot.waitUntil(lambda: "start memory:scan" in api.events, timeout=3000)
+    host.set_paused(True)
+    qtbot.waitUntil(lambda: not host.jobs, timeout=3000)
+    before = api.events.count("start memory:scan")
+    qtbot.wait(400)
+    assert api.events.count("start memory:scan") == before, "no automatic scan while paused"
+    assert host.status()["paused"] is True
+    host.set_paused(False)
+    qtbot.waitUntil(lambda: api.events.count("start memory:scan") > before, timeout=3000)
+    run(qtbot, host.stop())
+
+
+def test_start_runs_maintenance_and_a_source_scan_when_enabled(
+    qtbot: QtBot, qloop: qasync.QEventLoop, home: Path, tmp_path: Path, corpus_dir: Path
+) -> None:
+    projects = tmp_path / "claude-projects" / "-work-spotter"
+    projects.mkdir(parents=True)
+    for path in (corpus_dir / "claude-code").glob("marot-spotter__*.jsonl"):
+        shutil.copyfile(path, projects / path.name.split("__", 1)[1])
+    (home / "config.json").write_text(json.dumps({
+        "maintenance_on_start": True, "scan_on_start": True, "auto_memorize": False,
+        "idle_minutes": 0,
+        "sources": {"claude_code": True, "claude_projects_dir": str(projects.parent),
+                    "codex": False, "puffin": False, "aider": False},
+    }))
+    channels = MemoryChannels(MemoryHost(home, engine_override="offline"))
+    finished: list[tuple[str, str, dict[str, Any]]] = []
+    channels.job_finished.connect(lambda name, kind, reply: finished.append((name, kind, reply)))
+    channels.start_service()
+    qtbot.waitUntil(lambda: len(finished) == 2, timeout=15_000)
+    kinds = {kind: reply for _name, kind, reply in finished}
+    assert set(kinds) == {"maintenance", "scan"}
+    assert kinds["scan"]["memorized"] == 3, kinds["scan"]
+    assert (home / "maintenance-log.json").is_file()
+    run(qtbot, channels.shutdown())
