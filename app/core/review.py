@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from app.core.atomic import move_aside, read_json, write_json
 from app.core.errors import NotFound, StorageError
 from app.core.models import MemoryItem, utc_now
+from app.core.similarity import item_similarity
 
 if TYPE_CHECKING:
     from filelock import BaseFileLock
@@ -40,6 +41,19 @@ class ReviewEntry(BaseModel):
             "source": ", ".join(item.sources),
             "queued": self.queued,
         }
+
+
+def _reinforced(old: MemoryItem, new: MemoryItem) -> MemoryItem:
+    base = max(old.confidence, new.confidence)
+    sources = [*old.sources, *(x for x in new.sources if x not in old.sources)]
+    tags = [*old.tags, *(x for x in new.tags if x not in old.tags)]
+    return old.model_copy(update={
+        "confidence": round(min(0.99, base + (1.0 - base) * 0.25), 2),
+        "sources": sources,
+        "tags": tags,
+        "occurrences": old.occurrences + new.occurrences,
+        "extracted": min(old.extracted, new.extracted),
+    })
 
 
 class ReviewQueue:
@@ -77,6 +91,45 @@ class ReviewQueue:
                 added += 1
             self._save(entries)
         return added
+
+    def offer(
+        self, branch: str, items: list[MemoryItem], *, threshold: float, promote_at: float
+    ) -> tuple[int, list[MemoryItem]]:
+        """Queue items, letting repetitions from other threads add up.
+
+        A queued item said again by a different source (another thread) is reinforced
+        instead of queued twice; once its confidence reaches `promote_at` it leaves the queue
+        and is returned for committing. One medium-confidence remark is a hint; the same
+        remark in three threads is knowledge. Returns (newly queued, promoted).
+        """
+        if not items:
+            return 0, []
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        promoted: list[MemoryItem] = []
+        added = 0
+        with self._lock:
+            entries = self._load()
+            stamp = utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")
+            for item in items:
+                match = next(
+                    (e for e in entries
+                     if e.branch == branch and e.item.category is item.category
+                     and (e.item.id == item.id
+                          or item_similarity(e.item, item, floor=threshold) >= threshold)),
+                    None,
+                )
+                if match is None:
+                    entries.append(ReviewEntry(branch=branch, item=item, queued=stamp))
+                    added += 1
+                    continue
+                if set(item.sources) <= set(match.item.sources):
+                    continue  # the same thread again: no new evidence
+                match.item = _reinforced(match.item, item)
+                if match.item.confidence >= promote_at:
+                    entries.remove(match)
+                    promoted.append(match.item)
+            self._save(entries)
+        return added, promoted
 
     def take(self, item_id: str) -> ReviewEntry:
         """Remove and return an entry (approve or reject)."""

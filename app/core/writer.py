@@ -75,12 +75,17 @@ class MemoryWriter:
         """Route and integrate an extraction (made here or by a batch of many threads)."""
         validate_branch_id(branch)
         commit, queue, dropped = self._route(extraction.items)
-        queued = self.review.add(branch, queue) if queue else 0
+        queued, promoted = self.review.offer(
+            branch, queue, threshold=self.config.duplicate_threshold,
+            promote_at=self.config.commit_threshold,
+        ) if queue else (0, [])
+        commit.extend(promoted)
         response: dict[str, Any] = {
             "branch": branch,
             "itemsExtracted": len(commit),
             "categoriesUpdated": sorted({i.category.value for i in commit}),
             "queuedForReview": queued,
+            "promotedFromReview": len(promoted),
             "dropped": len(dropped),
             "engine": extraction.engine,
             "path": None,

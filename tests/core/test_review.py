@@ -1,0 +1,62 @@
+"""The review queue: medium-confidence items wait, and repetitions across threads add up."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from app.container import build_api
+from app.core.models import Category, ExtractionResult, MemoryItem
+from app.core.review import ReviewQueue
+
+
+def _remark(source: str, confidence: float = 0.6) -> MemoryItem:
+    return MemoryItem(category=Category.ARCHITECTURAL_DECISIONS, title="SAM pattern",
+                      content="The architecture follows the SAM pattern for state.",
+                      confidence=confidence, sources=[source])
+
+
+def test_the_same_thread_twice_is_no_new_evidence(tmp_path: Path) -> None:
+    queue = ReviewQueue(tmp_path / "review-queue.json")
+    assert queue.offer("b", [_remark("t1")], threshold=0.8, promote_at=0.75) == (1, [])
+    assert queue.offer("b", [_remark("t1")], threshold=0.8, promote_at=0.75) == (0, [])
+    assert [e.item.confidence for e in queue.entries()] == [0.6]
+
+
+def test_a_remark_repeated_in_three_threads_is_promoted(tmp_path: Path) -> None:
+    queue = ReviewQueue(tmp_path / "review-queue.json")
+    queue.offer("b", [_remark("t1")], threshold=0.8, promote_at=0.75)
+    queued, promoted = queue.offer("b", [_remark("t2")], threshold=0.8, promote_at=0.75)
+    assert (queued, promoted) == (0, [])
+    assert queue.entries()[0].item.confidence == 0.7
+    queued, promoted = queue.offer("b", [_remark("t3")], threshold=0.8, promote_at=0.75)
+    assert queued == 0
+    assert [i.sources for i in promoted] == [["t1", "t2", "t3"]]
+    assert promoted[0].confidence >= 0.75
+    assert queue.entries() == []
+
+
+def test_other_branches_do_not_reinforce_each_other(tmp_path: Path) -> None:
+    queue = ReviewQueue(tmp_path / "review-queue.json")
+    queue.offer("a", [_remark("t1")], threshold=0.8, promote_at=0.75)
+    assert queue.offer("b", [_remark("t2")], threshold=0.8, promote_at=0.75) == (1, [])
+
+
+def test_memorize_commits_a_promoted_item(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    api.review.offer("demo", [_remark("t1")], threshold=0.8, promote_at=0.75)
+    api.review.offer("demo", [_remark("t2")], threshold=0.8, promote_at=0.75)
+    reply = asyncio.run(api.writer.apply_extraction(
+        ExtractionResult(items=[_remark("t3")]), "demo"))
+    assert (reply["itemsExtracted"], reply["promotedFromReview"]) == (1, 1)
+    text = (home / "branches" / "demo.md").read_text(encoding="utf-8")
+    assert "SAM pattern" in text and "t1, t2, t3" in text
+
+
+def test_a_damaged_queue_is_set_aside_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "review-queue.json"
+    path.write_text("[{broken", encoding="utf-8")
+    queue = ReviewQueue(path)
+    assert queue.entries() == []
+    assert queue.warning and "moved to" in queue.warning
+    assert list(tmp_path.glob("review-queue.json.broken-*"))
