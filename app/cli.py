@@ -344,6 +344,18 @@ def _write_export(out: str, reply: dict[str, Any]) -> int:
     return _emit({**reply, "path": str(Path(out).expanduser().resolve())})
 
 
+def _ask_running_app(
+    args: argparse.Namespace, channel: str, payload: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A quick read answered by the running app for this home, if there is one."""
+    if args.engine is not None:
+        return None  # an explicit engine means "this process decides"
+    from app.core.paths import resolve_home
+    from app.remote import invoke
+
+    return invoke(resolve_home(args.home), channel, payload)
+
+
 def _progress_to_stderr(done: int, total: int, label: str) -> None:
     sys.stderr.write(f"[{done}/{total}] {label}\n")
     sys.stderr.flush()
@@ -390,6 +402,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_INPUT
         channel, payload = builder(args)
+        remote = _ask_running_app(args, channel, payload)
+        if remote is not None:
+            return _emit(remote)
         import asyncio  # deferred: most of the CLI's import cost, and hooks never need it
 
         return asyncio.run(_invoke(args, channel, payload))

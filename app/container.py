@@ -24,9 +24,10 @@ from app.core.errors import InvalidInput, PuffinError, StorageError
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog, MaintenanceManager
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
+from app.core.paths import resolve_home
 from app.core.reader import MemoryReader
 from app.core.review import ReviewQueue
-from app.core.store import MemoryStore, default_home
+from app.core.store import MemoryStore
 from app.core.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
@@ -76,9 +77,7 @@ class LazyEngine:
         return await self.get().deep_retrieve(query, candidates)
 
 
-def resolve_home(home: Path | str | None) -> Path:
-    """`--home`, else `PUFFIN_MEMORY_HOME`, else `~/.puffin/memory`."""
-    return Path(home).expanduser() if home else default_home()
+
 
 
 def build_api(

@@ -18,6 +18,7 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import qasync  # type: ignore[import-untyped]
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -53,9 +54,22 @@ class _QuitInterceptor(QObject):
         return False
 
 
+async def _answer_remote(host: Any, instance: Any, client: object, channel: str,
+                         payload: dict[str, Any]) -> None:
+    """Answer a command-line request (`app/remote.py`) with the running core."""
+    from app.remote import REMOTE_CHANNELS
+
+    if channel not in REMOTE_CHANNELS:
+        reply = {"error": True, "code": "INVALID_INPUT",
+                 "message": f"{channel} is not answered for the command line"}
+    else:
+        reply = await host.invoke(channel, payload)
+    instance.answer(client, reply)
+
+
 def run_app(home: Path | None, argv: list[str]) -> int:
     """Open the desktop app for `home` (default: PUFFIN_MEMORY_HOME or ~/.puffin/memory)."""
-    from app.container import resolve_home
+    from app.core.paths import resolve_home
     from app.service.instance import SingleInstance
     from app.ui import icons
 
@@ -111,6 +125,11 @@ async def _main(app: QApplication, home: Path, options: argparse.Namespace,
     indicator.quit_requested.connect(app.quit)
     window.quit_requested.connect(app.quit)
     instance.activated.connect(window.bring_forward)
+    instance.invoke_requested.connect(
+        lambda client, channel, payload: host.spawn(
+            _answer_remote(host, instance, client, channel, payload)
+        )
+    )
     instance.activated.connect(lambda: log.info("another launch asked for the window"))
     indicator.show()
     if not (options.hidden and indicator.tray is not None):

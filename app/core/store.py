@@ -35,12 +35,6 @@ _HASH_PREFIX = "_h_"
 LOCK_TIMEOUT_S = 30.0
 
 
-def default_home() -> Path:
-    """`PUFFIN_MEMORY_HOME`, else `~/.puffin/memory`."""
-    env = os.environ.get("PUFFIN_MEMORY_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".puffin" / "memory"
-
-
 def project_of(branch_id: str) -> str:
     """The project part of a `<project>/<branch>` id (empty for ids without a slash)."""
     return branch_id.split("/", 1)[0] if "/" in branch_id else ""

@@ -47,7 +47,7 @@ def _emit(reply: dict[str, Any]) -> None:
 
 def _install(args: argparse.Namespace) -> int:
     from app.core.errors import PuffinError
-    from app.integrations.hookio import resolve_home
+    from app.core.paths import resolve_home
     from app.integrations.installer import install_hooks
 
     try:

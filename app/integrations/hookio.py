@@ -25,16 +25,9 @@ FALLBACK_LOG = "puffin-memory-hooks.log"
 # Small on purpose: the log explains the last few hook runs, it is not an archive.
 LOG_MAX_BYTES = 256 * 1024
 LOG_BACKUPS = 2
+
 STDIN_LIMIT = 1024 * 1024
 STDIN_TIMEOUT_S = 2.0
-
-
-def resolve_home(home: str | Path | None) -> Path:
-    """`--home`, else `PUFFIN_MEMORY_HOME`, else `~/.puffin/memory` (as in app.core.store)."""
-    if home:
-        return Path(home).expanduser()
-    env = os.environ.get("PUFFIN_MEMORY_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".puffin" / "memory"
 
 
 def log_path(home: Path) -> Path:

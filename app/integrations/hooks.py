@@ -18,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from app.integrations.hookio import hook_log, read_stdin_json, resolve_home, text_field
+from app.core.paths import resolve_home
+from app.integrations.hookio import hook_log, read_stdin_json, text_field
 
 EXIT_OK = 0
 EVENTS = {"session-end": "SessionEnd", "stop": "Stop", "pre-compact": "PreCompact"}
