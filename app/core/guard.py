@@ -66,11 +66,13 @@ def check_evolution(
     *,
     branch_id: str | None = None,
     allowed_removals: Collection[str] = (),
+    rendered: str | None = None,
 ) -> list[str]:
     """Problems that forbid writing `new` in place of `old` (empty list: safe to write).
 
     `branch_id` is checked against the header when there is no old file. `allowed_removals`
     names item ids a caller removes on purpose (a section cap that prunes to `versions/`).
+    `rendered` is `render(new)` when the caller already has it (it is about to write it).
     """
     problems: list[str] = []
 
@@ -82,7 +84,7 @@ def check_evolution(
         )
 
     problems.extend(
-        f"format: {p}" for p in validate(render(new))
+        f"format: {p}" for p in validate(rendered if rendered is not None else render(new))
     )
 
     in_sections: dict[str, MemoryItem] = {}

@@ -131,9 +131,7 @@ class MemoryWriter:
             current = None if data is None else parse(data.decode("utf-8", "replace"), branch)
             if current is not None:
                 current.branch_id = branch
-            result = await self._evolve_checked(engine, current, items, branch)
-            # The guard has already rendered and validated this memory.
-            text = render(result.memory)
+            result, text = await self._evolve_checked(engine, current, items, branch)
             if self.store.write_if_unchanged(branch, data, text):
                 self.refresh_index(branch, result.memory)
                 return result
@@ -143,18 +141,21 @@ class MemoryWriter:
 
     async def _evolve_checked(
         self, engine: Engine, current: BranchMemory | None, items: list[MemoryItem], branch: str
-    ) -> EvolutionResult:
+    ) -> tuple[EvolutionResult, str]:
+        """The engine's result and its rendered file, once the guard has passed both."""
         result = await engine.evolve(current, items, branch_id=branch)
-        problems = check_evolution(current, result.memory, items)
+        text = render(result.memory)
+        problems = check_evolution(current, result.memory, items, rendered=text)
         if not problems:
-            return result
+            return result, text
         log.warning("evolution by %s refused: %s", engine.name, problems)
         if engine is not self.merger:
             fallback = await self.merger.evolve(current, items, branch_id=branch)
-            if not check_evolution(current, fallback.memory, items):
+            text = render(fallback.memory)
+            if not check_evolution(current, fallback.memory, items, rendered=text):
                 fallback.path = "offline-fallback"
                 fallback.notes.append("rewrite refused: " + "; ".join(problems[:3]))
-                return fallback
+                return fallback, text
         raise ExtractionFailed(
             "The rewritten memory would have lost or changed earlier items ("
             + "; ".join(problems[:3])
