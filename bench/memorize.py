@@ -47,27 +47,35 @@ def main() -> None:
     seed_text = render(_branch())
     root = Path(tempfile.mkdtemp(prefix="puffin-bench-"))
     try:
+        home = root / "home"
+        (home / "branches").mkdir(parents=True)
+        branch_file = home / "branches" / "bench.md"
+        # One long-lived API, as in the app; the branch is reset to its 50 items before each
+        # run (outside the timing) so every run merges into the same starting file.
+        api = build_api(home, engine_override="offline")
+        engine = api.writer.engine
         timings, extract_timings = [], []
-        for run in range(RUNS):
-            home = root / f"h{run}"
-            (home / "branches").mkdir(parents=True)
-            (home / "branches" / "bench.md").write_text(seed_text, encoding="utf-8")
-            api = build_api(home, engine_override="offline")
-            engine = api.writer.engine
+        reply: dict = {}
+        for _run in range(RUNS + 1):
+            branch_file.write_text(seed_text, encoding="utf-8")
+            api.index.sync(api.store)
             start = time.perf_counter()
             asyncio.run(engine.extract(conversation, source="bench"))
-            extract_timings.append((time.perf_counter() - start) * 1000)
+            extract_ms = (time.perf_counter() - start) * 1000
             start = time.perf_counter()
             reply = asyncio.run(api.invoke("memory:memorize", {
                 "conversationText": conversation, "branchId": "bench", "source": "bench"}))
-            timings.append((time.perf_counter() - start) * 1000)
+            elapsed = (time.perf_counter() - start) * 1000
             assert "error" not in reply, reply
+            if _run:  # the first run fills caches (regexes, similarity)
+                timings.append(elapsed)
+                extract_timings.append(extract_ms)
         timings.sort()
         p95 = timings[int(len(timings) * 0.95) - 1]
         print(f"conversation: {len(conversation) / 1000:.0f} KB, branch: 50 items, runs: {RUNS}")
         print(f"memorize  p50 {statistics.median(timings):6.1f} ms   p95 {p95:6.1f} ms   "
               f"(target <= 50 ms)")
-        print(f"extract   p50 {statistics.median(extract_timings):6.1f} ms")
+        print(f"  of which extract p50 {statistics.median(extract_timings):6.1f} ms")
         print(f"last reply: {reply['itemsExtracted']} committed, "
               f"{reply['queuedForReview']} queued")
     finally:
