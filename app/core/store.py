@@ -33,6 +33,7 @@ _HEADER_ID = re.compile(r"^#\s*Branch Memory:\s*(.+?)\s*$", re.MULTILINE)
 _MAX_STEM_BYTES = 180
 _HASH_PREFIX = "_h_"
 LOCK_TIMEOUT_S = 30.0
+_PARSE_CACHE = 32
 
 
 def project_of(branch_id: str) -> str:
@@ -100,6 +101,7 @@ class MemoryStore:
         self.versions_dir = self.home / "versions"
         self.locks_dir = self.home / ".locks"
         self.versions_keep = versions_keep
+        self._parsed: dict[tuple[str, bytes], BranchMemory] = {}
 
     # -- paths -------------------------------------------------------------------------
     @property
@@ -220,15 +222,37 @@ class MemoryStore:
 
     def read(self, branch: str) -> BranchMemory | None:
         """The parsed branch memory, or None when there is no file."""
+
+        data = self.read_bytes(branch)
+        return None if data is None else self.parse_bytes(branch, data)
+
+    def parse_bytes(self, branch: str, data: bytes) -> BranchMemory:
+        """Parse a branch file's bytes, reusing the result for bytes parsed before.
+
+        A long-lived process (the app) mostly reads back what it has just written; parsing a
+        50-item file costs ~5 ms, a copy of the cached model well under 1. The cache is keyed
+        by the exact bytes, so an edit by hand is always parsed anew. Callers get their own
+        copy and may change it.
+        """
         from app.core.format import parse
 
-        text = self.read_text(branch)
-        if text is None:
-            return None
-        memory = parse(text, branch_id=branch)
-        # The file name is authoritative: a hand-edited header must not move items elsewhere.
-        memory.branch_id = branch
-        return memory
+        key = (branch, hashlib.blake2b(data, digest_size=16).digest())
+        cached = self._parsed.pop(key, None)
+        if cached is None:
+            cached = parse(data.decode("utf-8", errors="replace"), branch_id=branch)
+            # The file name is authoritative: a hand-edited header must not move items.
+            cached.branch_id = branch
+        self._parsed[key] = cached
+        while len(self._parsed) > _PARSE_CACHE:
+            self._parsed.pop(next(iter(self._parsed)))
+        return cached.model_copy(deep=True)
+
+    def remember_parsed(self, branch: str, text: str, memory: BranchMemory) -> None:
+        """Seed the parse cache with a memory just rendered to `text` and written."""
+        key = (branch, hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest())
+        self._parsed[key] = memory.model_copy(deep=True)
+        while len(self._parsed) > _PARSE_CACHE:
+            self._parsed.pop(next(iter(self._parsed)))
 
     def signature(self, branch: str) -> tuple[int, int] | None:
         """(mtime_ns, size) of the branch file, or None."""
@@ -269,13 +293,11 @@ class MemoryStore:
         new one, or None to leave the file untouched. Whatever `change` raises propagates
         and the file stays as it was.
         """
-        from app.core.format import parse, render
+        from app.core.format import render
 
         with self.lock(branch):
             data = self.read_bytes(branch)
-            current = None if data is None else parse(data.decode("utf-8", "replace"), branch)
-            if current is not None:
-                current.branch_id = branch
+            current = None if data is None else self.parse_bytes(branch, data)
             new = change(current)
             if new is None:
                 return current

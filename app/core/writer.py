@@ -16,7 +16,7 @@ from app.core.activity import ActivityLog
 from app.core.config import Config
 from app.core.engine import Engine
 from app.core.errors import ExtractionFailed, InvalidInput, PuffinError, StorageError
-from app.core.format import parse, render
+from app.core.format import render
 from app.core.guard import check_evolution
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog
@@ -128,11 +128,10 @@ class MemoryWriter:
         engine = engine or self.merger
         for _attempt in range(_WRITE_ATTEMPTS):
             data = self.store.read_bytes(branch)
-            current = None if data is None else parse(data.decode("utf-8", "replace"), branch)
-            if current is not None:
-                current.branch_id = branch
+            current = None if data is None else self.store.parse_bytes(branch, data)
             result, text = await self._evolve_checked(engine, current, items, branch)
             if self.store.write_if_unchanged(branch, data, text):
+                self.store.remember_parsed(branch, text, result.memory)
                 self.refresh_index(branch, result.memory)
                 return result
         raise StorageError(
