@@ -32,9 +32,10 @@ from app.core.models import (
     derive_title,
     utc_now,
 )
+from app.core.paths import project_of, validate_branch_id
 from app.core.reader import MemoryReader
 from app.core.review import ReviewQueue
-from app.core.store import MemoryStore, project_of, validate_branch_id
+from app.core.store import MemoryStore
 from app.core.transfer import (
     context_digest,
     effective_tags,

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from app.core.errors import InvalidInput, PuffinError, StorageError
 from app.core.models import CATEGORY_HEADINGS, BranchMemory, Category, MemoryItem
-from app.core.store import project_of
+from app.core.paths import project_of
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5_000

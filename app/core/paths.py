@@ -1,13 +1,20 @@
-"""Where the memory home is: `--home`, else `PUFFIN_MEMORY_HOME`, else `~/.puffin/memory`.
+"""Where memory lives: the home folder and the file name of each branch id.
 
-Stdlib only, so the command line can find the home (and a running app for it) before it
-pays for importing the rest of the core.
+The home is `--home`, else `PUFFIN_MEMORY_HOME`, else `~/.puffin/memory`. Branch ids are
+free text and are encoded into file names that can never leave `branches/`. Stdlib only
+(plus the error classes), so the command line and the Claude Code hooks can find files
+before they pay for importing the rest of the core; `MemoryStore` uses the same functions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
+from urllib.parse import quote, unquote
+
+from app.core.errors import InvalidInput
 
 
 def resolve_home(home: Path | str | None = None) -> Path:
@@ -16,3 +23,51 @@ def resolve_home(home: Path | str | None = None) -> Path:
         return Path(home).expanduser()
     env = os.environ.get("PUFFIN_MEMORY_HOME")
     return Path(env).expanduser() if env else Path.home() / ".puffin" / "memory"
+
+
+MAX_BRANCH_ID = 200
+_SAFE_ID = re.compile(r"[A-Za-z0-9._-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Percent-encoded names longer than this fall back to a hash (file names are limited to 255
+# bytes on common file systems); the branch id is then kept in a `.name` file beside it.
+_MAX_STEM_BYTES = 180
+HASH_PREFIX = "_h_"
+
+
+def project_of(branch_id: str) -> str:
+    """The project part of a `<project>/<branch>` id (empty for ids without a slash)."""
+    return branch_id.split("/", 1)[0] if "/" in branch_id else ""
+
+
+def validate_branch_id(branch: object) -> str:
+    """Return `branch` if it is an acceptable id, else raise InvalidInput saying why."""
+    if not isinstance(branch, str) or not branch:
+        raise InvalidInput("Branch id must be a non-empty string.")
+    if len(branch) > MAX_BRANCH_ID:
+        raise InvalidInput(f"Branch id is longer than {MAX_BRANCH_ID} characters.")
+    if _CONTROL.search(branch):
+        raise InvalidInput("Branch id must not contain control characters.")
+    if branch != branch.strip():
+        raise InvalidInput("Branch id must not start or end with whitespace.")
+    segments = re.split(r"[/\\]", branch)
+    if any(seg in {".", ".."} for seg in segments):
+        raise InvalidInput(f"Branch id {branch!r} contains a '.' or '..' path segment.")
+    return branch
+
+
+def encode_branch(branch: str) -> str:
+    """File stem for a branch id: unchanged when it is plain, else reversibly encoded."""
+    validate_branch_id(branch)
+    if _SAFE_ID.fullmatch(branch) and not branch.startswith("."):
+        return branch
+    stem = quote(branch, safe="-_").replace(".", "%2E")
+    if len(stem.encode()) > _MAX_STEM_BYTES:
+        return HASH_PREFIX + hashlib.sha256(branch.encode()).hexdigest()[:40]
+    return stem
+
+
+def decode_stem(stem: str) -> str | None:
+    """Branch id for a plain or percent-encoded stem; None for hashed stems."""
+    if stem.startswith(HASH_PREFIX):
+        return None
+    return unquote(stem) if "%" in stem else stem

@@ -25,7 +25,7 @@ from app.core.engine import Candidate, CrossConflict, DeepAnswer, Engine
 from app.core.errors import InvalidInput, PuffinError, RetrievalFailed, StorageError
 from app.core.index import BranchSource, CorruptIndexError, IndexedItem, MemoryIndex
 from app.core.models import CATEGORY_HEADINGS
-from app.core.store import project_of
+from app.core.paths import project_of
 
 log = logging.getLogger(__name__)
 

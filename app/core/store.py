@@ -17,62 +17,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import quote, unquote
 
 from app.core.atomic import atomic_write_bytes, fsync_dir
 from app.core.errors import InvalidInput, NotFound, StorageError
 from app.core.models import BranchMemory
+from app.core.paths import (
+    HASH_PREFIX,
+    decode_stem,
+    encode_branch,
+)
 
-MAX_BRANCH_ID = 200
-_SAFE_ID = re.compile(r"[A-Za-z0-9._-]+")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _VERSION_NAME = re.compile(r"\d{8}T\d{12}Z(?:-\d+)?")
 _HEADER_ID = re.compile(r"^#\s*Branch Memory:\s*(.+?)\s*$", re.MULTILINE)
-# Percent-encoded names longer than this fall back to a hash (file names are limited to 255
-# bytes on common file systems); the branch id is then read back from the file's header.
-_MAX_STEM_BYTES = 180
-_HASH_PREFIX = "_h_"
 LOCK_TIMEOUT_S = 30.0
 _PARSE_CACHE = 32
-
-
-def project_of(branch_id: str) -> str:
-    """The project part of a `<project>/<branch>` id (empty for ids without a slash)."""
-    return branch_id.split("/", 1)[0] if "/" in branch_id else ""
-
-
-def validate_branch_id(branch: object) -> str:
-    """Return `branch` if it is an acceptable id, else raise InvalidInput saying why."""
-    if not isinstance(branch, str) or not branch:
-        raise InvalidInput("Branch id must be a non-empty string.")
-    if len(branch) > MAX_BRANCH_ID:
-        raise InvalidInput(f"Branch id is longer than {MAX_BRANCH_ID} characters.")
-    if _CONTROL.search(branch):
-        raise InvalidInput("Branch id must not contain control characters.")
-    if branch != branch.strip():
-        raise InvalidInput("Branch id must not start or end with whitespace.")
-    segments = re.split(r"[/\\]", branch)
-    if any(seg in {".", ".."} for seg in segments):
-        raise InvalidInput(f"Branch id {branch!r} contains a '.' or '..' path segment.")
-    return branch
-
-
-def encode_branch(branch: str) -> str:
-    """File stem for a branch id: unchanged when it is plain, else reversibly encoded."""
-    validate_branch_id(branch)
-    if _SAFE_ID.fullmatch(branch) and not branch.startswith("."):
-        return branch
-    stem = quote(branch, safe="-_").replace(".", "%2E")
-    if len(stem.encode()) > _MAX_STEM_BYTES:
-        return _HASH_PREFIX + hashlib.sha256(branch.encode()).hexdigest()[:40]
-    return stem
-
-
-def decode_stem(stem: str) -> str | None:
-    """Branch id for a plain or percent-encoded stem; None for hashed stems."""
-    if stem.startswith(_HASH_PREFIX):
-        return None
-    return unquote(stem) if "%" in stem else stem
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +289,7 @@ class MemoryStore:
             if old == data:
                 return None
             version = self._save_version(branch, old)
-        elif path.stem.startswith(_HASH_PREFIX):
+        elif path.stem.startswith(HASH_PREFIX):
             # Hashed names cannot be decoded: keep the id beside the file.
             atomic_write_bytes(path.with_suffix(".name"), branch.encode("utf-8"))
         atomic_write_bytes(path, data)

@@ -17,8 +17,9 @@ from app.core.errors import InvalidInput
 from app.core.format import parse, render, validate
 from app.core.index import MemoryIndex
 from app.core.models import BranchMemory, Category, MemoryItem, utc_now
+from app.core.paths import project_of, validate_branch_id
 from app.core.similarity import item_similarity
-from app.core.store import MemoryStore, project_of, validate_branch_id
+from app.core.store import MemoryStore
 
 EXPORT_VERSION = 1
 _MD_MARKER = re.compile(r"^<!-- puffin-memory branch: (.+?) -->\s*$", re.MULTILINE)

@@ -21,9 +21,10 @@ from app.core.guard import check_evolution
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
+from app.core.paths import validate_branch_id
 from app.core.redact import redact
 from app.core.review import ReviewQueue
-from app.core.store import MemoryStore, validate_branch_id
+from app.core.store import MemoryStore
 
 log = logging.getLogger(__name__)
 _WRITE_ATTEMPTS = 3

@@ -20,7 +20,6 @@ layout only sends the hook down the slow path.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -28,8 +27,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
-from urllib.parse import quote
 
+from app.core import paths
+from app.core.errors import InvalidInput
 from app.integrations.gitref import Location
 
 BUDGET_CHARS = 8_000
@@ -53,11 +53,6 @@ CATEGORY_HEADINGS: dict[str, str] = {
 CONSTRAINT_ORDER: tuple[str, ...] = (
     "bug_patterns", "project_conventions", "architectural_decisions", "coding_preferences",
 )
-_SAFE_ID = re.compile(r"[A-Za-z0-9._-]+")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_MAX_STEM_BYTES = 180
-_HASH_PREFIX = "_h_"
-_MAX_BRANCH_ID = 200
 _HEADING_RE = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 _SPACE_RE = re.compile(r"\s+")
 # Labelled fields shown after an item's content, as the branch file writes them.
@@ -111,19 +106,11 @@ class Memory(NamedTuple):
 
 # -- branch ids and files ------------------------------------------------------------------
 def encode_branch(branch: str) -> str | None:
-    """File stem of a branch id, as `app.core.store.encode_branch`; None for invalid ids."""
-    if (
-        not branch or len(branch) > _MAX_BRANCH_ID or _CONTROL.search(branch)
-        or branch != branch.strip()
-        or any(seg in {".", ".."} for seg in re.split(r"[/\\]", branch))
-    ):
+    """File stem of a branch id (the store's encoding); None for ids that are not acceptable."""
+    try:
+        return paths.encode_branch(branch)
+    except InvalidInput:
         return None
-    if _SAFE_ID.fullmatch(branch) and not branch.startswith("."):
-        return branch
-    stem = quote(branch, safe="-_").replace(".", "%2E")
-    if len(stem.encode()) > _MAX_STEM_BYTES:
-        return _HASH_PREFIX + hashlib.sha256(branch.encode()).hexdigest()[:40]
-    return stem
 
 
 def branch_path(home: Path, branch: str) -> Path | None:
@@ -243,7 +230,8 @@ def _read_files(home: Path, branches: Sequence[str], project: str) -> tuple[
 ]:
     """The same from the branch files themselves (no usable index)."""
     from app.core.errors import PuffinError
-    from app.core.store import MemoryStore, project_of
+    from app.core.paths import project_of
+    from app.core.store import MemoryStore
 
     store = MemoryStore(home)
 

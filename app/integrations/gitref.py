@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import NamedTuple
 
-from app.sources.gitinfo import project_name, repo_root
+from app.sources.gitinfo import git_dir, project_name, repo_root
 
 # Same text as app.sources.models.NO_BRANCH (kept literal here: importing the models
 # module costs a hook more than the string; a test keeps the two equal).
@@ -37,22 +37,6 @@ class Location(NamedTuple):
     def branch_id(self) -> str:
         """`<project>/<branch>`: the memory file the sources feed for this checkout."""
         return f"{self.project}/{self.branch}"
-
-
-def git_dir(root: Path) -> Path | None:
-    """The git directory of a repository root: `.git`, or where a `.git` file points."""
-    marker = root / ".git"
-    try:
-        if marker.is_dir():
-            return marker
-        if marker.is_file():
-            text = marker.read_text(encoding="utf-8", errors="replace").strip()
-            if text.startswith("gitdir:"):
-                target = Path(text[len("gitdir:"):].strip())
-                return target if target.is_absolute() else (root / target).resolve()
-    except OSError:
-        return None
-    return None
 
 
 def branch_from_head(head: str) -> str | None:

@@ -24,7 +24,8 @@ def last_component(path: str) -> str:
     return cleaned
 
 
-def _git_dir(folder: Path) -> Path | None:
+def git_dir(folder: Path) -> Path | None:
+    """The git directory of a repository root: `.git`, or where a `.git` file points."""
     marker = folder / ".git"
     try:
         if marker.is_dir():
@@ -51,7 +52,7 @@ def repo_root(cwd: str) -> str | None:
     except (OSError, ValueError):
         return None
     for _ in range(_MAX_UP):
-        if _git_dir(folder) is not None:
+        if git_dir(folder) is not None:
             return str(folder)
         if folder.parent == folder:
             return None
@@ -75,11 +76,11 @@ def current_branch(folder: Path) -> str | None:
     root = repo_root(str(folder))
     if root is None:
         return None
-    git_dir = _git_dir(Path(root))
-    if git_dir is None:
+    folder_of_git = git_dir(Path(root))
+    if folder_of_git is None:
         return None
     try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+        head = (folder_of_git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return None
     prefix = "ref: refs/heads/"

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from app.core.errors import InvalidInput, NotFound
 from app.core.format import parse, render, validate
 from app.core.models import BranchMemory, Category, MemoryItem
-from app.core.store import MemoryStore, decode_stem, encode_branch, project_of
+from app.core.paths import decode_stem, encode_branch, project_of
+from app.core.store import MemoryStore
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from app.core.index import MemoryIndex
 from app.core.models import CATEGORY_HEADINGS, Category
-from app.core.store import MemoryStore, encode_branch
+from app.core.paths import encode_branch
+from app.core.store import MemoryStore
 from app.integrations import context
 from app.integrations.context import (
     BUDGET_CHARS,
