@@ -34,6 +34,7 @@ from app.core.models import (
 )
 from app.core.paths import project_of, validate_branch_id
 from app.core.reader import MemoryReader
+from app.core.redact import redact, redact_with_count
 from app.core.review import ReviewQueue
 from app.core.store import MemoryStore
 from app.core.transfer import (
@@ -507,7 +508,9 @@ class MemoryApi:
 
     async def _save_branch(self, req: SaveBranchRequest) -> dict[str, Any]:
         validate_branch_id(req.branch)
-        problems = validate(req.content)
+        # A secret pasted into the editor must not land in memory (it would reach agents).
+        content, redacted = redact_with_count(req.content)
+        problems = validate(content)
         if problems:
             raise InvalidInput(
                 "The memory file is not valid: " + "; ".join(p.message for p in problems[:5]),
@@ -515,10 +518,11 @@ class MemoryApi:
                     {"line": p.line, "message": p.message} for p in problems
                 ]},
             )
-        version = self.store.write_text(req.branch, req.content)
-        self.writer.refresh_index(req.branch, parse(req.content, req.branch))
+        version = self.store.write_text(req.branch, content)
+        self.writer.refresh_index(req.branch, parse(content, req.branch))
         self.activity.record("edit", f"Saved an edit of {req.branch}", branch=req.branch)
-        return {"success": True, "branch": req.branch, "version": version}
+        return {"success": True, "branch": req.branch, "version": version,
+                "secretsRedacted": redacted}
 
     async def _list_versions(self, req: BranchRequest) -> dict[str, Any]:
         validate_branch_id(req.branch)
@@ -550,9 +554,9 @@ class MemoryApi:
         entry = self.review.take(req.id)
         updates: dict[str, Any] = {"sources": [*entry.item.sources, "user"], "pinned": True}
         if req.title:
-            updates["title"] = req.title
+            updates["title"] = redact(req.title)
         if req.content:
-            updates["content"] = req.content
+            updates["content"] = redact(req.content)
         if req.category:
             updates["category"] = req.category
         data = entry.item.model_dump()
@@ -676,10 +680,11 @@ class MemoryApi:
     # -- items ---------------------------------------------------------------------------
     async def _remember(self, req: RememberRequest) -> dict[str, Any]:
         validate_branch_id(req.branch)
+        text = redact(req.text)
         item = MemoryItem(
             category=req.category,
-            title=req.title or derive_title(req.text),
-            content=req.text,
+            title=redact(req.title) if req.title else derive_title(text),
+            content=text,
             confidence=1.0,
             sources=["user"],
             tags=[*req.tags, "source:user"],
@@ -795,7 +800,7 @@ class MemoryApi:
     async def _import(self, req: ImportRequest) -> dict[str, Any]:
         if req.branch is not None:
             validate_branch_id(req.branch)
-        bundle = read_bundle(req.content, req.branch)
+        bundle = read_bundle(redact(req.content), req.branch)
         report: list[dict[str, Any]] = []
         threshold = self.config.import_duplicate_threshold
         for branch, incoming in bundle:

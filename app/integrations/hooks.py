@@ -54,10 +54,14 @@ def session_start(home_arg: str | None) -> int:
         hook_log(home, "session-start",
                  f"no memory for {location.branch_id} ({_ms(start)})")
         return EXIT_OK
+    from app.core.redact import redact
+
+    # Memory files can be edited by hand; a secret pasted into one must still not travel
+    # into the agent's context (and from there to a model provider).
     reply = {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": context.text,
+            "additionalContext": redact(context.text),
         }
     }
     try:

@@ -178,3 +178,20 @@ def test_stats_and_status_shapes(api: MemoryApi) -> None:
     status = call(api, "memory:get-status")
     assert status["status"] == "ready"
     assert status["maintenanceInProgress"] is False
+
+
+SECRET = "sk-ant-api03-" + "Zq8" * 30
+
+
+def test_secrets_typed_by_hand_never_land_in_memory(api: MemoryApi, home: Path) -> None:
+    call(api, "memory:remember", {"branch": "s", "text": f"The staging key is {SECRET}."})
+    item = MemoryItem(category=Category.CODING_PREFERENCES, title="Env",
+                      content="Load settings from the environment.", confidence=0.6)
+    api.review.add("s", [item])
+    call(api, "memory:review-approve", {"id": item.id, "content": f"Use key {SECRET}."})
+    text = (home / "branches" / "s.md").read_text(encoding="utf-8")
+    edited = text.replace("## Summary\n", f"## Summary\n\nPasted {SECRET} here.\n")
+    reply = call(api, "memory:save-branch-memory", {"branch": "s", "content": edited})
+    assert reply["secretsRedacted"] == 1
+    assert SECRET not in (home / "branches" / "s.md").read_text(encoding="utf-8")
+    assert "[REDACTED" in (home / "branches" / "s.md").read_text(encoding="utf-8")
