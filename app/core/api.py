@@ -595,8 +595,13 @@ class MemoryApi:
     # -- conflicts ----------------------------------------------------------------------
     async def _list_conflicts(self, _req: Empty) -> dict[str, Any]:
         conflicts: list[dict[str, Any]] = []
-        entries: list[tuple[str, MemoryItem]] = []
+        self._sync_index()
         for branch in self.store.list_branches():
+            text = self.store.read_text(branch) or ""
+            # Parsing costs ~5 ms a file: only files with entries under the heading need it.
+            section = text.partition("## Contradictions and Conflicts")[2]
+            if not re.search(r"^\s*[-*+] ", section, re.MULTILINE):
+                continue
             memory = self.store.read(branch)
             if memory is None:
                 continue
@@ -613,7 +618,8 @@ class MemoryApi:
                     "items": [_item_dict(branch, i) for i in c.items]
                     + [_item_dict(branch, i) for r in c.refs if (i := memory.find(r))],
                 })
-            entries.extend((branch, item) for item in memory.all_items())
+        # Cross-branch: every item as the index holds it (no file parsing).
+        entries = [(hit.branch, hit.memory_item()) for hit in self.index.items()]
         by_id = {item.id: (branch, item) for branch, item in entries}
         for cross in find_conflicts(entries):
             conflicts.append({

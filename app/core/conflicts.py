@@ -20,6 +20,8 @@ from app.core.similarity import contradicts, item_stances
 __all__ = ["describe_statement", "find_conflicts"]
 
 _QUOTE_MAX = 120
+_MIN_COMMON = 60
+_COMMON_SHARE = 0.02
 
 
 def describe_statement(item: MemoryItem) -> str:
@@ -68,7 +70,13 @@ def find_conflicts(entries: list[tuple[str, MemoryItem]]) -> list[CrossConflict]
 
     linked: set[int] = set()
     checked: set[tuple[int, int]] = set()
+    # A subject word shared by a large share of all items ("code", "tests") names no subject
+    # in particular; pairs linked only through such words are not compared. Without this,
+    # a whole-memory check over thousands of items degenerates into comparing every pair.
+    common = max(_MIN_COMMON, int(len(unique) * _COMMON_SHARE))
     for indices in by_word.values():
+        if len(indices) > common:
+            continue
         for pos, i in enumerate(indices):
             for j in indices[pos + 1:]:
                 pair = (i, j) if i < j else (j, i)
