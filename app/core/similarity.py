@@ -380,7 +380,7 @@ def _markers(clause: str) -> list[Stance]:
     return found
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)  # a whole memory (10,000 items) stays cached
 def _text_stances(text: str, implicit: bool) -> tuple[Stance, ...]:
     found: list[Stance] = []
     for clause in _CLAUSE_SPLIT_RE.split(text):
@@ -436,7 +436,7 @@ def item_stances(item: MemoryItem) -> tuple[Stance, ...]:
     return _title_content_stances(item.title, item.content, item.category in _PRESCRIPTIVE)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)  # a whole memory (10,000 items) stays cached
 def _title_content_stances(title: str, content: str, implicit: bool) -> tuple[Stance, ...]:
     from_title = _text_stances(title, False)
     from_content = _text_stances(content, implicit)
