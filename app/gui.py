@@ -67,6 +67,40 @@ async def _answer_remote(host: Any, instance: Any, client: object, channel: str,
     instance.answer(client, reply)
 
 
+# What Qt's xcb platform plugin links against beyond libX11/libxcb, as (library, Debian
+# package); desktops often lack the first few, and Qt then aborts with a cryptic message.
+_XCB_LIBRARIES: tuple[tuple[str, str], ...] = (
+    ("xcb-cursor", "libxcb-cursor0"), ("xcb-icccm", "libxcb-icccm4"),
+    ("xcb-keysyms", "libxcb-keysyms1"), ("xcb-image", "libxcb-image0"),
+    ("xcb-render-util", "libxcb-render-util0"), ("xkbcommon-x11", "libxkbcommon-x11-0"),
+    ("xcb-randr", "libxcb-randr0"), ("xcb-shape", "libxcb-shape0"), ("xcb-xkb", "libxcb-xkb1"),
+)
+
+
+def display_problem(env: dict[str, str] | None = None, platform: str = sys.platform,
+                    find_library: Any = None) -> str | None:
+    """Why Qt could not open a window here, said before Qt aborts the process over it.
+
+    Qt's xcb plugin (X11) needs the system library libxcb-cursor0, which some desktops do
+    not install; without it, or without any display, Qt prints a warning and aborts.
+    """
+    env = dict(os.environ) if env is None else env
+    if platform != "linux" or env.get("QT_QPA_PLATFORM") or env.get("WAYLAND_DISPLAY"):
+        return None
+    if not env.get("DISPLAY"):
+        return ("no display was found (DISPLAY and WAYLAND_DISPLAY are not set). Start it "
+                "from a desktop session, or set QT_QPA_PLATFORM=offscreen to run headless; "
+                "the command line (puffin-memory status, scan, retrieve ...) needs no display.")
+    if find_library is None:
+        from ctypes.util import find_library
+    missing = [package for library, package in _XCB_LIBRARIES if find_library(library) is None]
+    if missing:
+        return ("Qt needs these system libraries to open windows on X11: "
+                f"{' '.join(missing)}. Install them (Debian/Ubuntu: sudo apt install "
+                f"{' '.join(missing)}) and start it again.")
+    return None
+
+
 def run_app(home: Path | None, argv: list[str]) -> int:
     """Open the desktop app for `home` (default: PUFFIN_MEMORY_HOME or ~/.puffin/memory)."""
     from app.core.paths import resolve_home
@@ -76,6 +110,10 @@ def run_app(home: Path | None, argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     options = _options(argv)
     resolved = resolve_home(home)
+    problem = None if QApplication.instance() else display_problem()
+    if problem:
+        sys.stderr.write(f"Puffin Memory cannot open its window: {problem}\n")
+        return 1
     app = QApplication.instance() or QApplication(argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("Puffin Memory")

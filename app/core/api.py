@@ -485,9 +485,13 @@ class MemoryApi:
         """Start-up maintenance check (seed 001 section 6.1)."""
         self._maintenance_running = True
         try:
-            return await self.maintenance.check_and_run()
+            ran = await self.maintenance.check_and_run()
         finally:
             self._maintenance_running = False
+        if ran:
+            self.activity.record(
+                "maintenance", f"Start-up maintenance ran: {', '.join(sorted(ran))}")
+        return ran
 
     # -- branches and versions ----------------------------------------------------------
     async def _list_branches(self, _req: Empty) -> dict[str, Any]:
