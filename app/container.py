@@ -334,9 +334,12 @@ def _register_sources(
 
             drained = await drain_inbox_async(store.home, api)
             result["inbox"] = {k: drained.get(k) for k in ("records", "memorized", "remaining")}
-        api.activity.record(
-            "scan", f"Scan: {result['memorized']} thread(s) memorized, {result['failed']} failed"
-        )
+        if result["memorized"] or result["failed"]:
+            # The app scans every few minutes; only scans that did something are news.
+            api.activity.record(
+                "scan",
+                f"Scan: {result['memorized']} thread(s) memorized, {result['failed']} failed",
+            )
         return result
 
     api.register("memory:sources", Empty, sources)
