@@ -271,11 +271,21 @@ def _register_sources(
 
         return await asyncio.to_thread(sources_report, config.sources)
 
+    # Transcripts fully memorized, with the file signatures they had: the app scans every
+    # few minutes, and re-reading an unchanged history each time would cost seconds.
+    settled: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = {}
+
     async def scan(req: ScanRequest) -> dict[str, Any]:
         from filelock import FileLock, Timeout
 
         from app.sources.ledger import Ledger
-        from app.sources.scan import discover, dry_run_report, memorize_pending, plan
+        from app.sources.scan import (
+            discover,
+            dry_run_report,
+            memorize_pending,
+            plan,
+            settled_transcripts,
+        )
 
         since = _parse_since(req.since)
         path = _expand(req.path) if req.path else None
@@ -291,7 +301,8 @@ def _register_sources(
             ) from exc
         try:
             discovery = await asyncio.to_thread(
-                discover, config.sources, source=req.source, path=path, since=since
+                discover, config.sources, source=req.source, path=path, since=since,
+                settled=None if req.dry_run else settled,
             )
             ledger = Ledger.open(store.home)
             planned = plan(discovery, ledger, idle_minutes=config.idle_minutes)
@@ -315,6 +326,7 @@ def _register_sources(
                     planned, ledger, memorize_pending, batcher, api
                 )
             result = await memorize_pending(planned, ledger, memorize_fn, progress=api.progress)
+            settled.update(settled_transcripts(discovery, planned, ledger))
         finally:
             lock.release()
         result.update({
@@ -322,6 +334,7 @@ def _register_sources(
             "pending": pending,
             "discoveryErrors": list(discovery.errors),
             "skippedRecords": dict(discovery.skipped),
+            "unchangedTranscripts": discovery.unchanged,
             "batchRecommended": pending > config.batch_backlog_threshold
             and api.engine_name != "offline",
         })

@@ -16,7 +16,7 @@ import contextlib
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -242,11 +242,15 @@ def discover(
     path: Path | None = None,
     since: datetime | None = None,
     home: Path | None = None,
+    settled: Mapping[tuple[str, ...], tuple[tuple[int, int], ...]] | None = None,
 ) -> Discovery:
     """Find and read threads from the configured sources, or from one explicit path.
 
     `home` is the user's home folder used for `~` (default: the real one). Missing
     configured folders find nothing and are not errors; a `path` that does not exist is.
+    `settled` maps transcripts (by their paths) to the file signatures they had when all
+    their threads were memorized; a transcript still matching is not read again, which
+    keeps the app's periodic scans cheap on a large history.
     """
     _check_source(source)
     user_home = home if home is not None else Path.home()
@@ -259,6 +263,13 @@ def discover(
         units = _configured_units(settings, source, user_home, stats)
     discovery = Discovery()
     for unit in units:
+        key = tuple(str(p) for p in unit.paths)
+        signature = unit_signature(unit.paths)
+        if settled is not None and signature is not None and settled.get(key) == signature:
+            discovery.unchanged += 1
+            continue
+        if signature is not None:
+            discovery.signatures[key] = signature
         threads, size = _read_unit(unit, stats, since)
         if size:
             discovery.files += len(unit.paths)
@@ -271,6 +282,31 @@ def discover(
     with_threads = {t.branch_id for t in discovery.threads}
     discovery.empty_branches = sorted(stats.declared_branches - with_threads)
     return discovery
+
+
+def unit_signature(paths: tuple[Path, ...]) -> tuple[tuple[int, int], ...] | None:
+    """(mtime_ns, size) of each file of a transcript; None when one cannot be read."""
+    try:
+        return tuple((st.st_mtime_ns, st.st_size) for st in (p.stat() for p in paths))
+    except OSError:
+        return None
+
+
+def settled_transcripts(
+    discovery: Discovery, planned: list[PlannedThread], ledger: Ledger
+) -> dict[tuple[str, ...], tuple[tuple[int, int], ...]]:
+    """Transcripts whose every thread is complete and memorized up to its last message."""
+    done: dict[tuple[str, ...], bool] = {}
+    for item in planned:
+        key = tuple(str(p) for p in item.thread.paths)
+        entry = ledger.get(item.thread.key)
+        memorized = entry is not None and entry.messages >= item.thread.message_count
+        done[key] = done.get(key, True) and item.complete and memorized
+    return {
+        key: discovery.signatures[key]
+        for key, ok in done.items()
+        if ok and key in discovery.signatures
+    }
 
 
 # -- planning -------------------------------------------------------------------------------

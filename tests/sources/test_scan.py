@@ -437,3 +437,31 @@ def test_plan_uses_the_clock_when_not_told(src_fixtures: Path, tmp_path: Path, h
     found = discover(SourceSettings(), path=_claude(src_fixtures, tmp_path))
     assert all(p.complete for p in plan(found, Ledger.open(home), idle_minutes=30))
     assert datetime.now(UTC) - found.threads[-1].ended > timedelta(minutes=30)
+
+
+def test_settled_transcripts_are_not_read_again_until_they_change(
+    tmp_path: Path, src_fixtures: Path
+) -> None:
+    from app.sources.scan import settled_transcripts
+
+    project = tmp_path / "todo"
+    (project / ".puffin").mkdir(parents=True)
+    history = project / ".puffin" / "history.json"
+    history.write_bytes((src_fixtures / "puffin" / "history.json").read_bytes())
+    ledger = Ledger.open(tmp_path / "home")
+    first = discover(SourceSettings(), path=project)
+    planned = plan(first, ledger, idle_minutes=0)
+    for item in planned:
+        ledger.record(item.thread.key, source=item.thread.source, thread_id=item.thread.id,
+                      branch_id=item.thread.branch_id, ref=item.thread.ref,
+                      content_hash="h", messages=item.thread.message_count,
+                      path=str(item.thread.path))
+    settled = settled_transcripts(first, planned, ledger)
+    assert settled
+
+    again = discover(SourceSettings(), path=project, settled=settled)
+    assert again.threads == [] and again.unchanged == len(settled)
+
+    history.write_bytes(history.read_bytes() + b" ")
+    changed = discover(SourceSettings(), path=project, settled=settled)
+    assert changed.threads and changed.unchanged == 0
