@@ -27,7 +27,6 @@ from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog, MaintenanceManager
 from app.core.models import (
     Category,
-    Contradiction,
     MemoryItem,
     derive_title,
     utc_now,
@@ -35,6 +34,7 @@ from app.core.models import (
 from app.core.paths import project_of, validate_branch_id
 from app.core.reader import MemoryReader
 from app.core.redact import redact, redact_with_count
+from app.core.resolution import apply_resolution, resolve_cross_in
 from app.core.review import ReviewQueue
 from app.core.store import MemoryStore
 from app.core.transfer import (
@@ -657,7 +657,7 @@ class MemoryApi:
             if conflict is None:
                 raise NotFound(f"No conflict {conflict_id!r} in {branch!r}.")
             found.append(True)
-            _apply_resolution(memory, conflict, action)
+            apply_resolution(memory, conflict, action)
             memory.last_updated = utc_now()
             return memory
 
@@ -693,7 +693,7 @@ class MemoryApi:
             def change(memory: Any, older: MemoryItem = older, branch: str = branch) -> Any:
                 if memory is None or memory.find(older.id) is None:
                     return None
-                _resolve_cross_in(memory, older, newer, newer_branch, action)
+                resolve_cross_in(memory, older, newer, newer_branch, action)
                 memory.last_updated = utc_now()
                 return memory
 
@@ -902,58 +902,3 @@ def _forget_matcher(req: ForgetRequest, branch: str) -> Callable[[MemoryItem], b
         cutoff = (datetime.now(UTC) - timedelta(days=req.older_than)).date()
         return lambda item: item.extracted < cutoff
     return lambda _item: True
-
-
-def _apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
-    """Resolve a contradiction recorded inside one branch file."""
-    section_items = {i.id: i for i in memory.all_items()}
-    held = list(conflict.items)
-    refs = [section_items[r] for r in conflict.refs if r in section_items]
-    if action == "keep-both":
-        for item in held:
-            if memory.find(item.id) is None:
-                memory.items[item.category].append(item)
-        conflict.items = []
-        conflict.refs = [*conflict.refs, *(i.id for i in held)]
-    elif action in ("keep-newer", "mark-outdated"):
-        everyone = sorted([*held, *refs], key=lambda i: (i.extracted, i.confidence))
-        newer = everyone[-1]
-        if memory.find(newer.id) is None:
-            memory.items[newer.category].append(newer)
-        archived = []
-        for item in everyone[:-1]:
-            if item.pinned:
-                raise InvalidInput(f"'{item.title}' is a user item; edit it by hand instead.")
-            section = memory.items[item.category]
-            memory.items[item.category] = [i for i in section if i.id != item.id]
-            if action == "mark-outdated":
-                item = item.model_copy(update={"tags": [*item.tags, "outdated"]})
-            archived.append(item)
-        conflict.items = archived
-        conflict.refs = [newer.id]
-    conflict.status = "resolved"
-    conflict.description = f"{conflict.description} Resolved by the user ({action})."
-
-
-def _resolve_cross_in(
-    memory: Any, older: MemoryItem, newer: MemoryItem, newer_branch: str, action: str
-) -> None:
-    """Apply a cross-branch resolution to the file holding the older item."""
-    if action == "keep-both":
-        updated = older.model_copy(update={"tags": [*older.tags, f"accepted-vs:{newer.id}"]})
-        section = memory.items[older.category]
-        memory.items[older.category] = [updated if i.id == older.id else i for i in section]
-        return
-    section = memory.items[older.category]
-    memory.items[older.category] = [i for i in section if i.id != older.id]
-    kept = older.model_copy(update={"tags": [*older.tags, "outdated"]})
-    memory.contradictions.append(Contradiction(
-        title=older.title,
-        description=(
-            f"Superseded by '{newer.title}' in {newer_branch} ({newer.extracted}); "
-            f"resolved by the user ({action})."
-        ),
-        status="resolved",
-        refs=[],
-        items=[kept],
-    ))

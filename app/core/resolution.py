@@ -1,0 +1,69 @@
+"""Resolving contradictions the way a person chose (the Conflicts panel, `memory:resolve-conflict`).
+
+Inside one branch file a contradiction record holds the statements that are not in a section;
+across branches the older item's file records what superseded it. Nothing is deleted: an item
+that loses is kept whole inside a resolved record (tagged `outdated` when marked so), and the
+store keeps the previous file as a version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.errors import InvalidInput
+from app.core.models import Contradiction, MemoryItem
+
+
+def apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
+    """Resolve a contradiction recorded inside one branch file."""
+    section_items = {i.id: i for i in memory.all_items()}
+    held = list(conflict.items)
+    refs = [section_items[r] for r in conflict.refs if r in section_items]
+    if action == "keep-both":
+        for item in held:
+            if memory.find(item.id) is None:
+                memory.items[item.category].append(item)
+        conflict.items = []
+        conflict.refs = [*conflict.refs, *(i.id for i in held)]
+    elif action in ("keep-newer", "mark-outdated"):
+        everyone = sorted([*held, *refs], key=lambda i: (i.extracted, i.confidence))
+        newer = everyone[-1]
+        if memory.find(newer.id) is None:
+            memory.items[newer.category].append(newer)
+        archived = []
+        for item in everyone[:-1]:
+            if item.pinned:
+                raise InvalidInput(f"'{item.title}' is a user item; edit it by hand instead.")
+            section = memory.items[item.category]
+            memory.items[item.category] = [i for i in section if i.id != item.id]
+            if action == "mark-outdated":
+                item = item.model_copy(update={"tags": [*item.tags, "outdated"]})
+            archived.append(item)
+        conflict.items = archived
+        conflict.refs = [newer.id]
+    conflict.status = "resolved"
+    conflict.description = f"{conflict.description} Resolved by the user ({action})."
+
+
+def resolve_cross_in(
+    memory: Any, older: MemoryItem, newer: MemoryItem, newer_branch: str, action: str
+) -> None:
+    """Apply a cross-branch resolution to the file holding the older item."""
+    if action == "keep-both":
+        updated = older.model_copy(update={"tags": [*older.tags, f"accepted-vs:{newer.id}"]})
+        section = memory.items[older.category]
+        memory.items[older.category] = [updated if i.id == older.id else i for i in section]
+        return
+    section = memory.items[older.category]
+    memory.items[older.category] = [i for i in section if i.id != older.id]
+    kept = older.model_copy(update={"tags": [*older.tags, "outdated"]})
+    memory.contradictions.append(Contradiction(
+        title=older.title,
+        description=(
+            f"Superseded by '{newer.title}' in {newer_branch} ({newer.extracted}); "
+            f"resolved by the user ({action})."
+        ),
+        status="resolved",
+        refs=[],
+        items=[kept],
+    ))
