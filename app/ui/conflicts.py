@@ -29,10 +29,12 @@ from app.ui.widgets import (
     Banner,
     EmptyState,
     Panel,
+    current_data,
     heading,
     muted,
     push_button,
     scaled_font,
+    select_row_with,
 )
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
@@ -209,16 +211,13 @@ class ConflictsPanel(Panel):
             self.stack.setCurrentWidget(self.empty)
             return
         self.stack.setCurrentIndex(1)
-        row = next((i for i in range(self.list.count())
-                    if self.list.item(i).data(KEY_ROLE) == keep), 0)
-        self.list.setCurrentRow(row)
+        select_row_with(self.list, KEY_ROLE, keep)
         self._show(self.current_key)
 
     @property
     def current_key(self) -> str | None:
         """Key of the selected conflict."""
-        item = self.list.currentItem()
-        return str(item.data(KEY_ROLE)) if item is not None else None
+        return current_data(self.list, KEY_ROLE)
 
     def _on_list_current_item_changed(self, current: QListWidgetItem | None,
                                       _previous: QListWidgetItem | None) -> None:

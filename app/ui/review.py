@@ -28,10 +28,12 @@ from app.ui.widgets import (
     Banner,
     EmptyState,
     Panel,
+    current_data,
     format_time,
     heading,
     muted,
     push_button,
+    select_row_with,
 )
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -138,16 +140,13 @@ class ReviewPanel(Panel):
             self.stack.setCurrentWidget(self.empty)
             return
         self.stack.setCurrentIndex(1)
-        row = next((i for i in range(self.list.count())
-                    if self.list.item(i).data(ID_ROLE) == keep), 0)
-        self.list.setCurrentRow(row)
+        select_row_with(self.list, ID_ROLE, keep)
         self._show(self.current_id)
 
     @property
     def current_id(self) -> str | None:
         """Id of the selected item."""
-        item = self.list.currentItem()
-        return str(item.data(ID_ROLE)) if item is not None else None
+        return current_data(self.list, ID_ROLE)
 
     def _on_list_current_item_changed(self, current: QListWidgetItem | None,
                                       _previous: QListWidgetItem | None) -> None:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
     QMessageBox,
     QPushButton,
     QSizePolicy,
@@ -347,3 +348,15 @@ class Banner(QFrame):
         self.action.setText(action)
         self.action.setVisible(bool(action))
         self.show()
+
+
+def select_row_with(view: QListWidget, role: int, value: object) -> None:
+    """Select the row whose `role` data equals `value` (the first row when none does)."""
+    row = next((i for i in range(view.count()) if view.item(i).data(role) == value), 0)
+    view.setCurrentRow(row)
+
+
+def current_data(view: QListWidget, role: int) -> str | None:
+    """`role` data of the selected row, as text (None when nothing is selected)."""
+    item = view.currentItem()
+    return str(item.data(role)) if item is not None else None
