@@ -13,6 +13,7 @@ on; the API key is never part of a message.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 from typing import Any
@@ -108,11 +109,18 @@ def describe_api_error(
 
 def deprecated_models(config: Config) -> dict[str, str]:
     """Configured models the installed SDK calls deprecated, with their end-of-life dates."""
-    try:
-        from anthropic.resources.messages.messages import DEPRECATED_MODELS
-    except ImportError:  # a private table: newer SDKs may move it
-        return {}
-    table: dict[str, str] = dict(DEPRECATED_MODELS)
+    table: dict[str, str] = {}
+    # The SDK keeps this table in a private module that moved between 2.x releases
+    # (messages.messages up to 2.12, anthropic._data since); look it up by name so that a
+    # move only loses the warning, never the import.
+    for module_name in ("anthropic._data", "anthropic.resources.messages.messages"):
+        try:
+            found = getattr(importlib.import_module(module_name), "DEPRECATED_MODELS", None)
+        except ImportError:
+            continue
+        if isinstance(found, dict):
+            table = {str(k): str(v) for k, v in found.items()}
+            break
     return {
         name: table[name]
         for name in dict.fromkeys(config.models.model_dump().values())
