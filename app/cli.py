@@ -1,16 +1,21 @@
 """The `puffin-memory` command line: every command is one `memory:*` request.
 
 Each command prints the API response as JSON on stdout and exits 0 on success, 2 on
-INVALID_INPUT or NOT_FOUND, 1 on any other error. Progress and hints go to stderr. This
-module never imports Qt, and imports the heavy parts of the app only once a command needs
-them, so that hooks and quick look-ups start fast.
+INVALID_INPUT or NOT_FOUND, 1 on any other error (and a scan in which every transcript or
+thread failed). Stdout is always JSON, so a command line argparse refuses (unknown command,
+missing argument, bad value) is answered with the same INVALID_INPUT error object, exit 2,
+with the usage line on stderr. Tracebacks never reach the terminal. Progress and hints go
+to stderr. This module never imports Qt, and imports the heavy parts of the app only once a
+command needs them, so that hooks and quick look-ups start fast.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,46 @@ CATEGORIES = (
 
 class UsageError(Exception):
     """A command line that cannot be turned into a request (exit 2)."""
+
+
+class _ArgumentError(Exception):
+    """argparse refused the command line; carries the usage text of the (sub)command."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of printing and exiting on a bad command line.
+
+    Subparsers are built with the parser's own class, so every subcommand raises the same way.
+    """
+
+    def error(self, message: str) -> typing.NoReturn:
+        raise _ArgumentError(message, self.format_usage())
+
+
+class _NoTracebacks(logging.Formatter):
+    """One line per log record on stderr; tracebacks are for a log file, not the terminal."""
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's own name
+        return ""
+
+    def formatStack(self, stack_info: str) -> str:  # noqa: N802 - logging's own name
+        return ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.exc_text = ""
+        return super().format(record).rstrip()
+
+
+def _quiet_tracebacks() -> None:
+    """Log records that reach no configured handler print one line, without a traceback."""
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_NoTracebacks("%(levelname)s %(name)s: %(message)s"))
+    logging.lastResort = handler
 
 
 def _emit(response: dict[str, Any]) -> int:
@@ -49,15 +94,37 @@ def _read_input(path: str | None) -> str:
             raise UsageError("Give --file FILE or pipe the conversation on stdin.")
         data = sys.stdin.buffer.read()
     else:
-        try:
-            data = Path(path).expanduser().read_bytes()
-        except FileNotFoundError as exc:
-            raise UsageError(f"No such file: {path}") from exc
-        except IsADirectoryError as exc:
-            raise UsageError(f"{path} is a folder, not a file.") from exc
-        except OSError as exc:
-            raise UsageError(f"Cannot read {path}: {exc.strerror}") from exc
+        data = _read_regular(Path(path).expanduser(), path)
     return data.decode("utf-8", errors="replace")
+
+
+def _read_regular(file: Path, shown: str) -> bytes:
+    """The bytes of a regular file; anything else is a UsageError naming the problem.
+
+    Opened non-blocking and checked with fstat first: reading a named pipe would wait for a
+    writer forever. Pipes are welcome on stdin instead (no --file, or --file -).
+    """
+    import os
+    import stat
+
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError as exc:
+        raise UsageError(f"No such file: {shown}") from exc
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"Cannot read {shown}: {reason}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"{shown} is a folder, not a file.")
+        if not stat.S_ISREG(mode):
+            raise UsageError(f"{shown} is not a regular file (a pipe or device); pipe it on "
+                             "stdin instead.")
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise UsageError(f"Cannot read {shown}: {exc.strerror or exc}") from exc
 
 
 def _csv(value: str | None) -> list[str]:
@@ -210,7 +277,7 @@ SIMPLE: dict[str, Builder] = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="puffin-memory",
         description="Local-first memory for coding agents. With no command, opens the app.",
     )
@@ -321,12 +388,30 @@ async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any
     if channel == "memory:scan" and not payload.get("dryRun"):
         api.progress = _progress_to_stderr
     reply = await api.invoke(channel, payload)
+    if channel == "memory:scan" and _scan_failed(reply):
+        _emit(reply)
+        return EXIT_ERROR
     if channel == "memory:export" and not reply.get("error"):
         return _write_export(args.out, reply)
     if channel == "memory:context" and not reply.get("error"):
         sys.stdout.write(reply["markdown"])
         return EXIT_OK
     return _emit(reply)
+
+
+def _scan_failed(reply: dict[str, Any]) -> bool:
+    """A scan in which nothing succeeded: every thread failed, or no transcript could be read.
+
+    Exits non-zero so that scripts and schedulers notice; a scan that simply found nothing
+    new (no errors) still succeeds.
+    """
+    if reply.get("error"):
+        return False
+    if "memorized" in reply:  # a real scan
+        if reply.get("failed") and not reply.get("memorized"):
+            return True
+        return not reply.get("threads") and bool(reply.get("discoveryErrors"))
+    return not reply.get("threads") and bool(reply.get("errors"))  # a dry run
 
 
 def _write_export(out: str, reply: dict[str, Any]) -> int:
@@ -341,6 +426,8 @@ def _write_export(out: str, reply: dict[str, Any]) -> int:
         atomic_write_text(Path(out).expanduser(), content)
     except StorageError as exc:
         return _emit(_error("STORAGE_ERROR", exc.message))
+    except OSError as exc:  # e.g. the folder to write in does not exist
+        return _emit(_error("STORAGE_ERROR", f"Could not write {out}: {exc.strerror or exc}"))
     return _emit({**reply, "path": str(Path(out).expanduser().resolve())})
 
 
@@ -377,19 +464,25 @@ def _auth(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `puffin-memory` and `python -m app`."""
+    _quiet_tracebacks()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse already printed the usage problem
+    except _ArgumentError as exc:
+        sys.stderr.write(f"{exc.usage}puffin-memory: error: {exc}\n")
+        return _emit(_error("INVALID_INPUT", str(exc)))
+    except SystemExit as exc:  # --help and --version-like actions print and exit
         return EXIT_INPUT if exc.code else EXIT_OK
     if args.show_version:
         from app import __version__
 
         sys.stdout.write(f"puffin-memory {__version__}\n")
         return EXIT_OK
-    hook_code = run_hooks(args)
+    hook_code = run_hooks(args, deadline=True)
     if hook_code is not None:
         return hook_code
+    from app.core.errors import PuffinError
+
     if args.command in (None, "gui"):
         from app.gui import run_app
 
@@ -410,6 +503,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_invoke(args, channel, payload))
     except UsageError as exc:
         return _emit(_error("INVALID_INPUT", str(exc)))
+    except PuffinError as exc:  # raised before a request (e.g. a home that is a file)
+        return _emit(_error(exc.code, exc.message))
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         return 130

@@ -14,12 +14,14 @@ REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "tests" / "fixtures" / "format" / "seed_example.md"
 
 
-def run_cli(home: Path, *args: str, stdin: bytes | None = None) -> tuple[int, dict]:
+def run_cli(
+    home: Path, *args: str, stdin: bytes | None = None, timeout: float = 120
+) -> tuple[int, dict]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "PUFFIN_MEMORY_HOME": str(home / "not-used")}
     env.pop("ANTHROPIC_API_KEY", None)
     proc = subprocess.run(
         [sys.executable, "-m", "app", "--home", str(home), *args],
-        input=stdin, capture_output=True, env=env, timeout=120, check=False,
+        input=stdin, capture_output=True, env=env, timeout=timeout, check=False,
     )
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()
     return proc.returncode, json.loads(proc.stdout)
@@ -200,3 +202,146 @@ def test_a_hand_edit_is_picked_up_by_the_next_retrieve(home: Path, tmp_path: Pat
     code, found = run_cli(home, "retrieve", "zebra fixture")
     assert code == 0
     assert found["memories"][0]["title"] == "Zebra naming"
+
+
+# -- bad input never gives a traceback, and says so in JSON ---------------------------------
+
+SESSION = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+fifo_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+
+
+@pytest.mark.parametrize("args", [
+    ("bogus",), ("retrieve",), ("retrieve", "x", "--max-results", "lots"),
+    ("list", "--type", "nope"), ("branch", "show"), ("--engine", "nope", "stats"),
+    ("forget", "--older-than", "soon"), ("scan", "--source", "vim"),
+])
+def test_argument_errors_are_json_and_exit_2(home: Path, args: tuple[str, ...]) -> None:
+    code, reply = run_cli(home, *args)
+
+    assert code == 2
+    assert reply["error"] is True
+    assert reply["code"] == "INVALID_INPUT"
+    assert reply["message"]
+
+
+def _claude_projects(root: Path, lines: bytes) -> Path:
+    folder = root / "projects" / "-nowhere-app"
+    folder.mkdir(parents=True)
+    (folder / f"{SESSION}.jsonl").write_bytes(lines)
+    good = (b'{"type":"user","message":{"role":"user","content":"Always use pathlib instead '
+            b'of os.path in this project."},"timestamp":"2026-02-10T21:11:56Z",'
+            b'"cwd":"/nowhere/app","gitBranch":"main"}\n')
+    (folder / "11111111-2222-3333-4444-555555555555.jsonl").write_bytes(good)
+    return root / "projects"
+
+
+def test_a_malformed_line_does_not_abort_the_scan(home: Path, tmp_path: Path) -> None:
+    projects = _claude_projects(tmp_path, b'{"type": []}\n{"type":"user","message": 5}\n')
+
+    code, reply = run_cli(home, "--engine", "offline", "scan", "--path", str(projects))
+
+    assert code == 0, reply
+    assert reply["memorized"] == 1
+    assert reply["discoveryErrors"] == []
+    assert sum(reply["skippedRecords"].values()) >= 1
+
+
+@fifo_only
+def test_a_scan_where_nothing_could_be_read_exits_non_zero(home: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+
+    code, reply = run_cli(home, "scan", "--path", str(fifo), timeout=30)
+    assert code == 1
+    assert any(str(fifo) in e for e in reply["discoveryErrors"])
+
+    code, reply = run_cli(home, "scan", "--dry-run", "--path", str(fifo), timeout=30)
+    assert code == 1
+    assert any(str(fifo) in e for e in reply["errors"])
+
+
+@fifo_only
+@pytest.mark.parametrize("command", [("memorize", "--branch", "b", "--file"), ("import",)])
+def test_a_fifo_as_input_file_is_refused_not_waited_on(
+    home: Path, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    fifo = tmp_path / "input"
+    os.mkfifo(fifo)
+
+    code, reply = run_cli(home, *command, str(fifo), timeout=30)
+
+    assert code == 2
+    assert reply["code"] == "INVALID_INPUT"
+    assert "stdin" in reply["message"]
+
+
+@fifo_only
+def test_a_fifo_as_claude_settings_is_refused_not_waited_on(home: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "settings.json"
+    os.mkfifo(fifo)
+
+    code, reply = run_cli(home, "install-hooks", "--settings", str(fifo), timeout=30)
+
+    assert (code, reply["code"]) == (2, "INVALID_INPUT")
+
+
+def test_a_home_that_is_a_file_is_a_storage_error(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "home"
+    not_a_folder.write_text("oops", encoding="utf-8")
+
+    code, reply = run_cli(not_a_folder, "stats")
+
+    assert code == 1
+    assert reply["code"] == "STORAGE_ERROR"
+    assert str(not_a_folder) in reply["message"]
+
+
+def test_export_under_a_file_is_a_storage_error(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+
+    code, reply = run_cli(home, "export", str(tmp_path / "a-file" / "out.json"))
+
+    assert code == 1
+    assert reply["code"] == "STORAGE_ERROR"
+    assert "a-file" in reply["message"]
+
+
+def test_a_catastrophic_forget_pattern_is_refused_at_once(home: Path) -> None:
+    code, _ = run_cli(home, "remember", "--branch", "b", "a" * 40 + "!")
+    assert code == 0
+
+    # `(a+)+$` against 40 `a` and a `!` backtracks 2**40 times: it must never run.
+    code, reply = run_cli(home, "forget", "--pattern", "(a+)+$", timeout=30)
+    assert code == 2
+    assert reply["code"] == "INVALID_INPUT"
+    assert "exponential" in reply["message"]
+
+    code, reply = run_cli(home, "forget", "--pattern", "a{40}!")
+    assert (code, reply["forgotten"]) == (0, 1)
+
+
+def test_a_lone_surrogate_escape_does_not_fail_the_thread(home: Path, tmp_path: Path) -> None:
+    line = (b'{"type":"user","message":{"role":"user","content":"Always use pathlib \\ud800 '
+            b'in this project, never os.path."},"timestamp":"2026-02-10T21:11:56Z",'
+            b'"cwd":"/nowhere/app","gitBranch":"main\\udc00"}\n')
+    projects = _claude_projects(tmp_path, line)
+
+    code, reply = run_cli(home, "--engine", "offline", "scan", "--path", str(projects))
+
+    assert code == 0, reply
+    assert (reply["memorized"], reply["failed"]) == (2, 0), reply["errors"]
+
+
+def test_a_scan_in_which_every_thread_failed_exits_non_zero(home: Path, tmp_path: Path) -> None:
+    # A branch name longer than any branch id may be: the one thread cannot be memorized.
+    line = json.dumps({"type": "user", "message": {"role": "user", "content": "Use pathlib."},
+                       "timestamp": "2026-02-10T21:11:56Z", "cwd": "/nowhere/app",
+                       "gitBranch": "b" * 300}).encode() + b"\n"
+    folder = tmp_path / "projects" / "-nowhere-app"
+    folder.mkdir(parents=True)
+    (folder / f"{SESSION}.jsonl").write_bytes(line)
+
+    code, reply = run_cli(home, "--engine", "offline", "scan", "--path", str(tmp_path / "projects"))
+
+    assert (code, reply["memorized"], reply["failed"]) == (1, 0, 1)
+    assert "longer than" in reply["errors"][0]

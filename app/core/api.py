@@ -9,6 +9,7 @@ hooks) are registered by the composition root (`app/container.py`) with `registe
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -26,6 +27,7 @@ from app.core.format import header_last_updated, parse, validate
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog, MaintenanceManager
 from app.core.models import (
+    BranchMemory,
     Category,
     MemoryItem,
     derive_title,
@@ -769,7 +771,7 @@ class MemoryApi:
         versions: dict[str, str | None] = {}
         for branch in self.store.list_branches():
             gone: list[MemoryItem] = []
-            matcher = _forget_matcher(req, branch)
+            matcher = _forget_matcher(req, branch, functools.partial(self.store.read, branch))
 
             def change(memory: Any, gone: list[MemoryItem] = gone,
                        matcher: Callable[[MemoryItem], bool] = matcher) -> Any:
@@ -885,7 +887,120 @@ def _item_dict(branch: str, item: MemoryItem) -> dict[str, Any]:
     return data
 
 
-def _forget_matcher(req: ForgetRequest, branch: str) -> Callable[[MemoryItem], bool]:
+_MAX_PATTERN = 300
+_PATTERN_BUDGET_S = 2.0
+_UNSAFE_PATTERN = (
+    "Pattern {pattern!r} could take exponential time ({why}); nothing was forgotten. "
+    "Use a simpler regular expression (no repeated group that itself repeats or "
+    "alternates, no back-reference), e.g. 'word' or 'foo.*bar'."
+)
+
+
+def _regex_hazard(pattern: str) -> str | None:
+    """Why a regex could backtrack exponentially, or None.
+
+    Python's `re` backtracks: a repeated group whose body can match the same text in
+    several ways (`(a+)+`, `(a|a)*`, `(a?){30}`) takes exponential time on a near miss,
+    and back-references make matching NP-hard. These shapes are found on the pattern's
+    text: groups are tracked as a stack of frames that record whether their body holds a
+    quantifier or an alternation; a repeating quantifier right after a group with either
+    is refused.
+    """
+    frames: list[list[bool]] = [[False, False]]  # per open group: [quantified, alternates]
+    last_group: list[bool] | None = None  # the group that just closed, if the last atom
+    i, n = 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        closed: list[bool] | None = None
+        if char == "\\":
+            if i + 1 < n and pattern[i + 1] in "123456789":
+                return "a back-reference"
+            i += 2
+        elif char == "[":
+            i += 1
+            if i < n and pattern[i] == "^":
+                i += 1
+            if i < n and pattern[i] == "]":
+                i += 1
+            while i < n and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            i += 1
+        elif char == "(":
+            if pattern.startswith("(?P=", i):
+                return "a back-reference"
+            frames.append([False, False])
+            i += 1
+        elif char == ")":
+            if len(frames) > 1:
+                closed = frames.pop()
+                frames[-1][0] = frames[-1][0] or closed[0]
+                frames[-1][1] = frames[-1][1] or closed[1]
+            i += 1
+        elif char == "|":
+            frames[-1][1] = True
+            i += 1
+        elif char in "*+?{":
+            end = i + 1
+            repeats = char in "*+"
+            if char == "{":
+                close = pattern.find("}", i)
+                bounds = pattern[i + 1 : close] if close > 0 else ""
+                if not re.fullmatch(r"\d*(,\d*)?", bounds) or not bounds:
+                    i += 1  # a literal brace
+                    last_group = None
+                    continue
+                low, comma, high = bounds.partition(",")
+                top = high if comma else low
+                repeats = top == "" or int(top) > 1  # `{2,}`, `{0,5}`, `{3}` repeat
+                end = close + 1
+            if repeats and last_group is not None and (last_group[0] or last_group[1]):
+                return "a repeated group that itself repeats or alternates"
+            frames[-1][0] = True
+            i = end
+            if i < n and pattern[i] in "?+":  # lazy or possessive suffix
+                i += 1
+        else:
+            i += 1
+        last_group = closed
+    return None
+
+
+def _pattern_matcher(
+    pattern: str, memory: BranchMemory | None
+) -> Callable[[MemoryItem], bool]:
+    """Which items a `forget --pattern` removes, decided before the branch lock is taken.
+
+    The regex is checked for shapes that backtrack exponentially (refused with
+    INVALID_INPUT), then run over the branch as it is now, outside the lock and within a
+    time budget, so a slow pattern can never hold the lock that writers wait on. Inside the
+    lock only item ids are compared; an item added meanwhile is not forgotten.
+    """
+    if len(pattern) > _MAX_PATTERN:
+        raise InvalidInput(f"Pattern is longer than {_MAX_PATTERN} characters.")
+    try:
+        regex = re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise InvalidInput(f"Invalid pattern {pattern!r}: {exc}") from exc
+    why = _regex_hazard(pattern)
+    if why is not None:
+        raise InvalidInput(_UNSAFE_PATTERN.format(pattern=pattern, why=why))
+    chosen: set[str] = set()
+    deadline = time.monotonic() + _PATTERN_BUDGET_S
+    for items in (memory.items.values() if memory is not None else ()):
+        for item in items:
+            if regex.search(item.text):
+                chosen.add(item.id)
+            if time.monotonic() > deadline:
+                raise InvalidInput(
+                    f"Pattern {pattern!r} is too slow on this memory; nothing was forgotten."
+                )
+    return lambda item: item.id in chosen
+
+
+def _forget_matcher(
+    req: ForgetRequest, branch: str, current: Callable[[], BranchMemory | None]
+) -> Callable[[MemoryItem], bool]:
+    """Which items `forget` removes from `branch`; `current` reads the branch as it is now."""
     if req.id is not None:
         target = req.id
         return lambda item: item.id == target
@@ -893,11 +1008,7 @@ def _forget_matcher(req: ForgetRequest, branch: str) -> Callable[[MemoryItem], b
         wanted = set(req.tags)
         return lambda item: wanted <= effective_tags(branch, item)
     if req.pattern is not None:
-        try:
-            regex = re.compile(req.pattern, re.IGNORECASE)
-        except re.error as exc:
-            raise InvalidInput(f"Invalid pattern {req.pattern!r}: {exc}") from exc
-        return lambda item: bool(regex.search(item.text))
+        return _pattern_matcher(req.pattern, current())
     if req.older_than is not None:
         cutoff = (datetime.now(UTC) - timedelta(days=req.older_than)).date()
         return lambda item: item.extracted < cutoff

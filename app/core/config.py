@@ -54,6 +54,9 @@ class Config(BaseModel):
     models: ModelSettings = Field(default_factory=ModelSettings)
     request_timeout_s: float = Field(default=120.0, gt=0, le=900)
     max_retries: int = Field(default=2, ge=0, le=10)
+    # Consecutive failed Claude calls after which the rest of a run goes to the offline
+    # engine without calling (0: never stop calling).
+    breaker_failures: int = Field(default=3, ge=0, le=100)
     daily_token_budget: int = Field(default=2_000_000, ge=0)
     chunk_tokens: int = Field(default=24_000, ge=1_000)
     batch_backlog_threshold: int = Field(default=25, ge=1)

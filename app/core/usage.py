@@ -4,7 +4,8 @@ Every Claude reply's token counts (input, output, cache read, cache write) are a
 the app can show what memory costs and stop calling the API once the daily token budget is
 used. The CLI and the desktop app may both record at the same time, so each update reads,
 changes and atomically rewrites the file under a `filelock` on `usage.json.lock`. Costs are
-*estimates* from a small per-family price table (list prices in USD per million tokens); the
+*estimates* from a price table per model id (list prices in USD per million tokens, each row
+with its source and the date it was checked; ids not in it are priced by family); the
 Anthropic console remains the authority on what was billed.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -39,31 +41,82 @@ BUDGET_NOTE = "Daily token budget reached: using the offline engine until tomorr
 
 @dataclass(frozen=True)
 class Price:
-    """Estimated list prices in USD per million tokens."""
+    """Estimated list prices in USD per million tokens, and where they come from."""
 
     input: float
     output: float
     cache_read: float
+    # 5-minute cache writes (the only kind this app asks for).
     cache_write: float
+    source: str = ""
 
 
-# Estimates per model family (cache writes at 1.25x input, cache reads at 0.1x input, the
-# published multipliers for 5-minute caching). Unknown families are priced like Sonnet so the
-# estimate errs on the high side rather than showing a cost of zero.
+PRICES_CHECKED = "2026-11-24"
+_PRICING_PAGE = "platform.claude.com/docs/en/about-claude/pricing"
+_SONNET_4 = Price(3.0, 15.0, 0.30, 3.75, f"{_PRICING_PAGE}, checked {PRICES_CHECKED}")
+_HAIKU_4_5 = Price(1.0, 5.0, 0.10, 1.25, f"{_PRICING_PAGE}, checked {PRICES_CHECKED}")
+_OPUS_4_5 = Price(5.0, 25.0, 0.50, 6.25, f"{_PRICING_PAGE}, checked {PRICES_CHECKED}")
+_OPUS_4 = Price(15.0, 75.0, 1.50, 18.75, f"{_PRICING_PAGE}, checked {PRICES_CHECKED}")
+# List prices per model id (a dated id such as `claude-haiku-4-5-20251001` uses its base id).
+# Keep `source` and the date with every change: prices move between releases.
+MODEL_PRICES: dict[str, Price] = {
+    "claude-sonnet-5-5": Price(
+        2.0, 10.0, 0.10, 2.50,
+        "Anthropic docs: Claude Sonnet 5.5 model page ($2 / $10, 5m cache write $2.50) and "
+        "Sonnet 5.5 migration guide (cache reads $0.10, half the Sonnet 5 rate, since "
+        f"2026-10-07); checked {PRICES_CHECKED}",
+    ),
+    "claude-haiku-5-5": Price(
+        0.10, 0.50, 0.01, 0.125,
+        "UNVERIFIED: not found on an Anthropic page here; third-party release notes and "
+        "guides (2026-10) give $0.10 / $0.50, cache read $0.01, 5m write $0.125 for prompts "
+        "up to 100k tokens, and five times that above (not modelled: estimates run low for "
+        f"longer prompts); checked {PRICES_CHECKED}",
+    ),
+    "claude-sonnet-5": Price(
+        2.0, 10.0, 0.20, 2.50,
+        f"Anthropic docs: Claude Sonnet 5 model page; checked {PRICES_CHECKED}",
+    ),
+    "claude-opus-5-5": Price(
+        4.0, 20.0, 0.20, 5.0,
+        "Anthropic docs: model comparison on the Sonnet 5.5 page ($4 / $20); cache rates "
+        f"UNVERIFIED (0.05x / 1.25x of input assumed); checked {PRICES_CHECKED}",
+    ),
+    "claude-opus-5": Price(5.0, 25.0, 0.50, 6.25, f"{_PRICING_PAGE}, checked {PRICES_CHECKED}"),
+    "claude-opus-4-8": _OPUS_4_5,
+    "claude-opus-4-7": _OPUS_4_5,
+    "claude-opus-4-6": _OPUS_4_5,
+    "claude-opus-4-5": _OPUS_4_5,
+    "claude-opus-4-1": _OPUS_4,
+    "claude-opus-4": _OPUS_4,
+    "claude-sonnet-4-6": _SONNET_4,
+    "claude-sonnet-4-5": _SONNET_4,
+    "claude-sonnet-4": _SONNET_4,
+    "claude-haiku-4-5": _HAIKU_4_5,
+    "claude-3-5-haiku": Price(0.80, 4.0, 0.08, 1.0, f"{_PRICING_PAGE}, checked {PRICES_CHECKED}"),
+}
+# Ids not in the table are priced by family (cache writes at 1.25x input, cache reads at 0.1x
+# input); unknown families like Sonnet, so the estimate errs on the high side rather than
+# showing a cost of zero.
 PRICES: dict[str, Price] = {
-    "haiku": Price(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25),
-    "sonnet": Price(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
-    "opus": Price(input=5.0, output=25.0, cache_read=0.50, cache_write=6.25),
-    "opus-legacy": Price(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),
+    "haiku": Price(1.0, 5.0, 0.10, 1.25, "family estimate (model id not in the table)"),
+    "sonnet": Price(3.0, 15.0, 0.30, 3.75, "family estimate (model id not in the table)"),
+    "opus": Price(5.0, 25.0, 0.50, 6.25, "family estimate (model id not in the table)"),
+    "opus-legacy": Price(15.0, 75.0, 1.50, 18.75, "family estimate (model id not in the table)"),
 }
 _LEGACY_OPUS = ("claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-2025", "claude-3-opus")
+_MODEL_ID_RE = re.compile(r"^(?P<base>.+?)(?:-\d{8}|-latest)?(?:\[[^\]]*\])?$")
 # The Message Batches API bills half of the normal price.
 BATCH_DISCOUNT = 0.5
 
 
 def price_for(model: str) -> Price:
-    """The estimated price of a model, by family name found in the model id."""
-    name = model.lower()
+    """The estimated price of a model: its own row, else its family's (see MODEL_PRICES)."""
+    name = model.strip().lower()
+    match = _MODEL_ID_RE.match(name)
+    base = match.group("base") if match else name
+    if base in MODEL_PRICES:
+        return MODEL_PRICES[base]
     if any(name.startswith(prefix) for prefix in _LEGACY_OPUS):
         return PRICES["opus-legacy"]
     for family in ("haiku", "sonnet", "opus"):

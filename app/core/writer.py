@@ -90,6 +90,9 @@ class MemoryWriter:
             "dropped": len(dropped),
             "engine": extraction.engine,
             "path": None,
+            # Why a path other than the configured engine's was taken (an API failure, the
+            # budget), and other remarks of the engines.
+            "notes": list(extraction.notes),
         }
         self.maintenance_log.thread_processed(branch)
         if not commit:
@@ -101,6 +104,7 @@ class MemoryWriter:
         result = await self.integrate(branch, commit, engine=self.engine)
         response["path"] = result.path
         response["stats"] = result.stats
+        response["notes"] += [n for n in result.notes if n not in response["notes"]]
         self.activity.record(
             "memorize",
             f"Remembered {len(commit)} item(s) for {branch}"

@@ -3,22 +3,29 @@
 `build_engine` is what the composition root (CLI, desktop host) calls. `auto` uses Claude
 when an API key is found (environment, then system keyring) and the offline engine otherwise;
 `anthropic` insists on Claude and says how to add a key when there is none. The Claude engine
-comes wrapped so that a used-up daily token budget hands that one call to the offline engine
-and leaves a `status_note` for the tray and `status`; API failures are *not* hidden this way
-(the caller reports EXTRACTION_FAILED and retries the thread later). `describe_engine` gives
-the engine part of `status` without building anything or touching the network.
+comes wrapped (`ClaudeWithFallback`) so that no Claude failure costs a thread: a used-up daily
+token budget, and any API failure (4xx, 5xx, timeout, connection, refusal, truncated or invalid
+reply), hands that one call to the offline engine, and the answer says so (`engine`/`path`
+`offline-budget` or `offline-fallback`, with the reason in its notes). A circuit breaker stops
+calling Claude after `Config.breaker_failures` consecutive failures: the rest of the run goes
+offline at once, with the reason in every answer and in `status_note`, and Claude is tried
+again after a cool-down. `describe_engine` gives the engine part of `status` without building
+anything or touching the network.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.core.config import Config
 from app.core.engine import Candidate, DeepAnswer, Engine
-from app.core.errors import BudgetExceeded, ExtractionFailed, InvalidInput
+from app.core.errors import BudgetExceeded, ExtractionFailed, InvalidInput, PuffinError
 from app.core.keys import find_key
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
 from app.core.usage import BUDGET_NOTE, UsageLedger
@@ -27,93 +34,206 @@ from app.engines.offline import OfflineEngine
 if TYPE_CHECKING:
     from app.engines.claude.engine import AnthropicEngine
 
+log = logging.getLogger(__name__)
+
 ENGINE_CHOICES: tuple[str, ...] = ("auto", "offline", "anthropic")
 BUDGET_PATH = "offline-budget"
+FALLBACK_PATH = "offline-fallback"
 USAGE_FILE = "usage.json"
+# After the breaker trips, Claude is left alone this long; then one call tries it again (and
+# one more failure trips it again at once). Five minutes spans one scan of a backlog without
+# keeping the app offline for the rest of the day.
+BREAKER_COOLDOWN_S = 300.0
+# Threads whose extraction fell back: their merge goes offline too, without another call.
+_FAILED_SOURCES_KEPT = 200
 
 ResultT = TypeVar("ResultT")
 
 
-class ClaudeWithBudgetFallback:
-    """The Claude engine, with the offline engine taking calls once the budget is used up."""
+class ClaudeWithFallback:
+    """The Claude engine, with the offline engine taking any call Claude cannot answer.
+
+    See the module docstring. `clock` (monotonic seconds) is injectable for tests.
+    """
 
     name = "anthropic"
 
-    def __init__(self, claude: AnthropicEngine, offline: Engine) -> None:
-        """Wrap `claude`; `offline` answers while the daily budget is exhausted."""
+    def __init__(
+        self,
+        claude: AnthropicEngine,
+        offline: Engine,
+        *,
+        breaker_failures: int = 3,
+        cooldown_s: float = BREAKER_COOLDOWN_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Wrap `claude`; `offline` answers what Claude cannot."""
         self.claude = claude
         self.offline = offline
+        self.breaker_failures = breaker_failures
+        self.cooldown_s = cooldown_s
+        self._clock = clock
         # Shown by status and the tray while the offline engine stands in; None otherwise.
         self.status_note: str | None = None
+        self.consecutive_failures = 0
+        self._open_until: float | None = None
+        self._breaker_reason = ""
+        self._failed_sources: OrderedDict[str, str] = OrderedDict()
+
+    @property
+    def breaker_open(self) -> bool:
+        """True while the breaker keeps calls away from Claude."""
+        return self._open_until is not None and self._clock() < self._open_until
+
+    def _failed(self, message: str) -> None:
+        self.consecutive_failures += 1
+        # Until Claude answers again, status and the tray say why the offline engine works.
+        self.status_note = f"Claude's last call failed ({message}); the offline engine stood in"
+        if self.breaker_failures and self.consecutive_failures >= self.breaker_failures:
+            self._open_until = self._clock() + self.cooldown_s
+            self._breaker_reason = (
+                f"Claude failed {self.consecutive_failures} times in a row (last: {message}); "
+                f"it is not called for the next {self.cooldown_s / 60:g} minutes and the "
+                "offline engine stands in"
+            )
+            self.status_note = self._breaker_reason
+            log.warning("circuit breaker open: %s", self._breaker_reason)
+
+    def _succeeded(self) -> None:
+        self.consecutive_failures = 0
+        self._open_until = None
+        self.status_note = None
 
     async def _run(
         self,
         claude_call: Callable[[], Awaitable[ResultT]],
         offline_call: Callable[[], Awaitable[ResultT]],
-    ) -> tuple[ResultT, str | None]:
+        *,
+        skip_reason: str | None = None,
+    ) -> tuple[ResultT, str | None, str | None]:
+        """Claude's answer, or the offline one: `(result, why, path)`; `why` is None for Claude.
+
+        `skip_reason` sends the call offline without trying Claude (its thread already failed).
+        """
+        if self.breaker_open:
+            return await offline_call(), f"Claude was not called: {self._breaker_reason}.", \
+                FALLBACK_PATH
+        if skip_reason is not None:
+            return await offline_call(), skip_reason, FALLBACK_PATH
         try:
             result = await claude_call()
         except BudgetExceeded as exc:
             self.status_note = BUDGET_NOTE
-            return await offline_call(), exc.message
-        self.status_note = None
-        return result, None
+            return await offline_call(), exc.message, BUDGET_PATH
+        except InvalidInput:
+            raise
+        except PuffinError as exc:
+            message = exc.message
+        except Exception as exc:  # a defect or an SDK surprise must not cost the thread
+            log.exception("Claude call crashed")
+            message = f"the call to Claude crashed ({type(exc).__name__})"
+        else:
+            self._succeeded()
+            return result, None, None
+        self._failed(message.rstrip("."))
+        why = f"{message.rstrip('.')}; the offline engine was used instead."
+        return await offline_call(), why, FALLBACK_PATH
+
+    def _remember_failed(self, source: str, why: str) -> None:
+        self._failed_sources[source] = why
+        self._failed_sources.move_to_end(source)
+        while len(self._failed_sources) > _FAILED_SOURCES_KEPT:
+            self._failed_sources.popitem(last=False)
+
+    def _skip_reason(self, items: Iterable[MemoryItem]) -> str | None:
+        sources = {s for item in items for s in item.sources}
+        if not sources or not sources <= set(self._failed_sources):
+            return None
+        return (
+            "Claude's extraction of this thread failed, so its merge was done offline too "
+            "(no second call)."
+        )
 
     async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
-        """Claude's extraction, or the offline one when the budget is used up."""
-        result, why = await self._run(
+        """Claude's extraction, or the offline one when Claude cannot answer."""
+        result, why, path = await self._run(
             lambda: self.claude.extract(conversation, source=source),
             lambda: self.offline.extract(conversation, source=source),
         )
-        if why is None:
+        if why is None or path is None:
+            self._failed_sources.pop(source, None)
             return result
-        return result.model_copy(update={"engine": BUDGET_PATH, "notes": [*result.notes, why]})
+        if path == FALLBACK_PATH:
+            self._remember_failed(source, why)
+        return result.model_copy(update={"engine": path, "notes": [*result.notes, why]})
 
     async def extract_many(
         self, conversations: Sequence[tuple[str, str]], **options: float
     ) -> list[ExtractionResult | ExtractionFailed]:
-        """A backlog through Claude (batched when enabled), offline once over budget."""
+        """A backlog through Claude (batched when enabled); what fails goes offline."""
         async def offline_all() -> list[ExtractionResult | ExtractionFailed]:
-            return [await self.extract(text, source=source) for text, source in conversations]
+            return [
+                await self.offline.extract(text, source=source) for text, source in conversations
+            ]
 
-        results, _why = await self._run(
+        results, why, path = await self._run(
             lambda: self.claude.extract_many(conversations, **options), offline_all
         )
-        return results
+        if why is not None and path is not None:
+            return [
+                r.model_copy(update={"engine": path, "notes": [*r.notes, why]})
+                if isinstance(r, ExtractionResult) else r
+                for r in results
+            ]
+        finished: list[ExtractionResult | ExtractionFailed] = []
+        for (text, source), outcome in zip(conversations, results, strict=True):
+            if isinstance(outcome, ExtractionResult):
+                finished.append(outcome)
+                continue
+            # One conversation of the batch failed: that one goes offline.
+            self._failed(outcome.message.rstrip("."))
+            note = f"{outcome.message.rstrip('.')}; the offline engine was used instead."
+            self._remember_failed(source, note)
+            fallback = await self.offline.extract(text, source=source)
+            finished.append(fallback.model_copy(
+                update={"engine": FALLBACK_PATH, "notes": [*fallback.notes, note]}
+            ))
+        return finished
 
     async def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
-        """Claude's guarded rewrite, or the offline merge when the budget is used up."""
-        result, why = await self._run(
+        """Claude's guarded rewrite, or the offline merge when Claude cannot answer."""
+        result, why, path = await self._run(
             lambda: self.claude.evolve(current, items, branch_id=branch_id),
             lambda: self.offline.evolve(current, items, branch_id=branch_id),
+            skip_reason=self._skip_reason(items),
         )
-        return result if why is None else _budget_result(result, why)
+        return result if why is None or path is None else _marked(result, why, path)
 
     async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
-        """Claude's guarded consolidation, or the offline one when the budget is used up."""
-        result, why = await self._run(
+        """Claude's guarded consolidation, or the offline one when Claude cannot answer."""
+        result, why, path = await self._run(
             lambda: self.claude.consolidate(memory),
             lambda: self.offline.consolidate(memory),
         )
-        return result if why is None else _budget_result(result, why)
+        return result if why is None or path is None else _marked(result, why, path)
 
     async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
-        """Claude's retrieval tiers, or the offline re-ranking when the budget is used up."""
-        result, why = await self._run(
+        """Claude's retrieval tiers, or the offline re-ranking when Claude cannot answer."""
+        result, why, path = await self._run(
             lambda: self.claude.deep_retrieve(query, candidates),
             lambda: self.offline.deep_retrieve(query, candidates),
         )
-        return result if why is None else result.model_copy(update={"path": BUDGET_PATH})
+        return result if why is None or path is None else result.model_copy(update={"path": path})
 
     async def aclose(self) -> None:
         """Close Claude's HTTP connections."""
         await self.claude.aclose()
 
 
-def _budget_result(result: EvolutionResult, why: str) -> EvolutionResult:
-    return result.model_copy(update={"path": BUDGET_PATH, "notes": [*result.notes, why]})
+def _marked(result: EvolutionResult, why: str, path: str) -> EvolutionResult:
+    return result.model_copy(update={"path": path, "notes": [*result.notes, why]})
 
 
 def build_engine(
@@ -157,7 +277,7 @@ def build_engine(
         fallback=offline,
         http_client=http_client,
     )
-    return ClaudeWithBudgetFallback(claude, offline)
+    return ClaudeWithFallback(claude, offline, breaker_failures=config.breaker_failures)
 
 
 def describe_engine(

@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_INPUT if exc.code else 0
-    code = run(args)
+    code = run(args, deadline=True)
     if code is None:
         parser.print_help(sys.stderr)
         return EXIT_INPUT

@@ -45,12 +45,31 @@ def _emit(reply: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(reply, indent=2, ensure_ascii=False) + "\n")
 
 
+def _check_settings_file(value: str | None) -> None:
+    """Refuse a settings path that is a FIFO or device: reading it would block forever."""
+    import os
+    import stat
+    from pathlib import Path
+
+    from app.core.errors import InvalidInput
+    from app.integrations.installer import default_settings_path
+
+    path = Path(value).expanduser() if value else default_settings_path()
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return  # missing: created; unreadable: the installer names the problem
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise InvalidInput(f"{path} is not a regular file (a pipe or device); nothing changed.")
+
+
 def _install(args: argparse.Namespace) -> int:
     from app.core.errors import PuffinError
     from app.core.paths import resolve_home
     from app.integrations.installer import install_hooks
 
     try:
+        _check_settings_file(args.settings)
         reply = install_hooks(
             args.settings, uninstall=args.uninstall, home=resolve_home(args.home),
         )
@@ -63,8 +82,13 @@ def _install(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run(args: argparse.Namespace) -> int | None:
-    """Run `hook ...` or `install-hooks`; None when `args.command` is another command."""
+def run(args: argparse.Namespace, *, deadline: bool = False) -> int | None:
+    """Run `hook ...` or `install-hooks`; None when `args.command` is another command.
+
+    With `deadline` (the command line's entry points), a hook still running after
+    `HOOK_DEADLINE_S` ends the process: exit 0, nothing printed. Callers in a longer-lived
+    process (tests) leave it off, since the limit ends the whole process.
+    """
     command = getattr(args, "command", None)
     home: str | None = getattr(args, "home", None)
     engine: str | None = getattr(args, "engine", None)
@@ -73,8 +97,14 @@ def run(args: argparse.Namespace) -> int | None:
     if command != "hook":
         return None
     from app.integrations import hooks
+    from app.integrations.hookio import arm_deadline
 
     action = args.action
+    # The detached drain is the one hook allowed to take long.
+    if deadline and action != "process-inbox":
+        from app.core.paths import resolve_home
+
+        arm_deadline(resolve_home(home), f"hook {action}")
     if action == "session-start":
         return hooks.session_start(home)
     if action == "process-inbox":

@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from app.sources.gitinfo import git_dir, project_name, repo_root
+from app.sources.gitinfo import git_dir, project_name, read_small, repo_root
 
 # Same text as app.sources.models.NO_BRANCH (kept literal here: importing the models
 # module costs a hook more than the string; a test keeps the two equal).
@@ -76,6 +77,14 @@ def _branch_from_git(root: str) -> str | None:
     return name or None
 
 
+def _special(path: Path) -> bool:
+    """Whether `path` exists but is not a regular file (a FIFO, folder, device)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def locate(cwd: str) -> Location:
     """Project and branch of a working directory; ValueError when it is not a folder here."""
     if not cwd:
@@ -89,10 +98,11 @@ def locate(cwd: str) -> Location:
     branch: str | None = None
     folder = git_dir(Path(root))
     if folder is not None:
-        try:
-            branch = branch_from_head((folder / "HEAD").read_text("utf-8", errors="replace"))
-        except OSError:
-            branch = None
+        text = read_small(folder / "HEAD")
+        branch = branch_from_head(text) if text is not None else None
+        if text is None and _special(folder / "HEAD"):
+            # A FIFO or folder as HEAD: git would block or fail on it too, so do not ask.
+            return Location(project, NO_BRANCH, root)
     if branch is None:
         branch = _branch_from_git(root)
     return Location(project, branch or NO_BRANCH, root)

@@ -6,7 +6,8 @@ memory problem must never break the agent. It owns where the memory home is (`--
 else `PUFFIN_MEMORY_HOME`, else `~/.puffin/memory`, the same rule as `app.core.store`), the
 small rotating hook log (`<home>/logs/hooks.log`, or a file in the temp folder when the home
 cannot be written), reading the hook's JSON from stdin without hanging when the agent
-never closes it, and atomic writes of small files.
+never closes it, the hard time limit of a whole hook run (`arm_deadline`), and atomic
+writes of small files.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,50 @@ LOG_BACKUPS = 2
 
 STDIN_LIMIT = 1024 * 1024
 STDIN_TIMEOUT_S = 2.0
+# Whole-run limit of a hook: stdin (up to STDIN_TIMEOUT_S) plus the work. Whatever blocks
+# past it (a slow network folder, a file system that hangs), the agent is not kept waiting.
+HOOK_DEADLINE_S = 3.0
+DEADLINE_EXIT = 0
+
+_deadline_lock = threading.Lock()
+_deadline_timer: list[threading.Timer] = []
+
+
+def arm_deadline(home: Path | None, event: str, seconds: float = HOOK_DEADLINE_S) -> None:
+    """End this process (exit 0, nothing printed) if the hook is still running in `seconds`.
+
+    A daemon timer calls `os._exit`: a thread stuck in a blocking system call cannot be
+    interrupted any other way, and a hook must never hang the agent's session. The reply is
+    written only after `disarm_deadline`, so the timer never cuts an answer in half.
+    """
+    def expire() -> None:
+        with _deadline_lock:
+            if not _deadline_timer:
+                return
+            _deadline_timer.clear()
+            hook_log(home, event, f"gave up after the {seconds:g} s hook time limit")
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            os._exit(DEADLINE_EXIT)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    with _deadline_lock:
+        for old in _deadline_timer:
+            old.cancel()
+        _deadline_timer[:] = [timer]
+    timer.start()
+
+
+def disarm_deadline() -> None:
+    """Stop the hook's timer before it writes its reply.
+
+    Holding the lock means the timer either already ended the process or never will.
+    """
+    with _deadline_lock:
+        for timer in _deadline_timer:
+            timer.cancel()
+        _deadline_timer.clear()
 
 
 def log_path(home: Path) -> Path:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from app.core.paths import resolve_home
-from app.integrations.hookio import hook_log, read_stdin_json, text_field
+from app.integrations.hookio import disarm_deadline, hook_log, read_stdin_json, text_field
 
 EXIT_OK = 0
 EVENTS = {"session-end": "SessionEnd", "stop": "Stop", "pre-compact": "PreCompact"}
@@ -64,6 +64,7 @@ def session_start(home_arg: str | None) -> int:
             "additionalContext": redact(context.text),
         }
     }
+    disarm_deadline()  # past this point the reply is written whole or not at all
     try:
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()

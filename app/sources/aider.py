@@ -12,12 +12,13 @@ current branch read from `.git/HEAD`, or `aider` when there is none.
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 from app.sources.gitinfo import current_branch, project_name
-from app.sources.jsonl import clip, file_time
+from app.sources.jsonl import clip, file_time, open_regular
 from app.sources.models import (
     ASSISTANT,
     COMMAND,
@@ -124,54 +125,68 @@ def read_history(paths: tuple[Path, ...], stats: ReadStats) -> list[ParsedThread
     project = project_name(str(folder.resolve())) if folder.exists() else folder.name
     branch = current_branch(folder) or DEFAULT_BRANCH
     sessions: list[_Session] = []
+    binary = open_regular(path, stats)
+    if binary is None:
+        return []
+    handle = io.TextIOWrapper(binary, encoding="utf-8", errors="replace", newline=None)
+    try:
+        with handle:
+            _read_lines(handle, sessions)
+    except OSError as exc:
+        stats.error(f"{path}: read failed ({exc.strerror or exc})")
+        return []
+    return _threads(path, project, branch, sessions)
+
+
+def _read_lines(handle: io.TextIOWrapper, sessions: list[_Session]) -> None:
+    """Split the history into sessions of messages (appended to `sessions`)."""
     current: _Session | None = None
     in_user = False
-    try:
-        handle = path.open("r", encoding="utf-8", errors="replace", newline=None)
-    except OSError as exc:
-        stats.error(f"{path}: cannot be read ({exc.strerror or exc})")
-        return []
-    with handle:
-        for raw in handle:
-            first = raw[:1]
-            # Most lines are reply text: decide that from the first character alone.
-            if first not in ("#", ">") and not in_user:
-                if current is None:
-                    current = _Session(None)
-                    sessions.append(current)
-                current.assistant.append(raw)
-                continue
-            line = raw.rstrip("\n")
-            header = _HEADER_RE.match(line) if line.startswith("# aider chat") else None
-            if header is not None:
-                if current is not None:
-                    current.flush()
-                current = _Session(_parse_start(header.group(1)))
-                sessions.append(current)
-                in_user = False
-                continue
+    for raw in handle:
+        first = raw[:1]
+        # Most lines are reply text: decide that from the first character alone.
+        if first not in ("#", ">") and not in_user:
             if current is None:
-                # Text before the first header (a hand-edited file): its own session.
                 current = _Session(None)
                 sessions.append(current)
-            if line.startswith("####") and (line.endswith("  ") or line == "####" or in_user):
-                current.flush_assistant()
-                current.user.append(line[5:].rstrip() if len(line) > 4 else "")
-                in_user = True
-                continue
-            if first == ">" and line[1:2] in ("", " "):
+            current.assistant.append(raw)
+            continue
+        line = raw.rstrip("\n")
+        header = _HEADER_RE.match(line) if line.startswith("# aider chat") else None
+        if header is not None:
+            if current is not None:
                 current.flush()
-                in_user = False
-                body = line[2:].strip()
-                if body and _ERROR_RE.search(body):
-                    current.messages.append(Message(SYSTEM, clip(body, 300), None, TOOL_ERROR))
-                continue
+            current = _Session(_parse_start(header.group(1)))
+            sessions.append(current)
             in_user = False
-            current.flush_user()
-            if line.strip():
-                current.assistant.append(raw)
+            continue
+        if current is None:
+            # Text before the first header (a hand-edited file): its own session.
+            current = _Session(None)
+            sessions.append(current)
+        if line.startswith("####") and (line.endswith("  ") or line == "####" or in_user):
+            current.flush_assistant()
+            current.user.append(line[5:].rstrip() if len(line) > 4 else "")
+            in_user = True
+            continue
+        if first == ">" and line[1:2] in ("", " "):
+            current.flush()
+            in_user = False
+            body = line[2:].strip()
+            if body and _ERROR_RE.search(body):
+                current.messages.append(Message(SYSTEM, clip(body, 300), None, TOOL_ERROR))
+            continue
+        in_user = False
+        current.flush_user()
+        if line.strip():
+            current.assistant.append(raw)
     if current is not None:
         current.flush()
+
+
+def _threads(
+    path: Path, project: str, branch: str, sessions: list[_Session]
+) -> list[ParsedThread]:
     modified = file_time(path)
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
     threads: list[ParsedThread] = []

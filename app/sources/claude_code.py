@@ -27,12 +27,15 @@ from typing import Any
 
 from app.sources.gitinfo import last_component, project_name, repo_root
 from app.sources.jsonl import (
+    BAD_RECORDS,
     BIG_LINE,
+    RECORD_ERRORS,
     UNKNOWN_TYPES,
     clip,
     iter_lines,
     loads,
     parse_time,
+    read_head,
     strip_base64,
     tool_line,
 )
@@ -311,6 +314,13 @@ class _Session:
     # -- records --------------------------------------------------------------------------
 
     def add_line(self, line: bytes) -> None:
+        """Read one line; a record of an unexpected shape is counted and skipped."""
+        try:
+            self._add_line(line)
+        except RECORD_ERRORS:
+            self.stats.skip(BAD_RECORDS)
+
+    def _add_line(self, line: bytes) -> None:
         """Read one line. Lines whose content is never rendered are dropped unparsed.
 
         Parsing is most of the cost of a scan, and most bytes of a transcript are tool
@@ -343,7 +353,7 @@ class _Session:
             self._message_record(record)
         elif kind == "progress":
             self._progress_record(record)
-        elif kind not in KNOWN_TYPES:
+        elif not isinstance(kind, str) or kind not in KNOWN_TYPES:
             self.stats.skip(UNKNOWN_TYPES)
 
     def _plain_tool_output(self, line: bytes, head: bytes) -> bool:
@@ -463,25 +473,32 @@ class _Session:
         side_id = path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
         side = _Side(side_id, self.sides[side_id].title if side_id in self.sides else "", 0)
         for line in iter_lines(path, self.stats):
-            head = line[:2048]
-            if line.startswith(_NOISE_PREFIXES) or b'"type":"progress"' in head:
-                continue
-            if b'"type":"tool_result"' in head and self._plain_tool_output(line, head):
-                continue
-            if len(line) > BIG_LINE:
-                line = strip_base64(line)
-            record = loads(line, self.stats)
-            if record is None:
-                continue
-            kind = record.get("type")
-            if kind in ("user", "assistant"):
-                self._add_to_side(side, record)
-            elif kind not in KNOWN_TYPES:
-                self.stats.skip(UNKNOWN_TYPES)
+            try:
+                self._add_side_line(side, line)
+            except RECORD_ERRORS:
+                self.stats.skip(BAD_RECORDS)
         if not side.conversation.messages:
             return
         side.segment = self._segment_at(side.started)
         self.sides[side_id] = side
+
+    def _add_side_line(self, side: _Side, line: bytes) -> None:
+        """One line of a subagent transcript, added to its side conversation."""
+        head = line[:2048]
+        if line.startswith(_NOISE_PREFIXES) or b'"type":"progress"' in head:
+            return
+        if b'"type":"tool_result"' in head and self._plain_tool_output(line, head):
+            return
+        if len(line) > BIG_LINE:
+            line = strip_base64(line)
+        record = loads(line, self.stats)
+        if record is None:
+            return
+        kind = record.get("type")
+        if kind in ("user", "assistant"):
+            self._add_to_side(side, record)
+        elif not isinstance(kind, str) or kind not in KNOWN_TYPES:
+            self.stats.skip(UNKNOWN_TYPES)
 
     def _segment_at(self, ts: datetime | None) -> int:
         index = 0
@@ -560,10 +577,8 @@ def read_session(paths: tuple[Path, ...], stats: ReadStats) -> list[ParsedThread
 
 def _session_id_of(path: Path) -> str | None:
     """The parent session id written in a subagent file's first lines."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(65536)
-    except OSError:
+    head = read_head(path, 65536)
+    if head is None:
         return None
     match = _SESSION_ID_RE.search(head)
     return match.group(1).decode("utf-8", "replace") if match else None

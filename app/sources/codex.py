@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from app.sources.gitinfo import last_component, project_name
-from app.sources.jsonl import UNKNOWN_TYPES, clip, iter_lines, loads, parse_time, tool_line
+from app.sources.jsonl import (
+    BAD_RECORDS,
+    RECORD_ERRORS,
+    UNKNOWN_TYPES,
+    clip,
+    iter_lines,
+    loads,
+    parse_time,
+    tool_line,
+)
 from app.sources.models import (
     ASSISTANT,
     META,
@@ -72,6 +81,9 @@ class _Rollout:
             self.ended = ts if self.ended is None or ts > self.ended else self.ended
         kind = record.get("type")
         payload = record.get("payload")
+        if kind is not None and not isinstance(kind, str):
+            self.stats.skip(UNKNOWN_TYPES)
+            return
         if kind is None and "record_type" in record:
             return
         if kind is None and "id" in record and not self.session_id:
@@ -248,8 +260,12 @@ def read_rollout(paths: tuple[Path, ...], stats: ReadStats) -> list[ParsedThread
         if _noise(line[:512], line, rollout):
             continue
         record = loads(line, stats)
-        if record is not None:
+        if record is None:
+            continue
+        try:
             rollout.add(record)
+        except RECORD_ERRORS:
+            stats.skip(BAD_RECORDS)
     thread = rollout.thread()
     return [thread] if thread is not None else []
 

@@ -5,14 +5,42 @@ above the working directory that holds `.git` (a folder, or a file pointing else
 worktree). When the folder is not on this machine (transcripts copied from elsewhere) the
 last path component is used. The current branch is read from `.git/HEAD`. Results are
 cached per path because a transcript repeats the same working directory on every line.
+Git's small files are read with `read_small`: bounded, and never blocking on a FIFO.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 
 _MAX_UP = 40
+# HEAD and a `.git` file hold one line; anything longer is not what git writes.
+SMALL_FILE_LIMIT = 4096
+
+
+def read_small(path: Path, limit: int = SMALL_FILE_LIMIT) -> str | None:
+    """The text of a small regular file (at most `limit` bytes read), else None.
+
+    Opened non-blocking and checked with fstat before reading: a FIFO in place of
+    `.git/HEAD` would otherwise block the reader (a scan, or a hook in the agent's session)
+    until something writes to it.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
 
 
 def last_component(path: str) -> str:
@@ -31,11 +59,11 @@ def git_dir(folder: Path) -> Path | None:
         if marker.is_dir():
             return marker
         if marker.is_file():
-            text = marker.read_text(encoding="utf-8", errors="replace").strip()
+            text = (read_small(marker) or "").strip()
             if text.startswith("gitdir:"):
                 target = Path(text[len("gitdir:") :].strip())
                 return target if target.is_absolute() else (folder / target).resolve()
-    except OSError:
+    except (OSError, ValueError):
         return None
     return None
 
@@ -79,10 +107,10 @@ def current_branch(folder: Path) -> str | None:
     folder_of_git = git_dir(Path(root))
     if folder_of_git is None:
         return None
-    try:
-        head = (folder_of_git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+    text = read_small(folder_of_git / "HEAD")
+    if text is None:
         return None
+    head = text.strip()
     prefix = "ref: refs/heads/"
     if head.startswith(prefix):
         return head[len(prefix) :] or None

@@ -10,11 +10,13 @@ epoch seconds/milliseconds and are all turned into aware UTC datetimes.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from app.sources.models import ReadStats
 
@@ -30,6 +32,14 @@ MALFORMED = "malformed lines"
 OVERSIZED = "oversized lines"
 INVALID_UTF8 = "invalid UTF-8 lines (repaired)"
 UNKNOWN_TYPES = "unknown record types"
+BAD_RECORDS = "malformed records (unexpected shapes)"
+
+# What a record of an unexpected shape raises while a reader walks it (`{"type": []}` is
+# unhashable, `{"message": 5}` has no `.get`, ...). A reader catches these per record, counts
+# the record and goes on with the next one.
+RECORD_ERRORS: tuple[type[Exception], ...] = (
+    TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError, OverflowError,
+)
 
 _TOOL_KEYS = (
     "command", "cmd", "file_path", "notebook_path", "path", "pattern", "query", "url",
@@ -40,17 +50,97 @@ _BASE64_RE = re.compile(
 )
 
 
+def _not_regular(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO), not a file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a file"
+    return "is not a regular file"
+
+
+def open_regular(path: Path, stats: ReadStats | None = None) -> BinaryIO | None:
+    """Open a regular file for binary reading; None (with a readable error) for anything else.
+
+    Opened with O_NONBLOCK and checked with fstat before any read: opening a FIFO for
+    reading blocks until a writer appears, so a FIFO placed where a transcript (or
+    `.git/HEAD`) was expected would hang a scan or a hook forever. Checking the opened
+    descriptor, not the path, also covers a file swapped for a FIFO between listing and
+    reading.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        _report(stats, f"{path}: disappeared before it could be read (deleted or moved)")
+        return None
+    except PermissionError:
+        _report(stats, f"{path}: permission denied")
+        return None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        _report(stats, f"{path}: cannot be read ({reason})")
+        return None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            _report(stats, f"{path}: {_not_regular(mode)}; skipped")
+            return None
+        return os.fdopen(fd, "rb")
+    except OSError as exc:
+        os.close(fd)
+        _report(stats, f"{path}: cannot be read ({exc.strerror or exc})")
+        return None
+
+
+def _report(stats: ReadStats | None, message: str) -> None:
+    if stats is not None:
+        stats.error(message)
+
+
+def read_head(path: Path, size: int) -> bytes | None:
+    """The first `size` bytes of a regular file (None for a FIFO, folder or unreadable file)."""
+    handle = open_regular(path)
+    if handle is None:
+        return None
+    try:
+        with handle:
+            return handle.read(size)
+    except OSError:
+        return None
+
+
+def read_bounded(path: Path, stats: ReadStats, limit: int) -> bytes | None:
+    """A whole regular file of at most `limit` bytes; None (and an error) otherwise."""
+    handle = open_regular(path, stats)
+    if handle is None:
+        return None
+    try:
+        with handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        stats.error(f"{path}: read failed ({exc.strerror or exc})")
+        return None
+    if len(data) > limit:
+        stats.error(f"{path}: larger than {limit // (1024 * 1024)} MB; too large to read")
+        return None
+    return data
+
+
 def iter_lines(path: Path, stats: ReadStats, max_line: int = MAX_LINE) -> Iterator[bytes]:
     """Yield the non-blank lines of a file (without line ends).
 
     Reads 1 MB chunks and splits them in C, which is several times cheaper than a
     `readline` call per line. A line longer than `max_line` is dropped as it is read (its
     parts are not kept) and counted, so memory stays bounded whatever the file holds.
+    Anything but a regular file (a folder, a FIFO) is reported and yields nothing.
     """
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        stats.error(f"{path}: cannot be read ({exc.strerror or exc})")
+    handle = open_regular(path, stats)
+    if handle is None:
         return
     parts: list[bytes] = []
     pending = 0
@@ -109,7 +199,7 @@ def loads(line: bytes, stats: ReadStats) -> dict[str, Any] | None:
         stats.skip(INVALID_UTF8)
         try:
             value = json.loads(line.decode("utf-8", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):
             stats.skip(MALFORMED)
             return None
     except ValueError:
@@ -127,6 +217,25 @@ def loads(line: bytes, stats: ReadStats) -> dict[str, Any] | None:
         stats.skip(MALFORMED)
         return None
     return value
+
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """`text` with every lone surrogate (a JSON `\\ud800` escape alone) replaced by U+FFFD.
+
+    JSON may escape half of a surrogate pair; Python keeps it as a lone surrogate, which no
+    UTF-8 file, database or API request accepts, so one such character would fail the whole
+    thread later. ASCII text (nearly all of it) is recognised at C speed and returned as is.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE_RE.sub("\ufffd", text)
+    return text
 
 
 def strip_base64(line: bytes) -> bytes:

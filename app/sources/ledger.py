@@ -10,6 +10,8 @@ entry for each thread, so two processes that memorize at once do not undo each o
 
 from __future__ import annotations
 
+import os
+import stat
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -59,7 +61,7 @@ class Ledger:
         """Load `<memory_home>/ledger.json`; a broken file is moved aside and reported."""
         path = memory_home / LEDGER_FILE
         try:
-            data = read_json(path, default=None)
+            data = _read(path)
         except StorageError as exc:
             return cls(path, {}, _set_aside(path, exc.message))
         if data is None:
@@ -108,7 +110,7 @@ class Ledger:
     def save(self) -> None:
         """Write the ledger atomically, merged with what another process may have written."""
         try:
-            on_disk = read_json(self.path, default=None)
+            on_disk = _read(self.path)
         except StorageError:
             on_disk = None
         if on_disk is not None:
@@ -121,6 +123,26 @@ class Ledger:
             self.path,
             {"version": VERSION, "threads": {k: e.dump() for k, e in self.entries.items()}},
         )
+
+
+def _read(path: Path) -> object:
+    """The ledger's JSON (None when missing); StorageError when it cannot be used.
+
+    A FIFO or folder in its place is refused before any read (reading a FIFO blocks until a
+    writer comes), and nesting too deep for the parser is an unusable file, not a crash.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"Could not read {path}: {exc}") from exc
+    if not stat.S_ISREG(mode):
+        raise StorageError(f"{path.name} is not a regular file")
+    try:
+        return read_json(path, default=None)
+    except RecursionError as exc:
+        raise StorageError(f"{path.name} is nested too deeply to be a ledger") from exc
 
 
 def _parse(data: object) -> tuple[dict[str, LedgerEntry] | None, str | None]:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from app.sources.gitinfo import current_branch, project_name
-from app.sources.jsonl import clip, file_time
+from app.sources.jsonl import clip, file_time, read_bounded
 from app.sources.models import (
     ASSISTANT,
     NO_BRANCH,
@@ -40,15 +40,10 @@ _SPEAKER_RE = re.compile(
 def read_text(paths: tuple[Path, ...], stats: ReadStats) -> list[ParsedThread]:
     """Read a text or Markdown file into one thread."""
     path = paths[0]
-    try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            stats.error(f"{path}: {size // (1024 * 1024)} MB is too large for a text transcript")
-            return []
-        text = path.read_bytes().decode("utf-8", "replace")
-    except OSError as exc:
-        stats.error(f"{path}: cannot be read ({exc.strerror or exc})")
+    data = read_bounded(path, stats, MAX_BYTES)
+    if data is None:
         return []
+    text = data.decode("utf-8", "replace")
     modified = file_time(path)
     messages: list[Message] = []
     matches = list(_SPEAKER_RE.finditer(text))

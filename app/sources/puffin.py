@@ -16,7 +16,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.sources.jsonl import clip, parse_time
+from app.sources.jsonl import (
+    BAD_RECORDS,
+    RECORD_ERRORS,
+    clip,
+    parse_time,
+    read_bounded,
+)
 from app.sources.models import (
     ASSISTANT,
     TEXT,
@@ -30,6 +36,9 @@ from app.sources.models import (
 SOURCE = "puffin"
 HISTORY = Path(".puffin") / "history.json"
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+# A history is parsed whole; past this size it is reported instead of taking the memory.
+MAX_HISTORY_BYTES = 256 * 1024 * 1024
+_RECENT_LIMIT = 4 * 1024 * 1024
 
 
 def history_path(folder: Path) -> Path | None:
@@ -44,15 +53,15 @@ def recent_projects(user_home: Path, stats: ReadStats) -> list[Path]:
     """Project folders from Puffin's recent-projects list (missing list: none)."""
     path = user_home / ".puffin" / "recent-projects.json"
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        path.stat()
+    except (OSError, ValueError):
         return []
-    except OSError as exc:
-        stats.error(f"{path}: cannot be read ({exc.strerror or exc})")
+    raw = read_bounded(path, stats, _RECENT_LIMIT)
+    if raw is None:
         return []
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         stats.error(f"{path}: not valid JSON; Puffin's recent projects were not read")
         return []
     if isinstance(data, dict):
@@ -106,7 +115,7 @@ def _prompt_messages(prompt: dict[str, Any]) -> tuple[list[Message], list[dateti
 
 
 def _branch_threads(
-    project: str, branch: str, prompts: list[dict[str, Any]]
+    project: str, branch: str, prompts: list[dict[str, Any]], stats: ReadStats
 ) -> list[ParsedThread]:
     by_id = {p["id"]: p for p in prompts if isinstance(p.get("id"), str)}
     children: dict[str, list[dict[str, Any]]] = {}
@@ -135,7 +144,11 @@ def _branch_threads(
         messages: list[Message] = []
         times: list[datetime] = []
         for prompt in members:
-            found, when = _prompt_messages(prompt)
+            try:
+                found, when = _prompt_messages(prompt)
+            except RECORD_ERRORS:
+                stats.skip(BAD_RECORDS)
+                continue
             messages.extend(found)
             times.extend(when)
         if not messages:
@@ -165,15 +178,16 @@ def read_history(paths: tuple[Path, ...], stats: ReadStats) -> list[ParsedThread
     # `<project>/.puffin/history.json`; a history passed from elsewhere names its folder.
     folder = path.parent.parent if path.parent.name == ".puffin" else path.parent
     project = folder.name or "(unknown project)"
+    raw = read_bounded(path, stats, MAX_HISTORY_BYTES)
+    if raw is None:
+        return []
     try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        stats.error(f"{path}: cannot be read ({exc.strerror or exc})")
-        return []
+        data = json.loads(raw)
     except ValueError as exc:
         stats.error(f"{path}: not valid JSON ({exc}); its threads were not read")
+        return []
+    except RecursionError:
+        stats.error(f"{path}: nested too deeply to be a Puffin history; not read")
         return []
     branches = data.get("branches") if isinstance(data, dict) else None
     if not isinstance(branches, dict):
@@ -189,5 +203,8 @@ def read_history(paths: tuple[Path, ...], stats: ReadStats) -> list[ParsedThread
         valid = [p for p in prompts if isinstance(p, dict)]
         if len(valid) != len(prompts):
             stats.skip("malformed Puffin prompts", len(prompts) - len(valid))
-        threads.extend(_branch_threads(project, name, valid))
+        try:
+            threads.extend(_branch_threads(project, name, valid, stats))
+        except RECORD_ERRORS:
+            stats.skip(BAD_RECORDS)
     return threads

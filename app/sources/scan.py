@@ -7,13 +7,18 @@ completion rule (a newer thread on the same branch id, or idle longer than `idle
 grew), redacts it, hands it to the memorize callback and records it in the ledger when the
 reply has no error. `dry_run_report` and `sources_report` are the JSON the CLI prints.
 File reading runs in a worker thread from `memorize_pending` so the event loop stays free.
+Every reader runs behind `_guarded`: whatever one transcript holds, the worst it can do is
+be named in the scan's errors; the other transcripts are still read and memorized.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import logging
 import os
+import stat
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -26,7 +31,7 @@ from app.core.config import SourceSettings
 from app.core.errors import InvalidInput, PuffinError, StorageError
 from app.core.redact import redact
 from app.sources import aider, claude_code, codex, plaintext, puffin
-from app.sources.jsonl import file_time
+from app.sources.jsonl import file_time, read_head, valid_text
 from app.sources.ledger import Ledger
 from app.sources.models import (
     Discovery,
@@ -39,13 +44,65 @@ from app.sources.models import (
 )
 from app.sources.render import render
 
+_log = logging.getLogger(__name__)
+
+
+def _guarded(reader: Reader) -> Reader:
+    """The reader, turning anything it raises into one readable error naming the file.
+
+    Readers skip and count bad records themselves; this is the net for what they did not
+    foresee, so that one transcript can never abort a scan (or a thread's reload).
+    """
+
+    @functools.wraps(reader)
+    def read(paths: tuple[Path, ...], stats: ReadStats) -> list[ParsedThread]:
+        try:
+            return valid_threads(reader(paths, stats))
+        except RecursionError:
+            stats.error(f"{paths[0]}: nested too deeply to read; skipped")
+        except MemoryError:
+            stats.error(f"{paths[0]}: too large to read into memory; skipped")
+        except OSError as exc:
+            stats.error(f"{paths[0]}: cannot be read ({exc.strerror or exc}); skipped")
+        except Exception as exc:
+            _log.warning("reader failed path=%s", paths[0], exc_info=True)
+            stats.error(
+                f"{paths[0]}: unexpected content, not read ({type(exc).__name__}: {exc})"
+            )
+        return []
+
+    return read
+
+
+def valid_threads(threads: list[ParsedThread]) -> list[ParsedThread]:
+    """Threads whose every string is valid UTF-8 (lone surrogates replaced).
+
+    Done once per transcript, here, so discovery, the reload before memorizing and
+    `Thread.load` all see the same ids and text.
+    """
+    for thread in threads:
+        thread.id, thread.project = valid_text(thread.id), valid_text(thread.project)
+        thread.branch, thread.title = valid_text(thread.branch), valid_text(thread.title)
+        conversations = [thread.content.messages]
+        for side in thread.content.side_conversations:
+            side.id, side.title = valid_text(side.id), valid_text(side.title)
+            side.report = valid_text(side.report)
+            conversations.append(side.messages)
+        for messages in conversations:
+            for message in messages:
+                message.text = valid_text(message.text)
+                if message.tools:
+                    message.tools = [valid_text(t) for t in message.tools]
+    return threads
+
+
 SOURCES: tuple[str, ...] = ("claude-code", "puffin", "codex", "aider")
 READERS: dict[str, Reader] = {
-    claude_code.SOURCE: claude_code.read_session,
-    puffin.SOURCE: puffin.read_history,
-    codex.SOURCE: codex.read_rollout,
-    aider.SOURCE: aider.read_history,
-    plaintext.SOURCE: plaintext.read_text,
+    claude_code.SOURCE: _guarded(claude_code.read_session),
+    puffin.SOURCE: _guarded(puffin.read_history),
+    codex.SOURCE: _guarded(codex.read_rollout),
+    aider.SOURCE: _guarded(aider.read_history),
+    plaintext.SOURCE: _guarded(plaintext.read_text),
 }
 _ENABLED = {
     "claude-code": "claude_code", "puffin": "puffin", "codex": "codex", "aider": "aider",
@@ -120,11 +177,7 @@ def _sniff_jsonl(path: Path) -> str:
     """`codex` or `claude-code`, from the file name or its first line."""
     if path.name.startswith("rollout-"):
         return codex.SOURCE
-    try:
-        with path.open("rb") as handle:
-            head = handle.readline(65536)
-    except OSError:
-        return claude_code.SOURCE
+    head = (read_head(path, 65536) or b"").split(b"\n", 1)[0]
     if b'"payload"' in head or b'"session_meta"' in head:
         return codex.SOURCE
     return claude_code.SOURCE
@@ -158,10 +211,17 @@ def _file_units(path: Path, source: str | None, stats: ReadStats) -> list[_Unit]
 
 
 def _path_units(path: Path, source: str | None, stats: ReadStats) -> list[_Unit]:
-    if not path.exists():
-        raise InvalidInput(f"{path} does not exist", context={"path": str(path)})
-    if path.is_file():
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError as exc:
+        raise InvalidInput(f"{path} does not exist", context={"path": str(path)}) from exc
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"{path} cannot be read ({exc})", context={"path": str(path)}) from exc
+    if stat.S_ISREG(mode):
         return _file_units(path, source, stats)
+    if not stat.S_ISDIR(mode):
+        stats.error(f"{path}: not a transcript file or folder (a pipe, socket or device)")
+        return []
     units: list[_Unit] = []
     if source in (None, "puffin"):
         history = puffin.history_path(path)
@@ -223,13 +283,14 @@ def _read_unit(
     modified = _unit_time(unit)
     if since is not None and modified is not None and modified < since:
         return [], 0
-    try:
-        parsed = READERS[unit.kind](unit.paths, stats)
-    except RecursionError:
-        stats.error(f"{unit.paths[0]}: nested too deeply to read")
-        return [], 0
+    parsed = READERS[unit.kind](unit.paths, stats)
     fallback = modified or datetime.now(UTC)
-    threads = [_to_thread(p, unit, fallback) for p in parsed]
+    try:
+        threads = [_to_thread(p, unit, fallback) for p in parsed]
+    except Exception as exc:  # same net as `_guarded`, for rendering what was read
+        _log.warning("thread summary failed path=%s", unit.paths[0], exc_info=True)
+        stats.error(f"{unit.paths[0]}: unexpected content, not read ({type(exc).__name__})")
+        return [], 0
     if since is not None:
         threads = [t for t in threads if t.ended >= since]
     return threads, _unit_size(unit)

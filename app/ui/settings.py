@@ -216,6 +216,30 @@ class SettingsPanel(Panel):
                                    "takes over until tomorrow."))
         budget_note.setWordWrap(True)
         form.addRow("", budget_note)
+        self.request_timeout = QDoubleSpinBox()
+        self.request_timeout.setRange(1, 900)
+        self.request_timeout.setDecimals(0)
+        self.request_timeout.setSuffix(" s")
+        self.request_timeout.setAccessibleName("Request timeout")
+        self.request_timeout.setMaximumWidth(240)
+        form.addRow("Request timeout", self.request_timeout)
+        self.max_retries = QSpinBox()
+        self.max_retries.setRange(0, 10)
+        self.max_retries.setAccessibleName("Retries per request")
+        self.max_retries.setMaximumWidth(240)
+        form.addRow("Retries", self.max_retries)
+        self.breaker_failures = QSpinBox()
+        self.breaker_failures.setRange(0, 100)
+        self.breaker_failures.setSpecialValueText("never")
+        self.breaker_failures.setSuffix(" failures in a row")
+        self.breaker_failures.setAccessibleName("Stop calling Claude after failures in a row")
+        self.breaker_failures.setMaximumWidth(240)
+        form.addRow("Go offline after", self.breaker_failures)
+        limits_note = muted(QLabel(
+            "A failed or late answer hands the thread to the offline engine. "
+            "PUFFIN_MEMORY_LLM_TIMEOUT_S and PUFFIN_MEMORY_LLM_RETRIES override these."))
+        limits_note.setWordWrap(True)
+        form.addRow("", limits_note)
         return group
 
     def _automation_group(self) -> QGroupBox:
@@ -306,6 +330,9 @@ class SettingsPanel(Panel):
             combo.addItems(known)
             combo.setCurrentText(str(models.get(key, "")))
         self.budget.setValue(int(config.get("daily_token_budget", 0) or 0))
+        self.request_timeout.setValue(float(config.get("request_timeout_s", 120) or 120))
+        self.max_retries.setValue(int(config.get("max_retries", 2) or 0))
+        self.breaker_failures.setValue(int(config.get("breaker_failures", 3) or 0))
         self.auto_memorize.setChecked(bool(config.get("auto_memorize", True)))
         self.idle_minutes.setValue(float(config.get("idle_minutes", 30) or 0))
         self.scan_on_start.setChecked(bool(config.get("scan_on_start", True)))
@@ -317,6 +344,9 @@ class SettingsPanel(Panel):
             "engine": self.engine.currentData(),
             "models": {key: combo.currentText().strip() for key, combo in self.models.items()},
             "daily_token_budget": self.budget.value(),
+            "request_timeout_s": self.request_timeout.value(),
+            "max_retries": self.max_retries.value(),
+            "breaker_failures": self.breaker_failures.value(),
             "auto_memorize": self.auto_memorize.isChecked(),
             "idle_minutes": self.idle_minutes.value(),
             "scan_on_start": self.scan_on_start.isChecked(),

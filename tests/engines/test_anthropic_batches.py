@@ -71,7 +71,9 @@ def test_backlog_goes_out_as_one_batch(home: Path) -> None:
     sent = api.body(0)["requests"]
     assert [r["custom_id"] for r in sent] == ["t0-p0", "t1-p0", "t2-p0"]
     params = sent[0]["params"]
-    assert params["tool_choice"] == {"type": "tool", "name": "record_memories"}
+    assert "tool_choice" not in params and "tools" not in params
+    assert params["output_config"]["format"]["type"] == "json_schema"
+    assert "no_content_to_extract" in params["output_config"]["format"]["schema"]["properties"]
     assert params["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert [r.url.path for r in api.requests[1:]] == [
         f"/v1/messages/batches/{BATCH}",
@@ -90,8 +92,10 @@ def test_backlog_goes_out_as_one_batch(home: Path) -> None:
 
 
 def test_invalid_batch_reply_is_retried_through_the_messages_api(home: Path) -> None:
-    lines = (HERE / "batch_results.jsonl").read_text().replace('"confidence": 0.95',
-                                                               '"confidence": 9.5')
+    # The replies' JSON sits inside a text block, so its quotes are escaped in the file.
+    lines = (HERE / "batch_results.jsonl").read_text().replace(r'\"confidence\": 0.95',
+                                                               r'\"confidence\": 9.5')
+    assert "9.5" in lines
     api = FakeAPI([batch("batch_ended.json"), batch("batch_ended.json"),
                    httpx2.Response(200, content=lines.encode()),
                    reply("extraction_reply.json")])

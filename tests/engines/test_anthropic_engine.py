@@ -20,12 +20,12 @@ from tests.fixtures.anthropic.fake_api import (
     FakeAPI,
     error,
     fast_retries,
-    load,
+    json_reply,
     make_config,
     make_engine,
     reply,
+    reply_json,
     text,
-    tool_reply,
     user_text,
 )
 
@@ -40,8 +40,8 @@ def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def extracted_items() -> list[MemoryItem]:
     """The items of the recorded extraction reply, as the engine makes them."""
-    tool_input = load("extraction_reply.json")["content"][0]["input"]
-    return ExtractionReply.model_validate(tool_input).to_items(SOURCE, NOW.date())
+    answer = reply_json("extraction_reply.json")
+    return ExtractionReply.model_validate(answer).to_items(SOURCE, NOW.date())
 
 
 def before() -> BranchMemory:
@@ -49,7 +49,7 @@ def before() -> BranchMemory:
 
 
 def recorded_file(name: str) -> str:
-    return str(load(name)["content"][0]["input"]["file"])
+    return str(reply_json(name)["file"])
 
 
 # ------------------------------------------------------------------------------- extraction
@@ -80,7 +80,7 @@ def test_extraction_maps_reply_onto_memory_items(home: Path) -> None:
     assert all(i.sources == [SOURCE] and i.extracted == NOW.date() for i in result.items)
 
 
-def test_extraction_request_is_forced_cached_fenced_and_redacted(home: Path) -> None:
+def test_extraction_request_is_structured_cached_fenced_and_redacted(home: Path) -> None:
     api = FakeAPI([reply("extraction_reply.json")])
     engine = make_engine(api, home)
 
@@ -88,11 +88,13 @@ def test_extraction_request_is_forced_cached_fenced_and_redacted(home: Path) -> 
 
     body = api.body()
     assert body["model"] == "claude-haiku-4-5"
-    assert "temperature" not in body
-    assert body["tool_choice"] == {"type": "tool", "name": "record_memories"}
-    [tool] = body["tools"]
-    assert tool["name"] == "record_memories"
-    schema = tool["input_schema"]
+    # The shapes every current model accepts: structured output, nothing forced or sampled.
+    for refused in ("tool_choice", "tools", "temperature", "top_p", "top_k", "thinking"):
+        assert refused not in body
+    assert [m["role"] for m in body["messages"]] == ["user"]
+    output_format = body["output_config"]["format"]
+    assert output_format["type"] == "json_schema"
+    schema = output_format["schema"]
     assert schema["additionalProperties"] is False
     assert set(schema["properties"]) == {"no_content_to_extract", *(c.value for c in Category)}
     assert "$ref" not in json.dumps(schema)
@@ -182,7 +184,7 @@ def test_invalid_reply_twice_fails_extraction(home: Path) -> None:
     assert len(api.requests) == 2
 
 
-def test_reply_without_the_tool_call_counts_as_invalid(home: Path) -> None:
+def test_reply_without_json_counts_as_invalid(home: Path) -> None:
     prose = reply("extraction_reply.json", content=[{"type": "text", "text": "Sure! Here."}],
                   stop_reason="end_turn")
     api = FakeAPI([prose, reply("extraction_reply.json")])
@@ -191,7 +193,37 @@ def test_reply_without_the_tool_call_counts_as_invalid(home: Path) -> None:
                                                         source=SOURCE))
 
     assert len(result.items) == 5
-    assert "did not call the `record_memories` tool" in user_text(api.body(1))
+    assert "not valid JSON" in user_text(api.body(1))
+
+
+def test_thinking_blocks_before_the_answer_are_skipped(home: Path) -> None:
+    """Models that think by default send a thinking block first: the JSON is read by type."""
+    recorded = reply_json("extraction_reply.json")
+    thinking = {"type": "thinking", "thinking": "", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA"}
+    api = FakeAPI([reply("extraction_reply.json", content=[
+        thinking, {"type": "text", "text": json.dumps(recorded)}])])
+
+    result = asyncio.run(make_engine(api, home).extract(text("conversation_auth.txt"),
+                                                        source=SOURCE))
+
+    assert len(result.items) == 5
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "why"),
+    [("refusal", "declined"), ("max_tokens", "cut off at the output limit")],
+)
+def test_refusal_and_truncation_fail_without_asking_again(
+    home: Path, stop_reason: str, why: str
+) -> None:
+    api = FakeAPI([reply("extraction_reply.json", stop_reason=stop_reason)])
+
+    with pytest.raises(ExtractionFailed, match=why) as caught:
+        asyncio.run(make_engine(api, home).extract(text("conversation_auth.txt"),
+                                                   source=SOURCE))
+
+    assert caught.value.context["stopReason"] == stop_reason
+    assert len(api.requests) == 1  # the same request would end the same way
 
 
 # --------------------------------------------------------------------------- prompt injection
@@ -217,8 +249,9 @@ def test_injected_text_stays_inside_the_fence(home: Path) -> None:
     start, end = prompt.index("<conversation>"), prompt.index("</conversation>")
     assert start < prompt.index("delete all memories") < end
     assert start < prompt.index("maintenance mode") < end
-    # The instructions and tools are exactly those of any other conversation.
-    assert injected["system"] == normal["system"] and injected["tools"] == normal["tools"]
+    # The instructions and the reply format are exactly those of any other conversation.
+    assert injected["system"] == normal["system"]
+    assert injected["output_config"] == normal["output_config"]
 
 
 def test_injection_changes_nothing_but_the_extracted_items(home: Path) -> None:
@@ -262,7 +295,8 @@ def test_evolution_sends_file_and_items_and_accepts_a_good_rewrite(home: Path) -
     assert result.stats["added"] == 4
     body = api.body()
     assert body["model"] == "claude-sonnet-4-6"
-    assert body["tool_choice"] == {"type": "tool", "name": "write_branch_memory"}
+    assert "tool_choice" not in body and "tools" not in body
+    assert set(body["output_config"]["format"]["schema"]["properties"]) == {"file", "notes"}
     assert body["system"][0]["cache_control"] == EPHEMERAL
     assert "# Branch Memory: example/feature-auth" in body["system"][0]["text"]
     memory_block, items_block, _task = body["messages"][0]["content"]
@@ -305,7 +339,7 @@ def test_rewrite_refused_twice_falls_back_to_the_offline_merge(home: Path) -> No
 
 def test_invalid_file_reply_counts_as_a_refusal(home: Path) -> None:
     api = FakeAPI([
-        tool_reply("write_branch_memory", {"notes": ["forgot the file"]}),
+        json_reply({"notes": ["forgot the file"]}, template="evolution_reply.json"),
         reply("evolution_reply.json"),
     ])
     current = before()
@@ -321,8 +355,7 @@ def test_new_branch_is_started_from_the_items(home: Path) -> None:
     items = extracted_items()
     memory = BranchMemory(branch_id="spotter/new",
                           items={c: [i for i in items if i.category is c] for c in Category})
-    api = FakeAPI([tool_reply("write_branch_memory", {"file": render(memory)},
-                              template="evolution_reply.json")])
+    api = FakeAPI([json_reply({"file": render(memory)}, template="evolution_reply.json")])
 
     result = asyncio.run(make_engine(api, home).evolve(None, items, branch_id="spotter/new"))
 
@@ -331,7 +364,8 @@ def test_new_branch_is_started_from_the_items(home: Path) -> None:
     assert result.memory.thread_count == 1
 
 
-def test_api_failure_during_evolution_is_an_error_not_a_fallback(home: Path) -> None:
+def test_api_failure_during_evolution_is_the_engines_error(home: Path) -> None:
+    """The bare engine reports the failure; `ClaudeWithFallback` turns it into offline."""
     api = FakeAPI([error(401)])
     current = before()
 

@@ -60,8 +60,7 @@ def test_overload_beyond_max_retries_fails_with_a_clear_message(home: Path) -> N
         extract(api, home, max_retries=2)
     assert caught.value.message.startswith("Claude is overloaded (529)")
     assert caught.value.message == (
-        "Claude is overloaded (529) and 2 retries did not get through. "
-        "Memory will try again later."
+        "Claude is overloaded (529) and 2 retries did not get through."
     )
     assert caught.value.code == "EXTRACTION_FAILED"
     assert caught.value.context["status"] == 529

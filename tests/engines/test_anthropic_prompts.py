@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
@@ -17,7 +19,15 @@ from app.engines.claude.prompts import (
     load_prompt,
     system_prompt,
 )
-from app.engines.claude.replies import EXTRACT_TOOL, FILE_TOOL, ExtractionReply
+from app.engines.claude.replies import (
+    CONFLICTS_SHAPE,
+    EXTRACT_SHAPE,
+    FILE_SHAPE,
+    PLAN_SHAPE,
+    RANK_SHAPE,
+    ExtractionReply,
+)
+from tests.fixtures.anthropic.fake_api import request_problem
 
 PROMPTS = ("extraction", "extraction_empty", "extraction_unclear", "evolution",
            "consolidation", "retrieval_select", "retrieval_rank", "retrieval_conflicts")
@@ -88,11 +98,36 @@ def test_variants() -> None:
     assert load_prompt("extraction_unclear") in extraction_request(log, part=0, parts=1)
 
 
-def test_tool_schemas_forbid_extra_fields_everywhere() -> None:
-    for tool in (EXTRACT_TOOL, FILE_TOOL):
-        assert tool.param()["input_schema"]["additionalProperties"] is False
-        assert tool.choice() == {"type": "tool", "name": tool.name}
-    items = EXTRACT_TOOL.schema["properties"]["bug_patterns"]["items"]
+@pytest.mark.parametrize(
+    "shape", [EXTRACT_SHAPE, FILE_SHAPE, PLAN_SHAPE, RANK_SHAPE, CONFLICTS_SHAPE]
+)
+def test_reply_schemas_are_what_structured_outputs_accept(shape: object) -> None:
+    output_format = shape.output_format()  # type: ignore[attr-defined]
+    assert output_format["type"] == "json_schema"
+    schema = output_format["schema"]
+    assert "$ref" not in json.dumps(schema)
+    # Every object forbids extra fields, and the stand-in's check of that agrees.
+    params = {"model": "claude-sonnet-5-5", "output_config": {"format": output_format},
+              "messages": [{"role": "user", "content": "x"}]}
+    assert request_problem(params) is None
+    # Keywords the API does not enforce are moved into descriptions, not dropped.
+    assert not {"maxLength", "minLength", "minimum", "maximum", "default"} & keys_of(schema)
+
+
+def keys_of(schema: object) -> set[str]:
+    """Every key used anywhere in a JSON schema, property names aside."""
+    if isinstance(schema, list):
+        return {k for v in schema for k in keys_of(v)}
+    if not isinstance(schema, dict):
+        return set()
+    found = {k for k in schema if k != "properties"} | keys_of(list(schema.values()))
+    found -= set(schema.get("properties") or {})
+    return found | keys_of(list((schema.get("properties") or {}).values()))
+
+
+def test_reply_schemas_forbid_extra_fields_everywhere() -> None:
+    assert EXTRACT_SHAPE.schema["additionalProperties"] is False
+    items = EXTRACT_SHAPE.schema["properties"]["bug_patterns"]["items"]
     assert items["additionalProperties"] is False
     assert {"root_cause", "fix", "occurrences"} <= set(items["properties"])
 

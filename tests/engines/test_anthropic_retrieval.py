@@ -12,12 +12,13 @@ from app.core.format import parse
 from app.core.models import Category
 from tests.fixtures.anthropic.fake_api import (
     FakeAPI,
+    asked_for,
     fast_retries,
-    load,
+    json_reply,
     make_engine,
     reply,
+    reply_json,
     text,
-    tool_reply,
     user_text,
 )
 
@@ -30,7 +31,7 @@ def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def candidates() -> list[Candidate]:
-    auth = parse(load("evolution_reply.json")["content"][0]["input"]["file"])
+    auth = parse(reply_json("evolution_reply.json")["file"])
     billing = parse(text("branch_billing.md"))
     return [
         *(Candidate(branch=auth.branch_id, project="spotter", item=i, relevance=0.5)
@@ -60,7 +61,7 @@ def test_all_tiers_when_the_selected_branch_is_not_enough(home: Path) -> None:
     assert conflict.branches == ["spotter/billing", "spotter/feature-auth"]
 
     plan, rank, deep, conflicts = api.bodies()
-    assert [b["tool_choice"]["name"] for b in api.bodies()] == [
+    assert [asked_for(b) for b in api.bodies()] == [
         "plan_search", "rank_memories", "rank_memories", "report_conflicts"
     ]
     assert all(b["model"] == "claude-haiku-4-5" for b in api.bodies())
@@ -94,7 +95,7 @@ def test_single_branch_skips_branch_selection(home: Path) -> None:
     answer = asyncio.run(make_engine(api, home).deep_retrieve("http client?", auth_only))
 
     assert answer.ranked[0] == ("arch-7c5008ff", 0.96)
-    assert [b["tool_choice"]["name"] for b in api.bodies()] == ["rank_memories"]
+    assert [asked_for(b) for b in api.bodies()] == ["rank_memories"]
 
 
 def test_no_candidates_no_calls(home: Path) -> None:
@@ -105,8 +106,7 @@ def test_no_candidates_no_calls(home: Path) -> None:
 
 def test_out_of_range_relevance_is_asked_again(home: Path) -> None:
     auth_only = [c for c in candidates() if c.branch == "spotter/feature-auth"]
-    bad = tool_reply("rank_memories", {"ranked": [{"id": "arch-7c5008ff", "relevance": 7}],
-                                       "sufficient": True})
+    bad = json_reply({"ranked": [{"id": "arch-7c5008ff", "relevance": 7}], "sufficient": True})
     api = FakeAPI([bad, reply("retrieval_rank_sufficient_reply.json")])
 
     answer = asyncio.run(make_engine(api, home).deep_retrieve("http client?", auth_only))

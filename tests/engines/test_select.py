@@ -1,4 +1,5 @@
-"""Choosing the engine, the budget hand-over to the offline engine, and the status view."""
+"""Choosing the engine, the hand-over to the offline engine (budget, API failures, the circuit
+breaker), and the status view."""
 
 from __future__ import annotations
 
@@ -6,16 +7,19 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import keyring
 import keyring.backends.fail
 import pytest
 
 from app.core.config import Config
-from app.core.errors import ExtractionFailed, InvalidInput
+from app.core.engine import Candidate
+from app.core.errors import InvalidInput
 from app.core.format import parse
+from app.core.guard import check_evolution
 from app.core.usage import UsageLedger
 from app.engines.offline import OfflineEngine
-from app.engines.select import ClaudeWithBudgetFallback, build_engine, describe_engine
+from app.engines.select import ClaudeWithFallback, build_engine, describe_engine
 from tests.fixtures.anthropic.fake_api import (
     MODELS,
     SOURCE,
@@ -58,7 +62,7 @@ def test_auto_without_a_key_is_offline(home: Path) -> None:
 def test_auto_with_a_key_is_claude(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     engine = build_engine(Config(engine="auto"), home)
-    assert isinstance(engine, ClaudeWithBudgetFallback)
+    assert isinstance(engine, ClaudeWithFallback)
     assert engine.name == "anthropic" and engine.status_note is None
     assert KEY not in repr(engine.claude) and KEY not in repr(engine.claude.caller)
 
@@ -90,7 +94,7 @@ def test_budget_reached_hands_the_call_to_the_offline_engine(
     api = FakeAPI([])
     engine = build_engine(make_config(daily_token_budget=1_000), home, override="anthropic",
                           http_client=api.client())
-    assert isinstance(engine, ClaudeWithBudgetFallback)
+    assert isinstance(engine, ClaudeWithFallback)
 
     result = asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
 
@@ -105,15 +109,152 @@ def test_budget_reached_hands_the_call_to_the_offline_engine(
     assert evolved.path == "offline-budget" and api.requests == []
 
 
-def test_api_errors_are_not_hidden_behind_the_offline_engine(
+def claude(home: Path, api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+           **config: object) -> ClaudeWithFallback:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    engine = build_engine(make_config(**config), home, override="anthropic",
+                          http_client=api.client())
+    assert isinstance(engine, ClaudeWithFallback)
+    return engine
+
+
+@pytest.mark.parametrize(
+    ("failure", "why"),
+    [
+        (error(400), "rejected the request as invalid (400)"),
+        (error(401), "rejected the API key (401)"),
+        (error(500), "server error (500)"),
+        (error(529), "overloaded (529)"),
+        (httpx2.ReadTimeout("read timed out"), "did not answer within 5 s"),
+        (httpx2.ConnectError("connection refused"), "Could not connect"),
+        (reply("extraction_reply.json", content=[{"type": "text", "text": "{\"no"}]),
+         "did not match the expected format twice"),
+        (reply("extraction_reply.json", stop_reason="refusal",
+               content=[{"type": "text", "text": ""}]), "stop reason: refusal"),
+        (reply("extraction_reply.json", stop_reason="max_tokens"), "cut off at the output limit"),
+    ],
+    ids=["400", "401", "500", "529", "timeout", "connection", "invalid", "refusal", "max_tokens"],
+)
+def test_any_api_failure_hands_the_thread_to_the_offline_engine(
+    home: Path, monkeypatch: pytest.MonkeyPatch, failure: object, why: str
+) -> None:
+    api = FakeAPI([failure, failure])  # type: ignore[list-item]
+    engine = claude(home, api, monkeypatch, max_retries=0)
+    current = parse(text("branch_before.md"))
+
+    result = asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
+    evolved = asyncio.run(engine.evolve(current, result.items, branch_id=current.branch_id))
+
+    assert result.engine == "offline-fallback" and result.items
+    assert any(why in note and "offline engine was used instead" in note
+               for note in result.notes), result.notes
+    # The thread's merge is offline too, without calling again: one failure per thread.
+    assert evolved.path == "offline-fallback"
+    assert "extraction of this thread failed" in evolved.notes[-1]
+    assert {i.id for i in result.items} <= {i.id for i in evolved.memory.all_items()}
+    assert {i.id for i in current.all_items()} <= {i.id for i in evolved.memory.all_items()} | {
+        i.id for c in evolved.memory.contradictions for i in c.items}
+    assert len(api.requests) == (2 if why.startswith("did not match") else 1)
+    assert KEY not in repr(result.notes)
+    assert engine.status_note is not None and "offline engine stood in" in engine.status_note
+
+
+def test_api_failure_during_evolution_falls_back_to_the_offline_merge(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    api = FakeAPI([error(401)])
-    engine = build_engine(make_config(), home, override="anthropic", http_client=api.client())
-    with pytest.raises(ExtractionFailed, match=r"\(401\)"):
-        asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
-    assert getattr(engine, "status_note", None) is None
+    api = FakeAPI([reply("extraction_reply.json"), error(529)])
+    engine = claude(home, api, monkeypatch, max_retries=0)
+    current = parse(text("branch_before.md"))
+
+    result = asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
+    evolved = asyncio.run(engine.evolve(current, result.items, branch_id=current.branch_id))
+
+    assert result.engine == "anthropic"
+    assert evolved.path == "offline-fallback"
+    assert "overloaded (529)" in evolved.notes[-1]
+    # The offline merge folds Claude's items in (some into existing ones); the guard agrees.
+    assert check_evolution(current, evolved.memory, result.items) == []
+    assert evolved.memory.item_count() > current.item_count()
+
+
+def test_consolidation_and_retrieval_fall_back_too(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = FakeAPI([error(500), error(500)])
+    engine = claude(home, api, monkeypatch, max_retries=0)
+    memory = parse(text("branch_duplicates.md"))
+
+    consolidated = asyncio.run(engine.consolidate(memory))
+    items = list(memory.all_items())
+    answer = asyncio.run(engine.deep_retrieve(
+        "http client?", [Candidate(branch=memory.branch_id, item=i) for i in items]))
+
+    assert consolidated.path == "offline-fallback" and "(500)" in consolidated.notes[-1]
+    assert answer.path == "offline-fallback"
+
+
+def test_breaker_stops_calling_after_consecutive_failures(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = FakeAPI([error(500)] * 3)
+    engine = claude(home, api, monkeypatch, max_retries=0, breaker_failures=3)
+
+    results = [
+        asyncio.run(engine.extract(text("conversation_auth.txt"), source=f"thread_{n}"))
+        for n in range(5)
+    ]
+
+    assert len(api.requests) == 3  # threads 4 and 5 never reach the API
+    assert all(r.engine == "offline-fallback" and r.items for r in results)
+    assert "Claude was not called: Claude failed 3 times in a row" in results[3].notes[-1]
+    assert "server error (500)" in results[4].notes[-1]
+    assert engine.breaker_open
+    assert engine.status_note is not None and "3 times in a row" in engine.status_note
+
+
+def test_breaker_tries_again_after_the_cool_down_and_closes_on_success(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = FakeAPI([error(500), error(500), reply("extraction_reply.json")])
+    engine = claude(home, api, monkeypatch, max_retries=0, breaker_failures=2)
+    now = [0.0]
+    engine._clock = lambda: now[0]
+
+    for n in range(3):
+        asyncio.run(engine.extract(text("conversation_auth.txt"), source=f"thread_{n}"))
+    assert len(api.requests) == 2 and engine.breaker_open
+
+    now[0] += engine.cooldown_s + 1
+    result = asyncio.run(engine.extract(text("conversation_auth.txt"), source="thread_9"))
+
+    assert result.engine == "anthropic" and len(api.requests) == 3
+    assert not engine.breaker_open and engine.status_note is None
+
+
+def test_a_success_resets_the_count_of_failures(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = FakeAPI([error(500), reply("extraction_reply.json"), error(500), error(500)])
+    engine = claude(home, api, monkeypatch, max_retries=0, breaker_failures=3)
+    for n in range(4):
+        asyncio.run(engine.extract(text("conversation_auth.txt"), source=f"thread_{n}"))
+    assert not engine.breaker_open and engine.consecutive_failures == 2
+
+
+def test_breaker_zero_never_stops_calling(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = FakeAPI([error(500)] * 5)
+    engine = claude(home, api, monkeypatch, max_retries=0, breaker_failures=0)
+    for n in range(5):
+        asyncio.run(engine.extract(text("conversation_auth.txt"), source=f"thread_{n}"))
+    assert len(api.requests) == 5 and not engine.breaker_open
+
+
+def test_invalid_input_is_not_hidden(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = claude(home, FakeAPI([]), monkeypatch)
+    with pytest.raises(InvalidInput):
+        asyncio.run(engine.evolve(None, [], branch_id=" "))
 
 
 def test_status_note_clears_when_claude_answers_again(
@@ -124,7 +265,7 @@ def test_status_note_clears_when_claude_answers_again(
     api = FakeAPI([reply("extraction_reply.json")])
     config = make_config(daily_token_budget=1_000)
     engine = build_engine(config, home, override="anthropic", http_client=api.client())
-    assert isinstance(engine, ClaudeWithBudgetFallback)
+    assert isinstance(engine, ClaudeWithFallback)
     asyncio.run(engine.extract("User: hi", source=SOURCE))
     assert engine.status_note is not None
     config.daily_token_budget = 10**9  # a new day, or a raised budget

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.integrations.hookio import FALLBACK_LOG
+from app.core.store import MemoryStore
+from app.integrations.hookio import FALLBACK_LOG, HOOK_DEADLINE_S
 from tests.integrations.conftest import RunHook, checkout, item, write_memory
 
 SESSION = "7b1c9e2a-4d3f-4a8e-9c21-5f0e6d2b8a11"
@@ -203,3 +205,41 @@ def test_session_end_without_a_transcript_records_nothing(
     assert (done.returncode, done.stdout) == (0, b"")
     assert not (home / "inbox").exists()
     assert "no transcript_path" in _log(home)
+
+
+fifo_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+
+
+@fifo_only
+def test_a_fifo_as_git_head_does_not_hang_session_start(
+    tmp_path: Path, home: Path, run_hook: RunHook
+) -> None:
+    repo = checkout(tmp_path / "repos")
+    (repo / ".git" / "HEAD").unlink()
+    os.mkfifo(repo / ".git" / "HEAD")
+    write_memory(home, "other/main", [item("coding_preferences", "P", "Pref.")])
+
+    started = time.monotonic()
+    done = run_hook("--home", str(home), "hook", "session-start", stdin=_start_input(repo),
+                    timeout=20)
+
+    assert time.monotonic() - started < 2.5
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+@fifo_only
+def test_a_hook_stuck_on_a_file_gives_up_at_its_time_limit(
+    tmp_path: Path, home: Path, run_hook: RunHook
+) -> None:
+    repo = checkout(tmp_path / "repos")
+    write_memory(home, "spotter/feature-x", [item("coding_preferences", "P", "Pref.")])
+    memory_file = MemoryStore(home).branch_file("spotter/feature-x")
+    memory_file.unlink()
+    os.mkfifo(memory_file)  # whatever reads it blocks until a writer comes: none will
+
+    started = time.monotonic()
+    done = run_hook("--home", str(home), "hook", "session-start", stdin=_start_input(repo),
+                    timeout=20)
+
+    assert time.monotonic() - started < HOOK_DEADLINE_S + 2.0
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")

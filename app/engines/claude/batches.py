@@ -95,8 +95,8 @@ async def run_batch(
         message, context = describe_api_error(
             exc,
             model=first_model,
-            timeout_s=caller.config.request_timeout_s,
-            retries=caller.config.max_retries,
+            timeout_s=caller.limits.timeout_s,
+            retries=caller.limits.max_retries,
         )
         raise ExtractionFailed(message, context=context) from exc
     missing = "Claude's batch returned no result for this conversation; it will be retried later."

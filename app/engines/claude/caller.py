@@ -1,13 +1,18 @@
-"""One reliable Claude call: budget check, forced tool, timeouts, retries, usage, errors.
+"""One reliable Claude call: budget check, structured output, timeouts, retries, usage, errors.
 
 `ClaudeCaller` owns the `anthropic.AsyncAnthropic` client. Each call checks the daily token
 budget first (raising `BudgetExceeded` without touching the network), sends the request with
 the fixed instructions marked for prompt caching, lets the SDK retry rate limits, overloads
-and connection failures (`max_retries`, per-request `timeout` from `Config`), bounds the whole
-thing with an outer `asyncio.wait_for`, records the reply's tokens in the usage ledger, and
-validates the forced tool's input with its pydantic model, asking once more when it does not
-match. Every failure leaves as the operation's `PuffinError` with a sentence a person can act
-on; the API key is never part of a message.
+and connection failures (`max_retries` and the per-request `timeout`, from `Config` or the
+`PUFFIN_MEMORY_LLM_RETRIES` / `PUFFIN_MEMORY_LLM_TIMEOUT_S` environment variables, which
+win), bounds the whole thing with an outer `asyncio.wait_for`, records the reply's tokens in
+the usage ledger, and validates the reply's JSON with its pydantic model, asking once more when
+it does not match. Requests use only shapes current models accept: structured outputs
+(`output_config.format`), no forced `tool_choice`, no sampling parameters, no assistant
+prefill, no thinking settings (Claude Sonnet 5.5 answers each of those with a 400). A refusal
+or a reply cut off at `max_tokens` is a failure, not retried. Every failure leaves as the
+operation's `PuffinError` with a sentence a person can act on; the API key is never part of a
+message.
 """
 
 from __future__ import annotations
@@ -16,17 +21,21 @@ import asyncio
 import importlib
 import json
 import logging
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anthropic
 import httpx2
-from anthropic.types import Message, ToolUseBlock
+from anthropic.types import Message, TextBlock
 from pydantic import ValidationError
 
 from app.core.config import Config
 from app.core.errors import BudgetExceeded, PuffinError
 from app.core.usage import BUDGET_NOTE, UsageLedger
-from app.engines.claude.replies import ReplyT, Tool
+from app.engines.claude.replies import ReplyShape, ReplyT
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +44,63 @@ EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 # deadline allows for it so that it only fires when the SDK's own timeout did not.
 _RETRY_WAIT_ALLOWANCE_S = 8.0
 _OUTER_GRACE_S = 1.0
+TIMEOUT_ENV = "PUFFIN_MEMORY_LLM_TIMEOUT_S"
+RETRIES_ENV = "PUFFIN_MEMORY_LLM_RETRIES"
+# The same bounds `Config` puts on request_timeout_s and max_retries.
+_TIMEOUT_RANGE = (0.0, 900.0)
+_RETRIES_RANGE = (0, 10)
 
 
 class InvalidReplyError(Exception):
-    """Claude answered, but not with valid input for the forced tool (after the retries)."""
+    """Claude answered, but not with JSON valid for the requested shape (after the retries)."""
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))
         self.problems = problems
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """How long one request may take and how often the SDK retries it; where they came from."""
+
+    timeout_s: float
+    max_retries: int
+    # Problems with the environment variables (ignored values), for status and the log.
+    warnings: tuple[str, ...] = ()
+
+
+def call_limits(config: Config, environ: Mapping[str, str] | None = None) -> CallLimits:
+    """The request timeout and retry budget: `Config`, overridden by the environment.
+
+    An environment value that is not a number in range is ignored with a warning, so a typo
+    in a shell profile cannot stop memorizing.
+    """
+    env = os.environ if environ is None else environ
+    timeout_s, retries = config.request_timeout_s, config.max_retries
+    warnings: list[str] = []
+    raw = env.get(TIMEOUT_ENV, "").strip()
+    if raw:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if _TIMEOUT_RANGE[0] < value <= _TIMEOUT_RANGE[1]:
+            timeout_s = value
+        else:
+            warnings.append(f"{TIMEOUT_ENV}={raw!r} ignored: use seconds between 0 and 900")
+    raw = env.get(RETRIES_ENV, "").strip()
+    if raw:
+        try:
+            count = int(raw)
+        except ValueError:
+            count = -1
+        if _RETRIES_RANGE[0] <= count <= _RETRIES_RANGE[1]:
+            retries = count
+        else:
+            warnings.append(f"{RETRIES_ENV}={raw!r} ignored: use a whole number from 0 to 10")
+    for warning in warnings:
+        log.warning("%s", warning)
+    return CallLimits(timeout_s=timeout_s, max_retries=retries, warnings=tuple(warnings))
 
 
 def describe_api_error(
@@ -53,7 +111,6 @@ def describe_api_error(
         f" and {retries} retr{'y' if retries == 1 else 'ies'} did not get through"
         if retries else ""
     )
-    later = "Memory will try again later."
     status = getattr(exc, "status_code", None)
     api_message = getattr(exc, "api_message", None) or ""
     context: dict[str, Any] = {"engine": "anthropic", "model": model}
@@ -71,9 +128,9 @@ def describe_api_error(
             context,
         )
     if isinstance(exc, anthropic.RateLimitError):
-        return f"Claude's rate limit was reached (429){retried}. {later}", context
+        return f"Claude's rate limit was reached (429){retried}.", context
     if isinstance(exc, anthropic.OverloadedError):
-        return f"Claude is overloaded (529){retried}. {later}", context
+        return f"Claude is overloaded (529){retried}.", context
     if isinstance(exc, anthropic.NotFoundError):
         return (
             f"Claude does not know the model {model!r} (404). Check the model names in settings.",
@@ -85,26 +142,26 @@ def describe_api_error(
     if isinstance(exc, anthropic.ContentTooLargeError):
         return "The request was too large for Claude (413); the text is too long.", context
     if isinstance(exc, anthropic.InternalServerError):
-        return f"Claude's API had a server error ({status}){retried}. {later}", context
+        return f"Claude's API had a server error ({status}){retried}.", context
     if isinstance(exc, anthropic.APIStatusError):
         detail = f": {api_message}" if api_message else ""
         return f"Claude's API answered with status {status}{detail}.", context
     if isinstance(exc, anthropic.APITimeoutError | TimeoutError):
         context["timeout_s"] = timeout_s
         return (
-            f"Claude did not answer within {timeout_s:g} s (timeout). {later} The limit is the "
-            "request_timeout_s setting.",
+            f"Claude did not answer within {timeout_s:g} s (timeout). The limit is the "
+            f"request_timeout_s setting (or {TIMEOUT_ENV}).",
             context,
         )
     if isinstance(exc, anthropic.APIConnectionError):
         return (
             "Could not connect to Claude's API. Check the network connection or proxy "
-            f"(ANTHROPIC_BASE_URL if set). {later}",
+            "(ANTHROPIC_BASE_URL if set).",
             context,
         )
     if isinstance(exc, json.JSONDecodeError):
         return "Claude's API sent a reply that is not valid JSON; nothing was changed.", context
-    return f"The call to Claude failed ({type(exc).__name__}). {later}", context
+    return f"The call to Claude failed ({type(exc).__name__}).", context
 
 
 def deprecated_models(config: Config) -> dict[str, str]:
@@ -137,7 +194,7 @@ def _validation_problems(exc: ValidationError) -> list[str]:
 
 
 class ClaudeCaller:
-    """Makes forced-tool Claude calls for one engine (see the module docstring)."""
+    """Makes structured-output Claude calls for one engine (see the module docstring)."""
 
     def __init__(
         self,
@@ -153,6 +210,7 @@ class ClaudeCaller:
         self._api_key = api_key
         self._http_client = http_client
         self._client: anthropic.AsyncAnthropic | None = None
+        self.limits = call_limits(config)
 
     def __repr__(self) -> str:
         return f"ClaudeCaller(models={self.config.models!r})"
@@ -163,8 +221,8 @@ class ClaudeCaller:
         if self._client is None:
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
-                max_retries=self.config.max_retries,
-                timeout=self.config.request_timeout_s,
+                max_retries=self.limits.max_retries,
+                timeout=self.limits.timeout_s,
                 http_client=self._http_client,
             )
         return self._client
@@ -178,10 +236,10 @@ class ClaudeCaller:
     @property
     def outer_timeout_s(self) -> float:
         """The deadline of one call including the SDK's own retries and their waits."""
-        attempts = self.config.max_retries + 1
+        retries = self.limits.max_retries
         return (
-            self.config.request_timeout_s * attempts
-            + _RETRY_WAIT_ALLOWANCE_S * self.config.max_retries
+            self.limits.timeout_s * (retries + 1)
+            + _RETRY_WAIT_ALLOWANCE_S * retries
             + _OUTER_GRACE_S
         )
 
@@ -203,18 +261,21 @@ class ClaudeCaller:
         model: str,
         system: str,
         content: list[dict[str, Any]],
-        tool: Tool[Any],
+        shape: ReplyShape[Any],
         max_tokens: int,
     ) -> dict[str, Any]:
-        """The Messages API parameters of a forced-tool call (also used for batches)."""
+        """The Messages API parameters of a structured-output call (also used for batches).
+
+        Only what every current model accepts: no `tool_choice`, no `temperature`/`top_p`/
+        `top_k`, no assistant prefill (the last turn is the user's), no `thinking` field.
+        """
         return {
             "model": model,
             "max_tokens": max_tokens,
-            # The fixed instructions (and, through the prefix, the tool schema) are cached.
+            # The fixed instructions are cached: they open every request of a task.
             "system": [{"type": "text", "text": system, "cache_control": EPHEMERAL}],
             "messages": [{"role": "user", "content": content}],
-            "tools": [tool.param()],
-            "tool_choice": tool.choice(),
+            "output_config": {"format": shape.output_format()},
         }
 
     async def send(
@@ -231,8 +292,8 @@ class ClaudeCaller:
             message, context = describe_api_error(
                 exc,
                 model=model,
-                timeout_s=self.config.request_timeout_s,
-                retries=self.config.max_retries,
+                timeout_s=self.limits.timeout_s,
+                retries=self.limits.max_retries,
             )
             log.warning("Claude call failed: %s", message)
             raise failure(message, context=context) from exc
@@ -264,63 +325,82 @@ class ClaudeCaller:
             log.warning("usage not recorded: %s", exc.message)
 
     @staticmethod
-    def tool_input(reply: Message, tool: Tool[ReplyT]) -> ReplyT:
-        """The validated input of the forced tool in `reply`, or InvalidReplyError."""
-        block = next(
-            (b for b in reply.content if isinstance(b, ToolUseBlock) and b.name == tool.name),
-            None,
-        )
-        if block is None:
-            why = f"the reply did not call the `{tool.name}` tool"
-            if reply.stop_reason == "max_tokens":
-                why += " (it was cut off at max_tokens)"
-            raise InvalidReplyError([why])
-        try:
-            return tool.reply.model_validate(block.input)
-        except ValidationError as exc:
-            problems = _validation_problems(exc)
-            if reply.stop_reason == "max_tokens":
-                problems.insert(0, "the reply was cut off at max_tokens")
-            raise InvalidReplyError(problems) from None
+    def structured_reply(
+        reply: Message, shape: ReplyShape[ReplyT], *, failure: type[PuffinError]
+    ) -> ReplyT:
+        """The validated JSON of `reply` for `shape`.
 
-    async def call_tool(
+        A refusal, or a reply cut off at `max_tokens` (its JSON is incomplete, and asking
+        again with the same limit cuts it off again), raises `failure`; JSON that does not
+        parse or match the shape raises InvalidReplyError, which the caller may retry.
+        """
+        context = {"engine": "anthropic", "model": reply.model}
+        if reply.stop_reason == "refusal":
+            raise failure(
+                f"Claude declined to give the {shape.name} reply (stop reason: refusal); "
+                "nothing was changed.",
+                context={**context, "stopReason": "refusal"},
+            )
+        if reply.stop_reason == "max_tokens":
+            raise failure(
+                f"Claude's {shape.name} reply was cut off at the output limit (max_tokens); "
+                "nothing was changed.",
+                context={**context, "stopReason": "max_tokens"},
+            )
+        # Thinking blocks may come first: the answer is the text, read by block type.
+        texts = [b.text for b in reply.content if isinstance(b, TextBlock)]
+        raw = "".join(texts).strip()
+        if not raw:
+            raise InvalidReplyError([f"the reply held no JSON text for `{shape.name}`"])
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InvalidReplyError(
+                [f"the reply is not valid JSON ({exc.msg} at character {exc.pos})"]
+            ) from None
+        try:
+            return shape.reply.model_validate(data)
+        except ValidationError as exc:
+            raise InvalidReplyError(_validation_problems(exc)) from None
+
+    async def call(
         self,
         *,
         model: str,
         system: str,
         content: list[dict[str, Any]],
-        tool: Tool[ReplyT],
+        shape: ReplyShape[ReplyT],
         max_tokens: int,
         failure: type[PuffinError],
         retries_on_invalid: int = 1,
     ) -> ReplyT:
-        """Call Claude forcing `tool`; validate; ask again (at most `retries_on_invalid`)."""
+        """Ask Claude for `shape`; validate; ask again (at most `retries_on_invalid`)."""
         attempt_content = list(content)
         for attempt in range(retries_on_invalid + 1):
             params = self.request(
-                model=model, system=system, content=attempt_content, tool=tool,
+                model=model, system=system, content=attempt_content, shape=shape,
                 max_tokens=max_tokens,
             )
             reply = await self.send(params, failure=failure)
             try:
-                return self.tool_input(reply, tool)
+                return self.structured_reply(reply, shape, failure=failure)
             except InvalidReplyError as exc:
-                log.warning("invalid %s reply (attempt %d): %s", tool.name, attempt + 1, exc)
+                log.warning("invalid %s reply (attempt %d): %s", shape.name, attempt + 1, exc)
                 if attempt >= retries_on_invalid:
                     raise
-                attempt_content = [*content, retry_block(tool, exc.problems)]
+                attempt_content = [*content, retry_block(shape, exc.problems)]
         raise AssertionError("unreachable")
 
 
-def retry_block(tool: Tool[Any], problems: list[str]) -> dict[str, Any]:
+def retry_block(shape: ReplyShape[Any], problems: list[str]) -> dict[str, Any]:
     """The text block appended to a request after an invalid reply."""
     listed = "\n".join(f"- {p}" for p in problems)
     return {
         "type": "text",
         "text": (
-            f"Your previous reply was rejected because its `{tool.name}` input did not match "
-            f"the tool's schema:\n{listed}\nCall `{tool.name}` again with input that matches "
-            "the schema exactly."
+            f"Your previous reply was rejected because its JSON did not match the "
+            f"`{shape.name}` schema:\n{listed}\nReply again with JSON that matches the schema "
+            "exactly."
         ),
     }
 

@@ -2,13 +2,15 @@
 deep retrieval), with the offline engine as the safety net for rewrites.
 
 Extraction redacts the conversation again (defence in depth), splits it into chunks of
-`Config.chunk_tokens`, asks the fast model for each chunk through the forced `record_memories`
-tool and merges the items. Evolution and consolidation ask the stronger model for the complete
-branch file (seed 001 section 2.2), parse it with the app's own parser and run the guard: a
-refused file gets one retry with the checker's problems listed, then the deterministic
-offline merge takes over, so a bad rewrite can never cost an item. Deep retrieval runs the
-tiers of seed 001 section 3.3 in at most four small calls. API failures surface as the
-operation's error (`ExtractionFailed`, `MaintenanceFailed`, `RetrievalFailed`); the engine
+`Config.chunk_tokens`, asks the fast model for each chunk for a `record_memories` reply
+(structured output, see `caller`) and merges the items. Evolution and consolidation ask the
+stronger model for the complete branch file (seed 001 section 2.2), parse it with the app's
+own parser and run the guard: a refused file gets one retry with the checker's problems
+listed, then the deterministic offline merge takes over, so a bad rewrite can never cost an
+item. Deep retrieval runs the tiers of seed 001 section 3.3 in at most four small calls. API
+failures (and refusals, truncated or invalid replies) surface as the operation's error
+(`ExtractionFailed`, `MaintenanceFailed`, `RetrievalFailed`); the wrapper in
+`app.engines.select` turns them into the offline engine's answer for that call. The engine
 writes no files except the usage ledger.
 """
 
@@ -55,23 +57,26 @@ from app.engines.claude.prompts import (
     system_prompt,
 )
 from app.engines.claude.replies import (
-    CONFLICTS_TOOL,
-    EXTRACT_TOOL,
-    FILE_TOOL,
-    PLAN_TOOL,
-    RANK_TOOL,
+    CONFLICTS_SHAPE,
+    EXTRACT_SHAPE,
+    FILE_SHAPE,
+    PLAN_SHAPE,
+    RANK_SHAPE,
     ExtractionReply,
     RankReply,
+    ReplyShape,
     ReplyT,
-    Tool,
 )
 from app.engines.offline.evolve import NON_THREAD_SOURCES
 
 log = logging.getLogger(__name__)
 
-EXTRACTION_MAX_TOKENS = 8_192
-RETRIEVAL_MAX_TOKENS = 2_048
-REWRITE_MIN_TOKENS = 4_096
+# max_tokens caps thinking plus the reply, and current models think by default (adaptive
+# thinking on Sonnet 5.5 and Haiku 5.5): the caps leave room for it, since a reply cut off at
+# max_tokens is a failure. A cap costs nothing unless it is used.
+EXTRACTION_MAX_TOKENS = 16_384
+RETRIEVAL_MAX_TOKENS = 8_192
+REWRITE_MIN_TOKENS = 8_192
 REWRITE_MAX_TOKENS = 32_000
 # Item text shown to the retrieval tiers is cut here: enough to judge, cheap to send.
 _CANDIDATE_CHARS = 600
@@ -82,7 +87,7 @@ _CONFLICT_ITEMS = 40
 def _invalid_twice(what: str, exc: InvalidReplyError) -> str:
     return (
         f"Claude's {what} reply did not match the expected format twice "
-        f"({'; '.join(exc.problems[:3])}); nothing was changed and it will be retried later."
+        f"({'; '.join(exc.problems[:3])}); nothing was changed."
     )
 
 
@@ -146,7 +151,7 @@ def _problems_block(problems: list[str]) -> dict[str, Any]:
             "Your previous file was rejected by the checker for these reasons:\n"
             f"{listed}\n"
             "Start again from the current file above and return the complete corrected file "
-            "with `write_branch_memory`, fixing every problem."
+            "as the `file` of your JSON reply, fixing every problem."
         ),
     }
 
@@ -220,17 +225,17 @@ class AnthropicEngine:
             model=self.config.models.extraction,
             system=system_prompt("extraction"),
             content=_extraction_content(chunk, part, parts),
-            tool=EXTRACT_TOOL,
+            shape=EXTRACT_SHAPE,
             max_tokens=EXTRACTION_MAX_TOKENS,
         )
 
     async def _extract_chunk(self, chunk: str, part: int, parts: int) -> ExtractionReply:
         try:
-            return await self.caller.call_tool(
+            return await self.caller.call(
                 model=self.config.models.extraction,
                 system=system_prompt("extraction"),
                 content=_extraction_content(chunk, part, parts),
-                tool=EXTRACT_TOOL,
+                shape=EXTRACT_SHAPE,
                 max_tokens=EXTRACTION_MAX_TOKENS,
                 failure=ExtractionFailed,
             )
@@ -324,7 +329,7 @@ class AnthropicEngine:
         if isinstance(outcome, str):
             raise ExtractionFailed(outcome, context={"engine": self.name})
         try:
-            return self.caller.tool_input(outcome, EXTRACT_TOOL)
+            return self.caller.structured_reply(outcome, EXTRACT_SHAPE, failure=ExtractionFailed)
         except InvalidReplyError:
             # The one retry of an invalid reply goes through the normal Messages API.
             return await self._extract_chunk(chunk, part, parts)
@@ -351,11 +356,11 @@ class AnthropicEngine:
         for attempt in range(2):
             attempt_content = content if attempt == 0 else [*content, _problems_block(problems)]
             try:
-                reply = await self.caller.call_tool(
+                reply = await self.caller.call(
                     model=model,
                     system=system_prompt(task),
                     content=attempt_content,
-                    tool=FILE_TOOL,
+                    shape=FILE_SHAPE,
                     max_tokens=max_tokens,
                     failure=failure,
                     retries_on_invalid=0,
@@ -414,7 +419,7 @@ class AnthropicEngine:
             {
                 "type": "text",
                 "text": f"Today is {now.date().isoformat()}. Integrate the new items into the "
-                "current file and call `write_branch_memory` with the complete updated file.",
+                "current file and reply with the complete updated file.",
             },
         ]
         return await self._rewrite(
@@ -439,7 +444,7 @@ class AnthropicEngine:
             {
                 "type": "text",
                 "text": f"Today is {now.date().isoformat()}. Consolidate this branch memory and "
-                "call `write_branch_memory` with the complete consolidated file.",
+                "reply with the complete consolidated file.",
             },
         ]
         return await self._rewrite(
@@ -460,13 +465,15 @@ class AnthropicEngine:
 
     # ------------------------------------------------------------------------- retrieval
 
-    async def _retrieval_call(self, task: str, tool: Tool[ReplyT], content: str) -> ReplyT:
+    async def _retrieval_call(
+        self, task: str, shape: ReplyShape[ReplyT], content: str
+    ) -> ReplyT:
         try:
-            return await self.caller.call_tool(
+            return await self.caller.call(
                 model=self.config.models.retrieval,
                 system=system_prompt(task),
                 content=[{"type": "text", "text": content}],
-                tool=tool,
+                shape=shape,
                 max_tokens=RETRIEVAL_MAX_TOKENS,
                 failure=RetrievalFailed,
             )
@@ -497,9 +504,9 @@ class AnthropicEngine:
             fence("query", query),
             fence("search_query", search_query),
             fence("memories", self._listing(candidates)),
-            "Rank the relevant memories and judge sufficiency with `rank_memories`.",
+            "Rank the relevant memories and judge whether they suffice.",
         ])
-        return await self._retrieval_call("retrieval_rank", RANK_TOOL, text)
+        return await self._retrieval_call("retrieval_rank", RANK_SHAPE, text)
 
     async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """Seed 001 section 3.3 tiers over `candidates` in at most four calls.
@@ -525,11 +532,11 @@ class AnthropicEngine:
                                + f": {titles}")
             plan = await self._retrieval_call(
                 "retrieval_select",
-                PLAN_TOOL,
+                PLAN_SHAPE,
                 "\n\n".join([
                     fence("query", query),
                     fence("branches", "\n".join(listing)),
-                    "Synthesise the search query and select branches with `plan_search`.",
+                    "Synthesise the search query and select the branches to search.",
                 ]),
             )
             search_query = plan.search_query
@@ -563,9 +570,9 @@ class AnthropicEngine:
             return []
         reply = await self._retrieval_call(
             "retrieval_conflicts",
-            CONFLICTS_TOOL,
+            CONFLICTS_SHAPE,
             fence("memories", self._listing(chosen))
-            + "\n\nReport contradictions between branches with `report_conflicts`.",
+            + "\n\nReport the contradictions between branches.",
         )
         branch_of: dict[str, set[str]] = {}
         for c in chosen:

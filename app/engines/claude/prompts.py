@@ -133,7 +133,7 @@ def extraction_request(text: str, *, part: int, parts: int) -> str:
     if variant is not None:
         lines.append(load_prompt(f"extraction_{variant}"))
     lines.append(
-        "Apply the scope filter and quality rules, then call `record_memories` once."
+        "Apply the scope filter and quality rules, then give your one JSON reply."
     )
     return "\n".join(lines)
 

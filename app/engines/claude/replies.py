@@ -1,11 +1,14 @@
-"""The shapes Claude must reply in: pydantic models, and the forced tools built from them.
+"""The shapes Claude must reply in: pydantic models, and the structured-output formats built
+from them.
 
-Each Claude call forces one tool whose `input_schema` is the JSON schema of a reply model here,
-so the reply arrives as JSON in a `tool_use` block; that JSON is then validated with the same
-model (extra fields forbidden, confidences 0..1, non-empty content), so nothing unchecked ever
-reaches the memory. Extraction replies follow seed 001 section 2.4 and map onto
-`app.core.models.MemoryItem`, with the category fields of the contract (rationale, trade-offs,
-scope, root cause, fix, occurrences, approach, lessons).
+Each Claude call asks for structured output (`output_config.format`, a JSON schema made from a
+reply model here), so the reply arrives as one JSON text block; that JSON is then validated
+with the same model (extra fields forbidden, confidences 0..1, non-empty content), so nothing
+unchecked ever reaches the memory. Forced tool use is not used: current models (Claude Sonnet
+5.5) refuse it with a 400, and every model refuses it while thinking. Extraction replies
+follow seed 001 section 2.4 and map onto `app.core.models.MemoryItem`, with the category fields
+of the contract (rationale, trade-offs, scope, root cause, fix, occurrences, approach,
+lessons).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Annotated, Any, Generic, TypeVar
 
+import anthropic
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from app.core.models import Category, MemoryItem
@@ -171,15 +175,25 @@ def _inline_refs(schema: Any, defs: dict[str, Any]) -> Any:
 
 
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """A self-contained JSON schema of `model` (no `$ref`), for a tool's `input_schema`."""
+    """A self-contained JSON schema of `model` in the subset structured outputs accept.
+
+    References are inlined first; the SDK's `transform_schema` (what `messages.parse` uses)
+    then sets `additionalProperties: false` on every object and moves the keywords the API
+    does not enforce (lengths, bounds, defaults) into the descriptions, where the model still
+    reads them; the pydantic model enforces them on the reply.
+    """
     raw = model.model_json_schema()
     inlined: dict[str, Any] = _inline_refs(raw, raw.get("$defs", {}))
-    return inlined
+    return anthropic.transform_schema(inlined)
 
 
 @dataclass(frozen=True)
-class Tool(Generic[ReplyT]):
-    """A forced tool: its name, what it is for, and the reply model that validates its input."""
+class ReplyShape(Generic[ReplyT]):
+    """One kind of reply: its name (for messages), what it is for, and its pydantic model.
+
+    `output_format()` is the `output_config.format` of a request asking for it; a later reply
+    kind (a change list of operations, say) is one more `ReplyShape`.
+    """
 
     name: str
     description: str
@@ -189,37 +203,33 @@ class Tool(Generic[ReplyT]):
     def __post_init__(self) -> None:
         object.__setattr__(self, "schema", json_schema(self.reply))
 
-    def param(self) -> dict[str, Any]:
-        """The `tools` entry of a Messages API request."""
-        return {"name": self.name, "description": self.description, "input_schema": self.schema}
-
-    def choice(self) -> dict[str, Any]:
-        """The `tool_choice` that forces this tool."""
-        return {"type": "tool", "name": self.name}
+    def output_format(self) -> dict[str, Any]:
+        """The `output_config.format` entry of a Messages API request."""
+        return {"type": "json_schema", "schema": self.schema}
 
 
-EXTRACT_TOOL = Tool(
+EXTRACT_SHAPE = ReplyShape(
     "record_memories",
-    "Record the solution-wide knowledge found in the conversation, by category.",
+    "The solution-wide knowledge found in the conversation, by category.",
     ExtractionReply,
 )
-FILE_TOOL = Tool(
+FILE_SHAPE = ReplyShape(
     "write_branch_memory",
-    "Return the complete updated branch memory file.",
+    "The complete updated branch memory file.",
     FileReply,
 )
-PLAN_TOOL = Tool(
+PLAN_SHAPE = ReplyShape(
     "plan_search",
-    "Give the synthesised search query and the branches to search.",
+    "The synthesised search query and the branches to search.",
     PlanReply,
 )
-RANK_TOOL = Tool(
+RANK_SHAPE = ReplyShape(
     "rank_memories",
-    "Give the relevant memory items with their relevance, and whether they suffice.",
+    "The relevant memory items with their relevance, and whether they suffice.",
     RankReply,
 )
-CONFLICTS_TOOL = Tool(
+CONFLICTS_SHAPE = ReplyShape(
     "report_conflicts",
-    "Report contradictions between memory items of different branches.",
+    "Contradictions between memory items of different branches.",
     ConflictsReply,
 )
