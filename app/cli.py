@@ -402,13 +402,18 @@ async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any
 def _scan_failed(reply: dict[str, Any]) -> bool:
     """A scan in which nothing succeeded: every thread failed, or no transcript could be read.
 
-    Exits non-zero so that scripts and schedulers notice; a scan that simply found nothing
-    new (no errors) still succeeds.
+    Also when Claude failed for every thread and the offline engine stood in for all of
+    them. Exits non-zero so that scripts and schedulers notice; a scan that simply found
+    nothing new (no errors) still succeeds.
     """
     if reply.get("error"):
         return False
     if "memorized" in reply:  # a real scan
         if reply.get("failed") and not reply.get("memorized"):
+            return True
+        # Claude was configured and failed for every thread: the offline engine saved them,
+        # but a scheduler must notice that the API is not working.
+        if reply.get("memorized") and reply.get("fallbacks") == reply.get("memorized"):
             return True
         return not reply.get("threads") and bool(reply.get("discoveryErrors"))
     return not reply.get("threads") and bool(reply.get("errors"))  # a dry run

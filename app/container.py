@@ -220,8 +220,12 @@ def _batch_extractor(engine: Engine, config: Config, pending: int) -> BatchExtra
         return None
     if not isinstance(engine, LazyEngine):
         return None
-    claude = getattr(engine.get(), "claude", None)
-    extract_many = getattr(claude, "extract_many", None)
+    wrapper = engine.get()
+    # The Claude-with-fallback wrapper, not the bare Claude engine: a failed batch then goes
+    # offline and counts toward the circuit breaker like any other call.
+    if getattr(wrapper, "claude", None) is None:
+        return None
+    extract_many = getattr(wrapper, "extract_many", None)
     return extract_many if callable(extract_many) else None
 
 
@@ -318,6 +322,17 @@ def _register_sources(
                                         "source": ref}
                 )
 
+            fallbacks = 0
+
+            async def counted(text: str, branch: str, ref: str) -> dict[str, Any]:
+                nonlocal fallbacks
+                reply = await memorize_fn(text, branch, ref)
+                # The offline engine stood in for a failed Claude call (API error, open
+                # breaker): the thread is memorized, but the user asked for Claude.
+                if "offline-fallback" in (reply.get("engine"), reply.get("path")):
+                    fallbacks += 1
+                return reply
+
             pending = sum(1 for p in planned if p.complete and not p.processed)
             memorize_fn: Memorize = memorize
             batcher = _batch_extractor(engine, config, pending)
@@ -325,7 +340,7 @@ def _register_sources(
                 memorize_fn = await _prepare_batch(
                     planned, ledger, memorize_pending, batcher, api
                 )
-            result = await memorize_pending(planned, ledger, memorize_fn, progress=api.progress)
+            result = await memorize_pending(planned, ledger, counted, progress=api.progress)
             settled.update(settled_transcripts(discovery, planned, ledger))
         finally:
             lock.release()
@@ -333,13 +348,20 @@ def _register_sources(
             "threads": len(planned),
             "pending": pending,
             "discoveryErrors": list(discovery.errors),
+            "fallbacks": fallbacks,
             "skippedRecords": dict(discovery.skipped),
             "unchangedTranscripts": discovery.unchanged,
             "batchRecommended": pending > config.batch_backlog_threshold
             and api.engine_name != "offline",
         })
+        # Files that could not be read are named with the threads that failed, so a user
+        # reading `errors` sees every problem of the scan in one place.
+        result["errors"] = [*discovery.errors, *result["errors"]]
         if ledger.warning:
             result["errors"].append(ledger.warning)
+        note = getattr(engine, "status_note", None)
+        if fallbacks and note:
+            result["engineNote"] = note
         if path is None:
             # Transcripts queued by the Claude Code session-end hook whose own background
             # run failed (or never started) are retried with every full scan.

@@ -57,6 +57,6 @@ def test_scan_sends_the_backlog_as_one_batch(home: Path, tmp_path: Path,
     assert len(fake.body(0)["requests"]) >= len(pending)
     # Extraction went out as one batch: no thread was extracted again one by one.
     assert not any(
-        r.url.path == "/v1/messages" and "record_memories" in r.content.decode()
+        r.url.path == "/v1/messages" and "no_content_to_extract" in r.content.decode()
         for r in fake.requests
     )

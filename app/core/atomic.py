@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -72,14 +73,25 @@ def write_json(path: Path, data: Any, *, durable: bool = True) -> None:
 def read_json(path: Path, default: Any = None) -> Any:
     """Read a JSON document; a missing file gives `default`, a broken one a StorageError."""
     try:
-        raw = path.read_bytes()
+        # Opened without blocking and checked to be a regular file: a FIFO or a folder put
+        # where config.json belongs must give an error, not hang every command.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return default
     except OSError as exc:
         raise StorageError(f"Could not read {path}: {exc.strerror or exc}") from exc
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StorageError(f"{path} is not a regular file; move it away.")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read()
+    except OSError as exc:
+        raise StorageError(f"Could not read {path}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    try:
         return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise StorageError(f"{path.name} is not valid JSON: {exc}") from exc
 
 

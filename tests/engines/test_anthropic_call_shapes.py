@@ -344,3 +344,9 @@ def test_scan_against_a_hanging_api_stops_calling_when_the_breaker_trips(
     # Each thread still got its items through the offline engine: memorized, not failed.
     assert answer["memorized"] == attempted and answer["failed"] == 0
     assert "3 times in a row" in json.dumps(status)
+    # The scan answer says so itself, and the CLI treats it as a failed scan.
+    assert answer["fallbacks"] == answer["memorized"]
+    assert "3 times in a row" in answer["engineNote"]
+    from app.cli import _scan_failed
+
+    assert _scan_failed(answer)
