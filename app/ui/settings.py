@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -28,7 +29,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.service.channels import MemoryChannels, is_error
-from app.ui.widgets import SPACING, Banner, Panel, icon_button, muted, push_button
+from app.ui.widgets import (
+    SPACING,
+    Banner,
+    Panel,
+    guard_wheel,
+    icon_button,
+    muted,
+    push_button,
+)
 
 ENGINES = (("auto", "Automatic — Claude when a key is set, otherwise offline"),
            ("offline", "Offline — rules only, nothing leaves this computer"),
@@ -128,6 +137,7 @@ class SettingsPanel(Panel):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(content)
         self.body.addWidget(scroll, 1)
+        guard_wheel(*content.findChildren(QAbstractSpinBox), *content.findChildren(QComboBox))
         channels.watch_config(self._on_channels_config_changed)
 
     # -- groups ---------------------------------------------------------------------------

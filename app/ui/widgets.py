@@ -11,9 +11,12 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QAbstractSpinBox,
+    QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -348,6 +351,44 @@ class Banner(QFrame):
         self.action.setText(action)
         self.action.setVisible(bool(action))
         self.show()
+
+
+class _WheelGuard(QObject):
+    """Gives the mouse wheel to the page unless the spin or combo box has the focus.
+
+    Scrolling a long form with the wheel must scroll the form: a box that happens to pass
+    under the pointer would otherwise take the wheel and change a setting (the model or
+    the daily budget) without the user noticing.
+    """
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if (
+            event.type() == QEvent.Type.Wheel
+            and isinstance(watched, QWidget)
+            and not watched.hasFocus()
+        ):
+            # Straight to the enclosing scroll area: Qt 6 does not pass a forwarded
+            # (non-spontaneous) wheel event on to parents by itself.
+            area = watched.parentWidget()
+            while area is not None and not isinstance(area, QAbstractScrollArea):
+                area = area.parentWidget()
+            if area is not None:
+                QCoreApplication.sendEvent(area.viewport(), event)
+            return True
+        return False
+
+
+_WHEEL_GUARD: _WheelGuard | None = None
+
+
+def guard_wheel(*boxes: QAbstractSpinBox | QComboBox) -> None:
+    """Let these boxes take the wheel only once clicked or tabbed into (see _WheelGuard)."""
+    global _WHEEL_GUARD
+    if _WHEEL_GUARD is None:
+        _WHEEL_GUARD = _WheelGuard()
+    for box in boxes:
+        box.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        box.installEventFilter(_WHEEL_GUARD)
 
 
 def select_row_with(view: QListWidget, role: int, value: object) -> None:

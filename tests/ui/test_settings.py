@@ -113,3 +113,39 @@ def test_install_hooks_reports_what_changed(
                     timeout=5000)
     panel.unhooks_button.click()
     qtbot.waitUntil(lambda: panel.hooks_result.text().startswith("Removed"), timeout=5000)
+
+
+def test_the_wheel_over_an_unfocused_box_scrolls_the_page_and_changes_nothing(
+    qtbot: QtBot, channels: MemoryChannels
+) -> None:
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication, QScrollArea
+
+    panel = _panel(qtbot, channels)
+    panel.resize(700, 400)  # short enough that the form scrolls
+    scroll = panel.findChild(QScrollArea)
+    assert scroll is not None
+    qtbot.waitUntil(lambda: scroll.verticalScrollBar().maximum() > 0, timeout=5000)
+    model = panel.models["extraction"]
+    budget_before, model_before = panel.budget.value(), model.currentIndex()
+
+    def wheel(widget: object) -> None:
+        event = QWheelEvent(
+            QPointF(5, 5), QPointF(5, 5), QPoint(0, 0), QPoint(0, -120),
+            Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase, False,
+        )
+        QApplication.sendEvent(widget, event)
+
+    panel.save_button.setFocus()
+    wheel(panel.budget)
+    wheel(model)
+    assert panel.budget.value() == budget_before
+    assert model.currentIndex() == model_before
+    assert scroll.verticalScrollBar().value() > 0  # the page took the wheel
+
+    panel.budget.setFocus()  # once the user clicks into it, the wheel is the box's
+    qtbot.waitUntil(panel.budget.hasFocus, timeout=2000)
+    wheel(panel.budget)
+    assert panel.budget.value() != budget_before
