@@ -178,6 +178,8 @@ async def _main(app: QApplication, home: Path, options: argparse.Namespace,
 
     await quit_requested.wait()
     log.info("Puffin Memory is quitting")
+    # Every way of quitting ends here (menu, tray, Ctrl+Q, SIGTERM, closing without a tray).
+    window.browser.keep_unsaved_edits()
     tick.stop()
     window.hide()
     indicator.close()

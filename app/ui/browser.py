@@ -10,8 +10,9 @@ import contextlib
 import difflib
 import re
 from typing import Any
+from urllib.parse import quote
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import (
     QFont,
     QFontDatabase,
@@ -196,7 +197,12 @@ class BranchBrowserPanel(Panel):
         self._branches: list[dict[str, Any]] = []
         self._versions: list[dict[str, Any]] = []
         self._undo_clear: tuple[str, str] | None = None
+        self._resume_draft: str | None = None
         self._pending_select: str | None = None
+        # Unsaved editor text survives Esc, quitting and crashes of the session as a draft
+        # per branch, offered back when the branch is opened or edited again.
+        self._drafts = QSettings(str(channels.home / "ui-drafts.ini"),
+                                 QSettings.Format.IniFormat)
 
         self.refresh_button = push_button("Refresh", "refresh", tooltip="Reload (F5)")
         self.refresh_button.clicked.connect(self.refresh)
@@ -324,6 +330,12 @@ class BranchBrowserPanel(Panel):
         self.save_button.setDefault(True)
         self.cancel_button.clicked.connect(self.cancel_edit)
         self.save_button.clicked.connect(self.save)
+        self.discard_button = push_button("Discard draft")
+        self.discard_button.setToolTip("Throw away the unsaved edits and show the saved file")
+        self.discard_button.setAccessibleName("Discard draft")
+        self.discard_button.clicked.connect(self.discard_draft)
+        self.discard_button.setVisible(False)
+        buttons.addWidget(self.discard_button)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.save_button)
         layout.addLayout(buttons)
@@ -521,6 +533,8 @@ class BranchBrowserPanel(Panel):
         self.viewer.verticalScrollBar().setValue(scroll)
         if self.pages.currentIndex() in (self.PAGE_EMPTY, self.PAGE_VIEW):
             self.pages.setCurrentIndex(self.PAGE_VIEW)
+            if self.draft(branch) is not None and self._resume_draft != branch:
+                self._offer_draft(branch, f"You have unsaved edits to {branch} from before.")
 
     def _show_view(self) -> None:
         if self.current:
@@ -536,20 +550,69 @@ class BranchBrowserPanel(Panel):
         return self.pages.currentIndex() == self.PAGE_EDIT
 
     def start_edit(self) -> None:
-        """Ctrl+E: edit the open branch file as plain text."""
+        """Ctrl+E: edit the open branch file as plain text (or the draft left unsaved)."""
         if not self.current or not self._content or self.editing:
             return
+        draft = self.draft(self.current)
         self.edit_title.setText(f"Editing {self.current}")
-        self.editor.setPlainText(self._content)
+        self.editor.setPlainText(self._content if draft is None else draft)
+        self.discard_button.setVisible(draft is not None)
         self.problems.setVisible(False)
         self.banner.hide()
+        if draft is not None:
+            self.banner.show_message(
+                "These are your unsaved edits from before. Save keeps them; Discard draft "
+                "shows the saved file again.", level="warning")
         self.pages.setCurrentIndex(self.PAGE_EDIT)
         self.editor.setFocus()
 
     def cancel_edit(self) -> None:
-        """Leave the editor without saving."""
+        """Esc: leave the editor; edits that were not saved are kept as a draft."""
+        kept = self.keep_unsaved_edits()
         self.banner.hide()
         self._show_view()
+        if kept and self.current:
+            self._offer_draft(self.current, f"Your unsaved edits to {self.current} were kept "
+                                            "as a draft.")
+
+    def discard_draft(self) -> None:
+        """Drop the draft of the open branch and leave the editor."""
+        if self.current:
+            self._drafts.remove(self._draft_key(self.current))
+            self._drafts.sync()
+        self.editor.setPlainText(self._content)
+        self.discard_button.setVisible(False)
+        self.banner.hide()
+        self._show_view()
+
+    # -- drafts ---------------------------------------------------------------------------
+    @staticmethod
+    def _draft_key(branch: str) -> str:
+        return "drafts/" + quote(branch, safe="")
+
+    def draft(self, branch: str) -> str | None:
+        """The unsaved editor text kept for `branch`, if any."""
+        value = self._drafts.value(self._draft_key(branch))
+        return value if isinstance(value, str) and value else None
+
+    def keep_unsaved_edits(self) -> bool:
+        """Keep the editor's unsaved text as a draft (quit, close, Esc); True if there was."""
+        if not self.editing or not self.current:
+            return False
+        text = self.editor.toPlainText()
+        key = self._draft_key(self.current)
+        if text == self._content:
+            self._drafts.remove(key)
+            self._drafts.sync()
+            return False
+        self._drafts.setValue(key, text)
+        self._drafts.sync()
+        return True
+
+    def _offer_draft(self, branch: str, message: str) -> None:
+        self._undo_clear = None
+        self._resume_draft = branch
+        self.banner.show_message(message, level="warning", action="Resume editing")
 
     def save(self) -> None:
         """Ctrl+S: validate and save through the API (which keeps the old file as a version)."""
@@ -575,6 +638,9 @@ class BranchBrowserPanel(Panel):
             self.problems.setVisible(True)
             return
         self.problems.setVisible(False)
+        self._drafts.remove(self._draft_key(branch))
+        self._drafts.sync()
+        self.discard_button.setVisible(False)
         self.banner.show_message(f"Saved {branch}. The previous file was kept as a version.",
                                  level="ok")
         self._show_view()
@@ -660,6 +726,7 @@ class BranchBrowserPanel(Panel):
         if is_error(reply):
             self.banner.show_message(reply.get("message", "Clear failed."))
             return
+        self._resume_draft = None
         self._undo_clear = (branch, str(reply.get("version")))
         self.banner.show_message(f"Cleared {branch}.", level="warning", action="Undo")
         self.current = None
@@ -667,6 +734,11 @@ class BranchBrowserPanel(Panel):
         await self._load_branches()
 
     def _on_banner_action_clicked(self) -> None:
+        if self._resume_draft is not None:
+            branch, self._resume_draft = self._resume_draft, None
+            if branch == self.current:
+                self.start_edit()
+            return
         if self._undo_clear is not None:
             branch, version = self._undo_clear
             self._undo_clear = None

@@ -193,3 +193,45 @@ def test_display_markdown_marks_empty_sections() -> None:
     assert "## Architectural Decisions\n\n*Nothing yet.*" in shown
     assert "(id: pref-7d6c5b4a" not in shown
     assert "*— 86% · puffin:ui · 2026-02-11*" in shown
+
+
+def test_esc_keeps_unsaved_edits_as_a_draft_that_is_offered_back(
+    qtbot: QtBot, seeded_channels: MemoryChannels, seeded_home: Path
+) -> None:
+    panel = _panel(qtbot, seeded_channels)
+    _open(qtbot, panel, "spotter/main")
+    before = MemoryStore(seeded_home).read_text("spotter/main")
+    panel.start_edit()
+    panel.editor.appendPlainText("\n- **Half-written**: an edit the user has not saved yet.")
+    edited = panel.editor.toPlainText()
+    panel.cancel_button.click()  # what Esc triggers (the button's shortcut)
+    qtbot.waitUntil(lambda: not panel.editing, timeout=2000)
+    assert MemoryStore(seeded_home).read_text("spotter/main") == before, "nothing was saved"
+    assert panel.banner.isVisible() and "draft" in panel.banner.label.text()
+
+    panel.banner.action.click()  # Resume editing
+    assert panel.editing and panel.editor.toPlainText() == edited
+    assert panel.discard_button.isVisible()
+    panel.discard_button.click()
+    assert not panel.editing and panel.draft("spotter/main") is None
+
+
+def test_quitting_with_unsaved_edits_keeps_them_for_the_next_session(
+    qtbot: QtBot, seeded_channels: MemoryChannels
+) -> None:
+    panel = _panel(qtbot, seeded_channels)
+    _open(qtbot, panel, "spotter/main")
+    panel.start_edit()
+    panel.editor.appendPlainText("\n- **Late idea**: typed just before Ctrl+Q.")
+    edited = panel.editor.toPlainText()
+    assert panel.keep_unsaved_edits()  # what the app does on every way of quitting
+
+    later = _panel(qtbot, seeded_channels)  # the next session's browser
+    _open(qtbot, later, "spotter/main")
+    assert "unsaved edits" in later.banner.label.text()
+    later.banner.action.click()
+    assert later.editing and later.editor.toPlainText() == edited
+
+    later.save()  # saving clears the draft
+    qtbot.waitUntil(lambda: not later.editing, timeout=5000)
+    assert later.draft("spotter/main") is None
