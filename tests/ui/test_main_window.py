@@ -180,3 +180,25 @@ def test_glyphs_follow_a_palette_change(qtbot: QtBot, window: MainWindow) -> Non
         qtbot.waitUntil(lambda: button.icon().pixmap(20, 20).toImage() != before, timeout=2000)
     finally:
         QApplication.setPalette(original)
+
+
+def test_readme_keyboard_table_matches_the_menus(window: MainWindow) -> None:
+    import re
+
+    from PySide6.QtGui import QAction, QKeySequence
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Keyboard", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", table, re.MULTILINE)[2:]
+    assert rows, "README has a keyboard table"
+    shortcuts: dict[str, str] = {}
+    for action in window.findChildren(QAction):
+        for sequence in action.shortcuts():
+            shortcuts[sequence.toString(QKeySequence.SequenceFormat.PortableText)] = (
+                action.text().replace("&", ""))
+    for keys, what in rows:
+        if "…" in keys or keys == "Esc":  # a range of panels; the editor's own button
+            continue
+        assert keys in shortcuts, f"README lists {keys} ({what}); no menu action has it"
+        first_word = shortcuts[keys].split()[0].rstrip("…")
+        assert first_word.lower() in what.lower(), (keys, what, shortcuts[keys])
