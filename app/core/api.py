@@ -425,10 +425,8 @@ class MemoryApi:
         return stats
 
     async def _get_status(self, _req: Empty) -> dict[str, Any]:
-        notes = list(self.warnings)
-        for source in (self.review.warning, self.maintenance_log.warning):
-            if source:
-                notes.append(source)
+        problems = self._problems()
+        notes = list(problems)
         for provider in self.status_notes:
             note = provider()
             if note:
@@ -439,11 +437,14 @@ class MemoryApi:
             status = "processing"
         elif self.last_error:
             status = "error"
+        elif problems:
+            status = "warning"
         else:
             status = "ready"
         reply: dict[str, Any] = {
             "status": status,
             "lastError": self.last_error,
+            "problems": problems,
             "maintenanceInProgress": self._maintenance_running,
             "queueLength": self.queue_length(),
             "engine": self.engine_name,
@@ -513,6 +514,30 @@ class MemoryApi:
                 "valid": valid,
             })
         return {"branches": branches}
+
+    def _problems(self) -> list[str]:
+        """What needs the user's attention: files moved aside, branch files that do not parse.
+
+        Each says what happened, to which file, and what to do; the status turns to
+        "warning" while any remains, so a damaged file is never hidden behind "Ready".
+        """
+        problems = list(self.warnings)
+        for source in (self.review.warning, self.maintenance_log.warning):
+            if source:
+                problems.append(source)
+        try:
+            signatures = self.store.signatures()
+        except OSError:
+            return problems
+        for branch in sorted(signatures):
+            if not self._file_facts(branch, signatures[branch])[1]:
+                problems.append(
+                    f"The memory file of {branch} ({self.store.branch_file(branch)}) does not "
+                    "parse: fix it in Branches (the problems are listed there) or restore a "
+                    "version. The next memory written to this branch replaces it; its text "
+                    "stays in Versions."
+                )
+        return problems
 
     def _file_facts(self, branch: str, signature: tuple[int, int]) -> tuple[str | None, bool]:
         """Header date and validity of a branch file, re-read only when the file changed.

@@ -485,6 +485,7 @@ class MemoryHost:
             "queueLength": len(self._queue) + len(running),
             "engine": core.get("engine"),
             "notes": list(core.get("notes") or []),
+            "problems": list(core.get("problems") or []),
             "jobs": [j.to_dict() for j in self.jobs],
             "paused": self.paused,
             "autoMemorize": bool(self._config.get("auto_memorize", True)),

@@ -21,6 +21,7 @@ STATUS_COLORS: dict[str, str] = {
     "processing": "#2f74d0",
     "maintenance": "#d98a00",
     "error": "#d0342c",
+    "warning": "#d98a00",
     "starting": "#8a8f98",
 }
 
@@ -46,8 +47,9 @@ def app_icon() -> QIcon:
 
 @cache
 def status_icon(state: str) -> QIcon:
-    """Tray icon for ready / processing / error / maintenance (unknown states look ready)."""
-    name = state if state in {"ready", "processing", "error", "maintenance"} else "ready"
+    """Tray icon for ready / processing / error / warning / maintenance (others look ready)."""
+    known = {"ready", "processing", "error", "warning", "maintenance"}
+    name = state if state in known else "ready"
     return QIcon(str(icon_path(f"tray-{name}")))
 
 

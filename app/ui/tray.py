@@ -29,6 +29,7 @@ STATE_TEXT = {
     "processing": "Memorizing…",
     "maintenance": "Maintenance…",
     "error": "Error",
+    "warning": "Needs attention",
     "starting": "Starting…",
 }
 
@@ -187,8 +188,10 @@ class StatusBarIndicator(QWidget):
         self.dot.setPixmap(icons.status_dot(state))
         if state == "error" and status.get("lastError"):
             text = f"Error: {status['lastError']}"
-            if len(text) > 90:
-                text = text[:89] + "…"
+        elif state == "warning" and status.get("problems"):
+            text = f"Needs attention: {status['problems'][0]}"
+        if len(text) > 90:
+            text = text[:89] + "…"
         self.label.setText(text)
         self.setToolTip(tooltip)
         self.dot.setAccessibleDescription(text)

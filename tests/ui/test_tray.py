@@ -3,11 +3,15 @@ form used where the desktop has no system tray (as offscreen)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from pytestqt.qtbot import QtBot
 
 from app.service.channels import MemoryChannels
 from app.ui import icons
 from app.ui.tray import StatusBarIndicator, StatusIndicator, describe
+from tests.service.support import start_channels, stop_channels
 
 
 def _menu_texts(indicator: StatusIndicator) -> list[str]:
@@ -98,3 +102,40 @@ def test_describe_names_jobs_and_errors() -> None:
     assert text == "Scan corpus (3/12)"
     assert "1 more job(s) queued" in tooltip
     assert "Last error: boom" in tooltip
+
+
+def test_a_damaged_branch_file_shows_a_warning_not_ready(
+    qtbot: QtBot, qloop: object, seeded_home: Path
+) -> None:
+    (seeded_home / "branches" / "garbage.md").write_text("not a memory file\n")
+    channels = start_channels(qtbot, seeded_home)
+    try:
+        indicator = StatusIndicator(channels, use_tray=True)
+        bar = StatusBarIndicator(channels, indicator, with_menu=True)
+        qtbot.addWidget(bar)
+        qtbot.waitUntil(lambda: indicator.state == "warning", timeout=10_000)
+        assert indicator.tray is not None
+        assert indicator.tray.icon().cacheKey() == icons.status_icon("warning").cacheKey()
+        assert bar.label.text().startswith("Needs attention: The memory file of garbage")
+        assert str(seeded_home / "branches" / "garbage.md") in indicator.tray.toolTip()
+        indicator.close()
+    finally:
+        stop_channels(qtbot, channels)
+
+
+def test_a_broken_config_is_reported_with_where_it_went(
+    qtbot: QtBot, qloop: object, quiet_home: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The defaults replace the broken config: keep their start-up scan off the real home.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (quiet_home / "config.json").write_text("{ not json")
+    channels = start_channels(qtbot, quiet_home)
+    try:
+        indicator = StatusIndicator(channels, use_tray=False)
+        qtbot.waitUntil(lambda: indicator.state == "warning", timeout=10_000)
+        assert "config.json was invalid" in indicator.tooltip
+        assert "moved to config.json.broken-" in indicator.tooltip
+        indicator.close()
+    finally:
+        stop_channels(qtbot, channels)
