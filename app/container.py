@@ -284,6 +284,7 @@ def _register_sources(
 
         from app.sources.ledger import Ledger
         from app.sources.scan import (
+            describe_scan,
             discover,
             dry_run_report,
             memorize_pending,
@@ -369,12 +370,10 @@ def _register_sources(
 
             drained = await drain_inbox_async(store.home, api)
             result["inbox"] = {k: drained.get(k) for k in ("records", "memorized", "remaining")}
-        if result["memorized"] or result["failed"]:
+        result["summary"] = describe_scan(result)
+        if result["memorized"] or result["failed"] or result["errors"]:
             # The app scans every few minutes; only scans that did something are news.
-            api.activity.record(
-                "scan",
-                f"Scan: {result['memorized']} thread(s) memorized, {result['failed']} failed",
-            )
+            api.activity.record("scan", f"Scan: {result['summary']}")
         return result
 
     api.register("memory:sources", Empty, sources)

@@ -491,6 +491,9 @@ async def memorize_pending(
     todo = [p for p in planned if p.complete and not p.processed]
     result: dict[str, Any] = {
         "memorized": 0, "failed": 0, "skipped": len(planned) - len(todo), "errors": [],
+        # What the memorized threads gave, and how many threads of each agent were read:
+        # the counts the scan's summary sentence is made of.
+        "itemsAdded": 0, "queuedForReview": 0, "read": {},
     }
     cache: OrderedDict[tuple[Path, ...], dict[str, ParsedThread]] = OrderedDict()
     saver = _LedgerSaver(ledger)
@@ -502,6 +505,59 @@ async def memorize_pending(
         except StorageError as exc:
             result["errors"].append(f"ledger not saved: {exc.message}")
     return result
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+_AGENT_NAMES = {
+    "claude-code": ("Claude Code session", "Claude Code sessions"),
+    "puffin": ("Puffin thread", "Puffin threads"),
+    "codex": ("Codex session", "Codex sessions"),
+    "aider": ("Aider chat", "Aider chats"),
+}
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def describe_scan(result: dict[str, Any]) -> str:
+    """One sentence a user reads after a scan: what was read, what it gave, and why not more.
+
+    A scan that memorizes nothing says why: nothing new, files that failed, or conversations
+    in which the engine found nothing it trusts (with the candidates waiting in Review).
+    """
+    read = result.get("read") or {}
+    parts = [
+        _plural(int(count), *_AGENT_NAMES.get(str(source), ("thread", "threads")))
+        for source, count in sorted(read.items())
+    ]
+    failed = _count(result.get("failed"))
+    errors = [str(e) for e in result.get("errors") or []]
+    added, queued = _count(result.get("itemsAdded")), _count(result.get("queuedForReview"))
+    if not parts and not failed and not errors:
+        if not result.get("threads"):
+            return ("No agent conversations found: check the folders under Sources in "
+                    "Settings, or scan a folder.")
+        return "Nothing new to read: every finished conversation was memorized before."
+    sentence = (", ".join(parts) + " read") if parts else "No conversation read"
+    if parts:
+        sentence += f", {_plural(added, 'item', 'items')} remembered"
+        if not added:
+            engines = [str(e) for e in result.get("engines") or ["offline"]]
+            offline = all(e.startswith("offline") for e in engines)
+            who = "the offline engine" if offline else "the engine"
+            sentence += f": {who} found no statement it trusts enough to keep"
+        if queued:
+            sentence += f"; {_plural(queued, 'candidate is', 'candidates are')} in Review"
+    sentence += "."
+    if failed or errors:
+        shown = "; ".join(errors[:3]) + ("; …" if len(errors) > 3 else "")
+        count = max(failed, len(errors))
+        sentence += f" {_plural(count, 'problem', 'problems')}: {shown}"
+    return sentence
 
 
 class _LedgerSaver:
@@ -569,6 +625,13 @@ async def _memorize_all(
                 result["errors"].append(f"{thread.ref}: {detail}")
                 continue
             result["memorized"] += 1
+            result["read"][thread.source] = result["read"].get(thread.source, 0) + 1
+            result["itemsAdded"] += _count(reply.get("itemsExtracted"))
+            result["queuedForReview"] += _count(reply.get("queuedForReview"))
+            if isinstance(reply.get("engine"), str):
+                engines = result.setdefault("engines", [])
+                if reply["engine"] not in engines:
+                    engines.append(reply["engine"])
         else:
             result["skipped"] += 1
         ledger.record(

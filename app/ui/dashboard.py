@@ -110,8 +110,12 @@ class DashboardPanel(Panel):
 
         self.empty = EmptyState(
             "No memories yet. Scan your agent history",
-            "Puffin reads Claude Code, Codex, Aider and Puffin conversations where they are "
-            "and keeps what matters in one Markdown file per branch.",
+            "Scan now reads your Claude Code, Codex, Aider and Puffin conversations where "
+            "they are (nothing is copied or sent anywhere) and keeps the decisions, "
+            "conventions and bug patterns in one Markdown file per branch. Then connect "
+            "Claude Code in Settings so each session starts with its branch's memory. "
+            "Without an API key the offline engine keeps only statements it is sure of; "
+            "the rest waits in Review. A key in Settings lets Claude read more deeply.",
             action="Scan now", icon="scan",
         )
         self.empty.action_triggered.connect(self._on_scan_button_clicked)
@@ -159,6 +163,13 @@ class DashboardPanel(Panel):
         self.last_failure.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.last_failure.setVisible(False)
         side.addWidget(self.last_failure)
+        # What the last scan read and gave, and why it gave nothing when it did.
+        self.scan_result = muted(QLabel(""))
+        self.scan_result.setWordWrap(True)
+        self.scan_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.scan_result.setAccessibleName("Last scan")
+        self.scan_result.setVisible(False)
+        side.addWidget(self.scan_result)
         side.addSpacing(SPACING)
         side.addWidget(heading("Maintenance"))
         explain = muted(QLabel("Weekly consolidation merges duplicates and rewrites summaries; "
@@ -316,6 +327,9 @@ class DashboardPanel(Panel):
             self.last_failure.setVisible(True)
         elif kind == "scan":
             self.last_failure.setVisible(False)
+            if reply.get("summary"):
+                self.scan_result.setText(f"Last scan: {reply['summary']}")
+                self.scan_result.setVisible(True)
         if kind == "maintenance":
             if is_error(reply):
                 self.maintenance_result.setText(f"{name} failed: {reply.get('message', '')}")

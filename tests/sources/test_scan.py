@@ -465,3 +465,21 @@ def test_settled_transcripts_are_not_read_again_until_they_change(
     history.write_bytes(history.read_bytes() + b" ")
     changed = discover(SourceSettings(), path=project, settled=settled)
     assert changed.threads and changed.unchanged == 0
+
+
+def test_describe_scan_says_what_was_read_and_why_nothing_was_kept() -> None:
+    from app.sources.scan import describe_scan
+
+    assert describe_scan({"threads": 0}).startswith("No agent conversations found")
+    assert describe_scan({"threads": 5, "skipped": 5}).startswith("Nothing new to read")
+    quiet = describe_scan({
+        "threads": 12, "memorized": 12, "read": {"claude-code": 12}, "itemsAdded": 0,
+        "queuedForReview": 9, "engines": ["offline"],
+    })
+    assert quiet == ("12 Claude Code sessions read, 0 items remembered: the offline engine "
+                     "found no statement it trusts enough to keep; 9 candidates are in Review.")
+    broken = describe_scan({
+        "threads": 3, "memorized": 1, "failed": 2, "read": {"codex": 1}, "itemsAdded": 4,
+        "errors": ["a.jsonl: is a named pipe (FIFO), not a file; skipped", "b.jsonl: bad"],
+    })
+    assert broken.startswith("1 Codex session read, 4 items remembered. 2 problems: a.jsonl")

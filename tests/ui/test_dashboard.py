@@ -3,6 +3,7 @@ and a result summary."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pytestqt.qtbot import QtBot
@@ -73,3 +74,31 @@ def test_a_scan_of_a_missing_folder_says_why(
     assert panel.last_failure.text().startswith("Scan no-such-folder failed: No such file")
     assert channels.status is not None and channels.status["status"] == "ready", \
         "a wrong path is the person's to fix, not an app error"
+
+
+def test_a_scan_that_remembers_nothing_says_what_it_read_and_why(
+    qtbot: QtBot, channels: MemoryChannels, tmp_path: Path
+) -> None:
+    folder = tmp_path / "project" / ".puffin"
+    folder.mkdir(parents=True)
+    # Two finished Puffin threads of small talk: read, but nothing worth keeping.
+    prompts = [
+        {"id": f"p{n}", "parentId": None, "content": "hello there, how are you today?",
+         "timestamp": 1767261600000 + n * 3_600_000, "children": [],
+         "response": {"content": "Fine, thanks!", "sessionId": f"s-{n}",
+                      "timestamp": 1767261660000 + n * 3_600_000}}
+        for n in (1, 2)
+    ]
+    folder.joinpath("history.json").write_text(json.dumps(
+        {"branches": {"main": {"id": "main", "name": "Main", "prompts": prompts}}}))
+    panel = _panel(qtbot, channels)
+    with qtbot.waitSignal(channels.job_finished, timeout=20_000) as finished:
+        channels.scan_folder(str(folder.parent))
+    reply = finished.args[2]
+    assert not reply.get("error"), reply
+    assert panel.scan_result.isVisible()
+    text = panel.scan_result.text()
+    assert text.startswith("Last scan: "), text
+    assert reply["memorized"] >= 1 and reply["itemsAdded"] == 0, reply
+    assert "Puffin thread" in text and "0 items remembered" in text
+    assert "the offline engine found no statement it trusts" in text
