@@ -32,7 +32,16 @@ class ActivityLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with FileLock(str(self.path) + ".lock", timeout=5):
                 events = self._load()
-                events.append(event)
+                last = events[-1] if events else None
+                if last is not None and all(
+                    last.get(k) == event.get(k) for k in ("kind", "message", "branch")
+                ):
+                    # The same event again (a branch with nothing new, scan after scan): one
+                    # line with a count, so the feed does not fill with identical lines.
+                    last["count"] = int(last.get("count") or 1) + 1
+                    last["timestamp"] = event["timestamp"]
+                else:
+                    events.append(event)
                 write_json(self.path, events[-MAX_EVENTS:], durable=False)
         except (StorageError, OSError, TimeoutError):
             return

@@ -231,8 +231,11 @@ class DashboardPanel(Panel):
     def _fill_activity(self, events: list[dict[str, Any]]) -> None:
         items = []
         for event in events:
-            item = QTreeWidgetItem([str(event.get("message", "")),
-                                    format_time(event.get("timestamp"), never="")])
+            message = str(event.get("message", ""))
+            count = event.get("count")
+            if isinstance(count, int) and count > 1:
+                message += f" (×{count})"
+            item = QTreeWidgetItem([message, format_time(event.get("timestamp"), never="")])
             moment = parse_time(event.get("timestamp"))
             if moment is not None:
                 item.setToolTip(1, moment.astimezone().strftime("%Y-%m-%d %H:%M"))
