@@ -212,7 +212,9 @@ def test_pending_threads_are_memorized_once(
         )
     )
 
-    assert result == {"memorized": 3, "failed": 0, "skipped": 0, "errors": []}
+    counts = {k: result[k] for k in ("memorized", "failed", "skipped", "errors", "read")}
+    assert counts == {"memorized": 3, "failed": 0, "skipped": 0, "errors": [],
+                      "read": {"claude-code": 3}}
     assert [(b, r) for _, b, r in memorize.calls] == [
         ("shop/main", "cc-11111111"),
         ("shop/feature/cart", "cc-11111111-2"),
@@ -229,7 +231,8 @@ def test_pending_threads_are_memorized_once(
     )
     assert all(p.processed for p in again)
     second = run(memorize_pending(again, Ledger.open(home), memorize))
-    assert second == {"memorized": 0, "failed": 0, "skipped": 3, "errors": []}
+    assert {k: second[k] for k in ("memorized", "failed", "skipped", "errors", "read")} == {
+        "memorized": 0, "failed": 0, "skipped": 3, "errors": [], "read": {}}
     assert len(memorize.calls) == 3
 
 
