@@ -104,7 +104,7 @@ def build_api(
     activity = ActivityLog(store.activity_path)
     maintenance_log = MaintenanceLog(store.maintenance_log_path)
     writer = MemoryWriter(store, index, engine, merger, config, review, maintenance_log, activity)
-    reader = MemoryReader(store, index, engine, config)
+    reader = MemoryReader(store, index, engine, config, semantic=config.semantic_search)
     maintenance = MaintenanceManager(
         store, index, engine, merger, maintenance_log, section_cap=config.section_cap
     )
@@ -342,6 +342,9 @@ def _register_sources(
                     planned, ledger, memorize_pending, batcher, api
                 )
             result = await memorize_pending(planned, ledger, counted, progress=api.progress)
+            if result["memorized"]:
+                # New items get their vectors now, in the scan's time, not a query's.
+                await asyncio.to_thread(api.reader.backfill_vectors)
             settled.update(settled_transcripts(discovery, planned, ledger))
         finally:
             lock.release()

@@ -72,6 +72,13 @@ class Config(BaseModel):
 
     retrieval_token_budget: int = Field(default=2_000, ge=100)
     relevance_threshold: float = Field(default=0.05, ge=0.0, le=1.0)
+    # Hybrid retrieval (issue 17): absolute relevance (cosine + 0.2 x lexical part) below
+    # which nothing is returned when the embedding model is installed. Calibrated on
+    # tests/fixtures/retrieval/dev (bench/retrieval_quality.py --sweep): 0.45 answers 1 of
+    # 12 unanswerable questions and keeps paraphrase hit@5 at 0.82.
+    min_relevance: float = Field(default=0.45, ge=0.0, le=1.5)
+    # Off: fast retrieval stays purely lexical even when the model package is installed.
+    semantic_search: bool = True
     relevance_weight: float = 0.6
     confidence_weight: float = 0.3
     frequency_weight: float = 0.1

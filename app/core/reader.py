@@ -15,17 +15,28 @@ from __future__ import annotations
 
 import logging
 import math
+import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.config import Config
 from app.core.conflicts import find_conflicts
 from app.core.engine import Candidate, CrossConflict, DeepAnswer, Engine
 from app.core.errors import InvalidInput, PuffinError, RetrievalFailed, StorageError
-from app.core.index import BranchSource, CorruptIndexError, IndexedItem, MemoryIndex
+from app.core.index import (
+    BranchSource,
+    CorruptIndexError,
+    IndexedItem,
+    MemoryIndex,
+    query_terms,
+)
 from app.core.models import CATEGORY_HEADINGS
 from app.core.paths import project_of
+
+if TYPE_CHECKING:
+    from app.core.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +58,15 @@ CHARS_PER_TOKEN = 4
 CONFLICT_BUDGET_SHARE = 0.5
 # Below this many tokens left, a truncated first memory would say too little to be useful.
 MIN_TRUNCATED_TOKENS = 16
+# Hybrid retrieval: weight of the lexical part (term coverage x bm25 ratio) added to the
+# absolute cosine.
+LEX_WEIGHT = 0.2
+# Item vectors a single query may compute (about 15 ms each): a large memory is backfilled
+# over several queries (or by the app in the background), never in one long wait.
+QUERY_BACKFILL = 128
+NOTHING_MESSAGE = "nothing in memory about this"
+# Explicit empty answer for the API, CLI, MCP `search` and the per-prompt hook.
+NOTHING: dict[str, Any] = {"nothing": True, "message": NOTHING_MESSAGE}
 
 
 def estimate_tokens(text: str) -> int:
@@ -64,13 +84,27 @@ class MemoryReader:
     """Answers `memory:retrieve` from the index and, in deep mode, the engine."""
 
     def __init__(
-        self, store: BranchSource, index: MemoryIndex, engine: Engine, config: Config
+        self,
+        store: BranchSource,
+        index: MemoryIndex,
+        engine: Engine,
+        config: Config,
+        *,
+        semantic: bool = False,
     ) -> None:
-        """Keep the collaborators; nothing is read until the first retrieve."""
+        """Keep the collaborators; nothing is read until the first retrieve.
+
+        `semantic=True` fuses embedding similarity into fast mode when the model package
+        is installed (the app turns it on from `config.semantic_search`); without it, or
+        without the model, fast mode is exactly lexical.
+        """
+        self.semantic = semantic
         self.store = store
         self.index = index
         self.engine = engine
         self.config = config
+        self._vectors: VectorStore | None = None
+        self._matrix: tuple[object, list[IndexedItem], Any] | None = None
 
     async def retrieve(
         self,
@@ -94,11 +128,16 @@ class MemoryReader:
             project = project_of(branch) or None
         pool = max(DEEP_POOL if mode == "deep" else FAST_POOL, max_results * 4)
         hits = self._candidates(text, pool)
+        semantic = False
+        if mode == "fast" and self.semantic:
+            fused = self._semantic(text, hits, pool)
+            if fused is not None:
+                hits, semantic = fused, True
         engine_conflicts: list[CrossConflict] = []
         if mode == "deep" and hits:
             hits, engine_conflicts = await self._deep(text, hits)
 
-        threshold = self.config.relevance_threshold
+        threshold = self.config.min_relevance if semantic else self.config.relevance_threshold
         scored = sorted(
             (
                 _Scored(h, self._score(h, branch, project))
@@ -128,9 +167,88 @@ class MemoryReader:
             "totalTokens": used,
             "retrievalTime": round((time.perf_counter() - start) * 1000, 3),
             "mode": mode,
+            # Added keys only where they say something, so existing readers see no change.
+            **({"semantic": True} if semantic else {}),
+            **(NOTHING if not memories and not packed_conflicts else {}),
         }
 
+    def backfill_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Compute every missing item vector (after a scan, off the GUI thread); 0 if off.
+
+        Returns how many items have a vector. Queries only ever compute a small share
+        (`QUERY_BACKFILL`), so the app calls this once a scan has written new items.
+        """
+        from app.core import embeddings
+
+        if not self.semantic or not embeddings.available():
+            return 0
+        if self._vectors is None:
+            from app.core.vectors import VectorStore
+
+            self._vectors = VectorStore(self.index.path.parent / "vectors.sqlite")
+        try:
+            self.index.sync(self.store)
+            items = self.index.items()
+            matrix = self._vectors.ensure([(h.id, h.text or h.content) for h in items], progress)
+        except (OSError, sqlite3.Error, PuffinError):
+            log.warning("vector backfill failed", exc_info=True)
+            return 0
+        self._matrix = None
+        return 0 if matrix is None else len(items)
+
     # -- steps ---------------------------------------------------------------------------
+    def _semantic(
+        self, text: str, lexical: list[IndexedItem], pool: int
+    ) -> list[IndexedItem] | None:
+        """Lexical hits fused with the nearest items by embedding, with absolute relevance.
+
+        Relevance becomes `cosine + LEX_WEIGHT * coverage * bm25-ratio`, where coverage is
+        the share of the query's terms the item holds: both parts are absolute, so a
+        question sharing one word of eight with an item scores low however it ranks. None
+        when no model is installed (fast mode then stays exactly lexical).
+        """
+        from app.core import embeddings
+
+        if not embeddings.available():
+            return None
+        if self._vectors is None:
+            from app.core.vectors import VectorStore
+
+            self._vectors = VectorStore(self.index.path.parent / "vectors.sqlite")
+        try:
+            # Branch-file signatures change with every write, so they key the cached
+            # matrix: an unchanged memory costs no listing and no hashing per query.
+            key = tuple(sorted(self.store.signatures().items()))
+            if not key:
+                return None  # empty memory: nothing to compare, keep the model unloaded
+            if self._matrix is None or self._matrix[0] != key:
+                items = self.index.items()
+                matrix = self._vectors.ensure(
+                    [(h.id, h.text or h.content) for h in items], limit=QUERY_BACKFILL
+                )
+                if matrix is None:
+                    return None
+                # A partial backfill is not kept: the next query computes the next share.
+                self._matrix = (key if not self._vectors.missing else None, items, matrix)
+            _, items, matrix = self._matrix
+            query = embeddings.embed([text])
+        except (OSError, sqlite3.Error):
+            log.warning("semantic search unavailable", exc_info=True)
+            return None
+        if query is None:
+            return None
+        cosine = matrix @ query[0]
+        lex = {h.id: h.relevance * _coverage(text, h.text) for h in lexical}
+        top = cosine.argsort()[::-1][:pool].tolist()
+        positions = {h.id: i for i, h in enumerate(items)}
+        chosen = dict.fromkeys([*top, *(positions[i] for i in lex if i in positions)])
+        fused = [
+            replace(items[i], relevance=float(cosine[i]) + LEX_WEIGHT * lex.get(items[i].id, 0.0))
+            for i in chosen
+        ]
+        fused.sort(key=lambda h: -h.relevance)
+        return fused[:pool]
+
     def _candidates(self, text: str, pool: int) -> list[IndexedItem]:
         try:
             report = self.index.sync(self.store)
@@ -259,6 +377,14 @@ def _check(query: object, max_results: object, mode: object) -> str:
     if mode not in ("fast", "deep"):
         raise InvalidInput(f"Mode must be 'fast' or 'deep', not {mode!r}.")
     return query.strip()
+
+
+def _coverage(query: str, text: str) -> float:
+    terms = {t.casefold() for t in query_terms(query)}
+    if not terms:
+        return 0.0
+    words = {w.strip(".,;:!?()[]{}\"'`").casefold() for w in text.split()}
+    return len(terms & words) / len(terms)
 
 
 def _locality(hit: IndexedItem, branch: str | None, project: str | None) -> float:

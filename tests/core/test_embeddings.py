@@ -1,0 +1,81 @@
+"""The numpy MiniLM encoder, the vector store and the explicit empty answer (issue 17)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from app.core import embeddings
+
+needs_model = pytest.mark.skipif(
+    not embeddings.available(), reason="embedding model package not installed"
+)
+
+
+@needs_model
+def test_paraphrases_are_closer_than_unrelated_text() -> None:
+    vecs = embeddings.embed([
+        "intermittent CI failure",
+        "The flaky test in CI fails now and then.",
+        "Use ISO 8601 UTC timestamps everywhere.",
+    ])
+    assert vecs is not None
+    assert vecs.shape == (3, embeddings.DIM)
+    assert abs(float((vecs[0] ** 2).sum()) - 1.0) < 1e-4
+    assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2]) + 0.2
+
+
+@needs_model
+def test_batched_and_single_embeddings_agree() -> None:
+    texts = ["hello", "a much longer sentence about token expiry and midnight logins"]
+    together = embeddings.embed(texts)
+    alone = embeddings.embed([texts[0]])
+    assert together is not None and alone is not None
+    assert float(together[0] @ alone[0]) > 0.9999
+
+
+@needs_model
+def test_vector_store_recomputes_only_changed_items(tmp_path: Path) -> None:
+    from app.core.vectors import VectorStore
+
+    store = VectorStore(tmp_path / "vectors.sqlite")
+    calls: list[int] = []
+    store.ensure([("a", "cache the rendered page"), ("b", "use pnpm")],
+                 progress=lambda done, total: calls.append(total))
+    assert calls == [2]
+    fresh = VectorStore(tmp_path / "vectors.sqlite")  # read back from disk
+    calls.clear()
+    fresh.ensure([("a", "cache the rendered page"), ("b", "use yarn")],
+                 progress=lambda done, total: calls.append(total))
+    assert calls == [1]  # only the edited item is embedded again
+
+
+@needs_model
+def test_question_with_no_answer_in_memory_gets_an_explicit_empty_answer(home: Path) -> None:
+    from app.core.config import Config
+    from app.core.format import render
+    from app.core.index import MemoryIndex
+    from app.core.models import BranchMemory, Category, MemoryItem
+    from app.core.reader import MemoryReader
+    from app.core.store import MemoryStore
+
+    store = MemoryStore(home)
+    store.ensure()
+    item = MemoryItem(category=Category.CODING_PREFERENCES, title="",
+                      content="Use pnpm, never npm or yarn.", confidence=0.9,
+                      sources=["t"], tags=[])
+    memory = BranchMemory(branch_id="web/main",
+                          items={c: ([item] if c is Category.CODING_PREFERENCES else [])
+                                 for c in Category}, summary="")
+    store.write_text("web/main", render(memory))
+    with MemoryIndex(store.index_path) as index:
+        reader = MemoryReader(store, index, None, Config(), semantic=True)  # type: ignore[arg-type]
+        found = asyncio.run(reader.retrieve("can I install packages with yarn?"))
+        empty = asyncio.run(reader.retrieve("what is the office wifi password?"))
+    assert [m["content"] for m in found["memories"]] == ["Use pnpm, never npm or yarn."]
+    assert "nothing" not in found
+    assert empty["memories"] == []
+    assert empty["nothing"] is True
+    assert empty["message"] == "nothing in memory about this"
