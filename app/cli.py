@@ -378,6 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_hook_parsers(sub)
     sub.add_parser("gui", help="open the desktop app")
+    sub.add_parser("mcp", help="serve the memory to MCP clients on stdio (Claude Code, "
+                               "Codex, Cursor)")
     return parser
 
 
@@ -492,6 +494,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.gui import run_app
 
         return run_app(Path(args.home).expanduser() if args.home else None, sys.argv)
+    if args.command == "mcp":
+        from app.integrations.mcp_tools import run as run_mcp
+
+        return run_mcp(Path(args.home).expanduser() if args.home else None)
     try:
         if args.command == "auth":
             return _auth(args)
