@@ -380,6 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("gui", help="open the desktop app")
     sub.add_parser("mcp", help="serve the memory to MCP clients on stdio (Claude Code, "
                                "Codex, Cursor)")
+    p = sub.add_parser("connect", help="register the MCP server with Codex, Cursor or Claude "
+                                       "Code (merged, with a backup)")
+    p.add_argument("client", choices=("codex", "cursor", "claude"))
+    p.add_argument("--uninstall", action="store_true", help="remove only our entry")
+    p.add_argument("--project", metavar="DIR",
+                   help="project folder (Cursor: .cursor/mcp.json there; Claude: .mcp.json)")
     return parser
 
 
@@ -494,6 +500,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.gui import run_app
 
         return run_app(Path(args.home).expanduser() if args.home else None, sys.argv)
+    if args.command == "connect":
+        from app.integrations.connect import connect
+
+        try:
+            return _emit(connect(args.client, uninstall=args.uninstall,
+                                 project=Path(args.project).expanduser() if args.project
+                                 else None))
+        except PuffinError as exc:
+            return _emit(_error(exc.code, exc.message))
     if args.command == "mcp":
         from app.integrations.mcp_tools import run as run_mcp
 
