@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from app.core.errors import InvalidInput, PuffinError, StorageError
 from app.core.models import CATEGORY_HEADINGS, BranchMemory, Category, MemoryItem
 from app.core.paths import project_of
+from app.core.words import STOP_WORDS
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5_000
@@ -53,16 +54,6 @@ BRANCH_NOISE = frozenset({
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 _NO_SIGNATURE = (-1, -1)
 
-# Dropped from a query when it has other terms, so "what do we use for X" ranks on X
-# ("use" starts most preference items, so it would match a large part of the index).
-STOP_WORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "do", "does", "did",
-    "for", "from", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my",
-    "no", "not", "of", "on", "or", "our", "should", "so", "than", "that", "the", "their", "then",
-    "there", "these", "this", "those", "to", "us", "was", "we", "were", "what", "when", "where",
-    "which", "who", "why", "will", "with", "would", "you", "your", "use", "uses", "used",
-    "using",
-})
 
 _WORD_RE = re.compile(r"\w")
 _SPLIT_RE = re.compile(r"[\W_]+")

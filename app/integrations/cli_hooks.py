@@ -16,7 +16,8 @@ import json
 import sys
 from typing import Any
 
-HOOK_ACTIONS = ("session-start", "session-end", "stop", "pre-compact", "process-inbox")
+HOOK_ACTIONS = ("session-start", "user-prompt-submit", "session-end", "stop", "pre-compact",
+                "process-inbox")
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
 
 
@@ -107,6 +108,8 @@ def run(args: argparse.Namespace, *, deadline: bool = False) -> int | None:
         arm_deadline(resolve_home(home), f"hook {action}")
     if action == "session-start":
         return hooks.session_start(home)
+    if action == "user-prompt-submit":
+        return hooks.user_prompt_submit(home)
     if action == "process-inbox":
         return hooks.process_inbox(home, engine=engine)
     return hooks.session_end(home, action, event=args.event, engine=engine)

@@ -14,12 +14,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
 
 from app.core.paths import resolve_home
-from app.integrations.hookio import disarm_deadline, hook_log, read_stdin_json, text_field
+from app.integrations.hookio import (
+    disarm_deadline,
+    hook_log,
+    read_stdin_json,
+    text_field,
+    write_atomic,
+)
 
 EXIT_OK = 0
 EVENTS = {"session-end": "SessionEnd", "stop": "Stop", "pre-compact": "PreCompact"}
@@ -64,6 +71,7 @@ def session_start(home_arg: str | None) -> int:
             "additionalContext": redact(context.text),
         }
     }
+    _remember_injected(home, text_field(data, "session_id"), context.ids, reset=True)
     disarm_deadline()  # past this point the reply is written whole or not at all
     try:
         sys.stdout.write(json.dumps(reply) + "\n")
@@ -76,6 +84,75 @@ def session_start(home_arg: str | None) -> int:
         f"{context.branch_id}: {context.branch_items} item(s), {context.constraints} "
         f"constraint(s), {len(context.text)} chars via {context.path} ({_ms(start)})",
     )
+    return EXIT_OK
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+SESSION_TTL_S = 24 * 3600
+
+
+def _session_file(home: Path, session_id: str) -> Path | None:
+    if not _SESSION_ID.fullmatch(session_id) or not home.is_dir():
+        return None  # a hostile id never becomes a path; a missing home is not created
+    return home / "cache" / "sessions" / f"{session_id}.json"
+
+
+def _injected(home: Path, session_id: str) -> list[str]:
+    path = _session_file(home, session_id)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path else []
+    except (OSError, ValueError):
+        return []
+    return [str(x) for x in data] if isinstance(data, list) else []
+
+
+def _remember_injected(home: Path, session_id: str, ids: tuple[str, ...], *,
+                       reset: bool = False) -> None:
+    """Note which items this session has seen, so per-prompt recall does not repeat them."""
+    path = _session_file(home, session_id)
+    if path is None:
+        return
+    known = [] if reset else _injected(home, session_id)
+    try:
+        write_atomic(path, json.dumps([*known, *ids]).encode())
+        now = time.time()
+        for old in path.parent.iterdir():  # sessions end; their notes go after a day
+            if now - old.stat().st_mtime > SESSION_TTL_S:
+                old.unlink(missing_ok=True)
+    except OSError:
+        return
+
+
+def user_prompt_submit(home_arg: str | None) -> int:
+    """Print the few notes relevant to this prompt that the session has not seen, or nothing."""
+    start = time.perf_counter()
+    home: Path | None = None
+    try:
+        home = resolve_home(home_arg)
+        data = read_stdin_json()
+        from app.integrations.context import prompt_context
+        from app.integrations.gitref import locate
+
+        session_id = text_field(data, "session_id")
+        location = locate(text_field(data, "cwd"))
+        found = prompt_context(home, location, text_field(data, "prompt"),
+                               _injected(home, session_id))
+    except Exception as exc:  # a hook must never fail the prompt: log why, say nothing
+        hook_log(home, "user-prompt-submit", f"nothing added: {_reason(exc)} ({_ms(start)})")
+        return EXIT_OK
+    if found is None:
+        return EXIT_OK  # nothing relevant: no noise, and no log line per prompt
+    text, ids = found
+    reply = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                    "additionalContext": text}}
+    _remember_injected(home, session_id, ids)
+    disarm_deadline()
+    try:
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+    except OSError:
+        return EXIT_OK
+    hook_log(home, "user-prompt-submit", f"{len(ids)} note(s), {len(text)} chars ({_ms(start)})")
     return EXIT_OK
 
 

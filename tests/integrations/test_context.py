@@ -195,7 +195,15 @@ def test_a_large_memory_fits_the_budget_and_keeps_room_for_constraints(home: Pat
     assert len(found.text) <= BUDGET_CHARS
     assert found.branch_items > 3
     assert found.constraints > 3
-    assert "(More is remembered than fits here" in found.text
+    # The note counts exactly what is left out, by category.
+    hidden_notes = 60 - found.branch_items
+    hidden_bugs = 30 - found.constraints
+    assert (f"+{hidden_notes + hidden_bugs} more items ({hidden_bugs} bug patterns, "
+            f"{hidden_notes} notes) not shown" in found.text
+            or f"+{hidden_notes + hidden_bugs} more items ({hidden_notes} notes, "
+            f"{hidden_bugs} bug patterns) not shown" in found.text), found.text[-300:]
+    assert found.text.startswith("<remembered-notes") and found.text.rstrip().endswith(
+        "</remembered-notes>")
     # The strongest items are the ones kept.
     assert "**Note 59**" in found.text
     assert "**Note 0**" not in found.text
@@ -224,3 +232,22 @@ def test_index_reader_returns_what_the_core_index_holds(home: Path) -> None:
     bug = next(i for i in memory.items if i.category == "bug_patterns")
     assert (bug.fields["root_cause"], bug.fields["fix"], bug.fields["occurrences"]) == (
         "rc", "fx", 3)
+
+
+def test_two_thousand_long_items_are_packed_under_the_cap_with_an_exact_note(home: Path) -> None:
+    write_memory(home, "spotter/feature-x", [
+        item(("architectural_decisions", "project_conventions", "bug_patterns")[k % 3],
+             f"Rule {k}", "A long explanation of the rule and its reasons. " * 12)
+        for k in range(2_000)
+    ])
+    _index(home)
+
+    found = session_context(home, HERE)
+
+    assert found is not None
+    assert len(found.text) <= BUDGET_CHARS < 10_000  # Claude Code's hook output cap
+    hidden = 2_000 - found.branch_items
+    assert f"+{hidden} more items (" in found.text
+    counted = found.text.split(f"+{hidden} more items (", 1)[1].split(")", 1)[0]
+    assert sum(int(part.split()[0]) for part in counted.split(", ")) == hidden
+    assert len(found.ids) == found.branch_items

@@ -243,3 +243,60 @@ def test_a_hook_stuck_on_a_file_gives_up_at_its_time_limit(
 
     assert time.monotonic() - started < HOOK_DEADLINE_S + 2.0
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def _prompt_input(cwd: Path, prompt: str, session: str = "s-1") -> bytes:
+    return json.dumps({"session_id": session, "cwd": str(cwd), "prompt": prompt,
+                       "hook_event_name": "UserPromptSubmit"}).encode()
+
+
+def test_user_prompt_submit_adds_only_relevant_notes_the_session_has_not_seen(
+    tmp_path: Path, home: Path, run_hook: RunHook
+) -> None:
+    repo = checkout(tmp_path / "repos", "spotter", "ref: refs/heads/feature-x")
+    write_memory(home, "spotter/feature-x", [
+        item("bug_patterns", "Token expiry", "Login tokens expire at midnight because token "
+             "expiry uses local time instead of UTC."),
+    ])
+    write_memory(home, "spotter/main", [
+        item("architectural_decisions", "Page cache", "Cache rendered product pages in Redis "
+             "for five minutes."),
+    ])
+    from app.core.index import MemoryIndex
+
+    with MemoryIndex(MemoryStore(home).index_path) as index:
+        index.sync(MemoryStore(home))
+
+    asked = run_hook("--home", str(home), "hook", "user-prompt-submit",
+                     stdin=_prompt_input(repo, "users are logged out at midnight, token expiry?",
+                                         session="fresh"))
+    assert asked.returncode == 0, asked.stderr
+    output = json.loads(asked.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "UserPromptSubmit"
+    assert "local time instead of UTC" in output["additionalContext"]
+    assert "Redis" not in output["additionalContext"]
+    assert output["additionalContext"].startswith("<remembered-notes")
+
+    # Nothing relevant: no output at all.
+    for prompt in ("thanks!", "run the tests", "kubernetes helm upgrade fails"):
+        quiet = run_hook("--home", str(home), "hook", "user-prompt-submit",
+                         stdin=_prompt_input(repo, prompt, session="fresh"))
+        assert quiet.returncode == 0 and quiet.stdout == b"", (prompt, quiet.stdout)
+
+    # What session start injected is not repeated for the same session.
+    run_hook("--home", str(home), "hook", "session-start",
+             stdin=json.dumps({"session_id": "s-2", "cwd": str(repo)}).encode())
+    again = run_hook("--home", str(home), "hook", "user-prompt-submit",
+                     stdin=_prompt_input(repo, "token expiry at midnight again", "s-2"))
+    assert again.returncode == 0 and again.stdout == b""
+
+
+@pytest.mark.parametrize("stdin", [b"", b"garbage", b'{"prompt": 5, "cwd": []}',
+                                   b'{"session_id": "../../etc", "cwd": "/", "prompt": "x y"}'])
+def test_user_prompt_submit_never_fails_the_prompt(
+    home: Path, run_hook: RunHook, stdin: bytes
+) -> None:
+    done = run_hook("--home", str(home), "hook", "user-prompt-submit", stdin=stdin)
+    assert done.returncode == 0 and done.stdout == b""
+    assert not (home / "cache" / "sessions").exists() or not any(
+        p.name.startswith("..") for p in (home / "cache" / "sessions").iterdir())
