@@ -1,7 +1,7 @@
 """The hook installer: our entries in Claude Code's `settings.json`, added and taken out.
 
 Owns `install_hooks`, used by `puffin-memory install-hooks` and by the app's Settings
-button. It merges SessionStart, SessionEnd and PreCompact command hooks into
+button. It merges SessionStart, UserPromptSubmit, SessionEnd and PreCompact command hooks into
 `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR/settings.json`, or a given file) in
 Claude Code's format - `{"hooks": {"<Event>": [{"matcher": "...", "hooks": [{"type":
 "command", "command": "...", "timeout": N}]}]}}` - and touches nothing else: key order,
@@ -32,12 +32,13 @@ from app.integrations.hookio import write_atomic
 # timeouts are Claude Code's safety net; session-start answers in well under a second.
 HOOKS: tuple[tuple[str, str, str | None, int], ...] = (
     ("SessionStart", "session-start", "startup|resume|clear|compact", 10),
+    ("UserPromptSubmit", "user-prompt-submit", None, 5),
     ("SessionEnd", "session-end", None, 10),
     ("PreCompact", "pre-compact", None, 10),
 )
 _OURS = re.compile(
     r"(?:puffin-memory(?:-cli)?(?:\.exe)?['\"]?|-m\s+app)\s+(?:\S+\s+)*?"
-    r"hook\s+(?:session-start|session-end|stop|pre-compact|process-inbox)\b"
+    r"hook\s+(?:session-start|user-prompt-submit|session-end|stop|pre-compact|process-inbox)\b"
 )
 _INDENT = re.compile(r"^\{\s*?\n([ \t]+)\S", re.MULTILINE)
 

@@ -25,6 +25,8 @@ ORIGINAL: dict[str, Any] = {
     "env": {"FOO": "1"},
 }
 
+EVENTS = ["PreCompact", "SessionEnd", "SessionStart", "UserPromptSubmit"]
+
 
 def _write(path: Path, data: dict[str, Any]) -> bytes:
     raw = (json.dumps(data, indent=2) + "\n").encode()
@@ -49,7 +51,7 @@ def test_install_adds_ours_and_keeps_everything_else(settings: Path, home: Path)
 
     data = json.loads(settings.read_text(encoding="utf-8"))
     assert reply["changed"] is True
-    assert sorted(reply["added"]) == ["PreCompact", "SessionEnd", "SessionStart"]
+    assert sorted(reply["added"]) == EVENTS
     assert list(data) == list(ORIGINAL)  # key order kept
     for key in ("model", "permissions", "env"):
         assert data[key] == ORIGINAL[key]
@@ -100,7 +102,7 @@ def test_uninstall_gives_back_the_original(settings: Path, home: Path) -> None:
     assert restored == ORIGINAL
     assert list(restored) == list(ORIGINAL)
     assert list(restored["hooks"]) == list(ORIGINAL["hooks"])
-    assert sorted(reply["removed"]) == ["PreCompact", "SessionEnd", "SessionStart"]
+    assert sorted(reply["removed"]) == EVENTS
     assert install_hooks(settings, uninstall=True, home=home)["changed"] is False
 
 
@@ -119,7 +121,7 @@ def test_a_changed_command_replaces_ours_in_place(settings: Path, tmp_path: Path
     reply = install_hooks(settings, home=tmp_path / "other-home")
 
     data = json.loads(settings.read_text(encoding="utf-8"))
-    assert sorted(reply["updated"]) == ["PreCompact", "SessionEnd", "SessionStart"]
+    assert sorted(reply["updated"]) == EVENTS
     commands = [h["command"] for h in _ours(data, "SessionStart")]
     assert len(commands) == 1
     assert "--home" in commands[0]
@@ -156,7 +158,7 @@ def test_a_missing_settings_file_is_created(tmp_path: Path) -> None:
 
     assert reply["backup"] is None
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert set(data["hooks"]) == {"SessionStart", "SessionEnd", "PreCompact"}
+    assert set(data["hooks"]) == {"SessionStart", "UserPromptSubmit", "SessionEnd", "PreCompact"}
 
 
 def test_four_space_indentation_and_a_symlink_are_kept(tmp_path: Path) -> None:
