@@ -6,10 +6,28 @@ import sys
 
 
 def main() -> int:
-    """Run the command line (the desktop app when no command is given)."""
+    """Run the command line (the desktop app when no command is given).
+
+    `hook ...` runs on every prompt of an agent session, so it skips the full command line
+    (its parser and imports) and goes straight to the hook commands, which answer the same.
+    """
+    argv = sys.argv[1:]
+    if _hook_command(argv):
+        from app.integrations.__main__ import main as hooks_main
+
+        return hooks_main(argv)
     from app.cli import main as cli_main
 
-    return cli_main(sys.argv[1:])
+    return cli_main(argv)
+
+
+def _hook_command(argv: list[str]) -> bool:
+    """`[--home DIR] [--engine E] hook ACTION ...` (the form hook settings use)."""
+    i = 0
+    while i < len(argv) and argv[i] in ("--home", "--engine"):
+        i += 2
+    rest = argv[i:]
+    return len(rest) >= 2 and rest[0] == "hook" and not rest[1].startswith("-")
 
 
 if __name__ == "__main__":

@@ -151,6 +151,9 @@ def main() -> int:
 
         base, _, _ = measure([python, "-c", "pass"], b"", args.runs, env, cwd=cwd)
         print(f"python start-up (reference)             {figures(base)}")
+        floor, _, _ = measure([python, "-c", "import sqlite3, json"], b"", args.runs, env,
+                              cwd=cwd)
+        print(f"floor: python -c 'import sqlite3, json' {figures(floor)}")
 
         commands: list[tuple[str, list[str]]] = []
         routed = subprocess.run([python, "-m", "app", "hook", "--help"], capture_output=True,
@@ -174,6 +177,17 @@ def main() -> int:
             ok = code == 0 and "## Known Constraints" in context and "Branch Memory" in context
             print(f"session-start: {label:<24} {figures(times)}   "
                   f"{len(context)} chars, {'ok' if ok else 'WRONG OUTPUT'}")
+            prompt_in = json.dumps({
+                "session_id": "bench-prompt", "cwd": str(cwd), "hook_event_name":
+                "UserPromptSubmit", "prompt": "why does the watcher lose files after a rename?",
+            }).encode()
+            times, out, code = measure(
+                [*argv, "--home", str(home), "hook", "user-prompt-submit"], prompt_in, args.runs,
+                env, cwd=cwd,
+            )
+            ratio = statistics.median(times) / statistics.median(floor)
+            print(f"user-prompt:   {label:<24} {figures(times)}   {ratio:.2f}x the floor "
+                  f"(target 2x), {len(out)} bytes out, exit {code}")
         inner = logged_ms(home, "session-start")
         if inner:
             print(f"  (work inside the hook, from its log: median {statistics.median(inner):.0f}"
