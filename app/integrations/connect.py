@@ -33,9 +33,13 @@ BACKUP_SUFFIX = ".puffin-backup"
 
 def server_command() -> tuple[str, list[str]]:
     """The command that starts our MCP server, as an absolute path clients can run."""
-    found = shutil.which("puffin-memory")
+    # The console script beside the running interpreter (a venv, pipx, uv tool) first: it is
+    # the install this command belongs to; then PATH; then the interpreter itself.
+    beside = Path(sys.executable).with_name(
+        "puffin-memory.exe" if sys.platform == "win32" else "puffin-memory")
+    found = str(beside) if beside.is_file() else shutil.which("puffin-memory")
     if found:
-        return str(Path(found).resolve()), ["mcp"]
+        return str(Path(found).absolute()), ["mcp"]
     return sys.executable, ["-m", "app", "mcp"]
 
 
