@@ -146,6 +146,42 @@ def _accept_env(m: re.Match[str]) -> bool:
 
 
 
+_PROSE_NAME_RE = re.compile(
+    r"(?i)(?<![\w-])(?:password|passphrase|passwd|pwd|secret(?:[ _-]access)?[ _-]key"
+    r"|api[ _-]key|access[ _-]token|auth[ _-]token|token)\s{0,2}$"
+)
+
+
+def _accept_prose_secret(m: re.Match[str]) -> bool:
+    """`my password is hunter2`: a value with a digit or symbol, or a long random token.
+
+    Prose says "the password is stored in the keychain" as often as it gives one, so a
+    plain lower-case word is taken for English, not for a password.
+    """
+    value = m.group("val").rstrip(".,;:!?)")
+    if len(value) < 4 or _is_placeholder(value) or value.lower() in _KEYWORDS:
+        return False
+    if _looks_like_code(value) or (value.isalpha() and (value.islower() or value.istitle())):
+        return False
+    if not (any(not c.isalpha() for c in value) or _has_mixed_chars(value) or len(value) >= 20):
+        return False
+    return _PROSE_NAME_RE.search(m.string, max(0, m.start() - 40), m.start() + 1) is not None
+
+
+def _accept_curl_user(m: re.Match[str]) -> bool:
+    """`-u user:pass` of a curl or wget command on the same line."""
+    start = m.start()
+    if start and not m.string[start - 1].isspace():
+        return False
+    line = m.string[m.string.rfind("\n", 0, start) + 1 : start]
+    return ("curl" in line or "wget" in line) and _accept_value(m)
+
+
+def _accept_value(m: re.Match[str]) -> bool:
+    value = m.group("val")
+    return len(value) >= 3 and not _is_placeholder(value) and not value.startswith("$")
+
+
 def _key_word_pattern() -> str:
     """Secret key names in the casings code uses (`api_key`, `apiKey`, `ApiKey`, `API_KEY`).
 
@@ -234,6 +270,73 @@ _RULES: tuple[_Rule, ...] = (
         "stripe_key",
         re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,247}"),
         anchors=("_live_", "_test_"),
+    ),
+    _Rule(
+        "npm_token",
+        re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        anchors=("npm_",),
+    ),
+    _Rule(
+        "huggingface_token",
+        re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9])"),
+        anchors=("hf_",),
+    ),
+    _Rule(
+        "gitlab_token",
+        re.compile(r"(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,64}"),
+        anchors=("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-"),
+    ),
+    _Rule(
+        "sendgrid_key",
+        re.compile(r"(?<![A-Za-z0-9_])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"),
+        anchors=("SG.",),
+    ),
+    _Rule(
+        "azure_key",
+        # Storage connection strings: `AccountKey=<base64>` (also SharedAccessKey=...).
+        re.compile(r"(?i)((?:account|sharedaccess)key\s{0,2}=\s{0,2})([A-Za-z0-9+/]{20,200}={0,2})"),
+        anchors=("accountkey", "sharedaccesskey"),
+        fold=True,
+        group=2,
+    ),
+    _Rule(
+        "gcp_private_key_id",
+        re.compile(r"(\\?\"private_key_id\\?\"\s{0,3}:\s{0,3}\\?\")([0-9a-f]{40})"),
+        anchors=("private_key_id",),
+        group=2,
+    ),
+    _Rule(
+        "password",
+        # Command lines that carry a password: `mysql -u root -pS3cret`, `curl -u me:pass`.
+        re.compile(
+            r"(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?"
+            r"\s-p(?P<val>[^\s\-][^\s]{0,100})"
+        ),
+        anchors=("mysql", "mariadb"),
+        fold=True,
+        group=1,
+        accept=_accept_value,
+    ),
+    _Rule(
+        "password",
+        re.compile(
+            r"-(?:u|-user)[ =][ \t]{0,2}[\"']?[^\s:\"']{1,100}:(?P<val>[^\s\"']{1,200})"
+        ),
+        anchors=("curl", "wget"),
+        group=1,
+        accept=_accept_curl_user,
+    ),
+    _Rule(
+        "password",
+        # Prose: "my password is hunter2", "the secret key is wJalr..." (assignments with
+        # `=` or `:` are the next rule's). The match starts at " is "/" was " and the
+        # secret's name is checked behind it: a long alternation of names tried at every
+        # position made this rule the slowest of all.
+        re.compile(r"[ \t](?:is|was)[ \t]{1,3}[\"'`]?(?P<val>[^\s\"'`]{4,200})"),
+        anchors=("pass", "pwd", "secret", "key", "token"),
+        fold=True,
+        group=1,
+        accept=_accept_prose_secret,
     ),
     _Rule(
         "jwt",
