@@ -734,6 +734,14 @@ class MemoryApi:
     async def _remember(self, req: RememberRequest) -> dict[str, Any]:
         validate_branch_id(req.branch)
         text = redact(req.text)
+        from app.core.screen import screen_text
+
+        reasons = screen_text(f"{req.title or ''} {text}")
+        if reasons:
+            # An agent calling `remember` (MCP) may be relaying injected text: memory
+            # that steers the next agent this way is refused, whoever asks.
+            raise InvalidInput(f"Not remembered: the text {' and '.join(reasons)}. Memory "
+                               "is handed to agents as notes; this one would steer them.")
         item = MemoryItem(
             category=req.category,
             title=redact(req.title) if req.title else derive_title(text),

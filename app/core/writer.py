@@ -75,7 +75,8 @@ class MemoryWriter:
     ) -> dict[str, Any]:
         """Route and integrate an extraction (made here or by a batch of many threads)."""
         validate_branch_id(branch)
-        commit, queue, dropped = self._route(extraction.items)
+        items, refusals = _screened(extraction.items)
+        commit, queue, dropped = self._route(items)
         queued, promoted = self.review.offer(
             branch, queue, threshold=self.config.duplicate_threshold,
             promote_at=self.config.commit_threshold,
@@ -92,7 +93,9 @@ class MemoryWriter:
             "path": None,
             # Why a path other than the configured engine's was taken (an API failure, the
             # budget), and other remarks of the engines.
-            "notes": list(extraction.notes),
+            "notes": [*extraction.notes, *refusals],
+            # Items refused by the injection screen: never written, never queued.
+            "refusedUnsafe": len(refusals),
         }
         self.maintenance_log.thread_processed(branch)
         if not commit:
@@ -175,3 +178,26 @@ class MemoryWriter:
                 self.index.update_branch(branch, memory, self.store.signature(branch))
         except Exception:  # the index is derived: the next sync rebuilds it
             log.exception("index update failed for %s", branch)
+
+
+def _screened(items: list[MemoryItem]) -> tuple[list[MemoryItem], list[str]]:
+    """Items the injection screen lets through, and a note for each one it refused.
+
+    This covers every engine (offline and Claude alike): an item that would make an agent
+    run downloaded code, switch off a check, send secrets away or obey new instructions is
+    an attack carried by pasted text or tool output, not something the team decided. It is
+    refused rather than queued, because repeated candidates in the review queue can be
+    promoted into the file without a person looking at them.
+    """
+    from app.core.screen import screen_text
+
+    kept: list[MemoryItem] = []
+    refusals: list[str] = []
+    for item in items:
+        reasons = screen_text(" ".join(
+            (item.title, item.content, item.rationale, item.fix, item.root_cause)))
+        if reasons:
+            refusals.append(f"refused {item.title!r}: it {' and '.join(reasons)}")
+        else:
+            kept.append(item)
+    return kept, refusals
