@@ -342,9 +342,9 @@ def _register_sources(
                     planned, ledger, memorize_pending, batcher, api
                 )
             result = await memorize_pending(planned, ledger, counted, progress=api.progress)
-            if result["memorized"]:
-                # New items get their vectors now, in the scan's time, not a query's.
-                await asyncio.to_thread(api.reader.backfill_vectors)
+            # Items get their vectors in the scan's time, not a query's (also items written
+            # before semantic search existed, once).
+            await asyncio.to_thread(api.reader.backfill_vectors)
             settled.update(settled_transcripts(discovery, planned, ledger))
         finally:
             lock.release()

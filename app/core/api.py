@@ -9,6 +9,7 @@ hooks) are registered by the composition root (`app/container.py`) with `registe
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import re
@@ -752,6 +753,8 @@ class MemoryApi:
             pinned=True,
         )
         result = await self.writer.integrate(req.branch, [item])
+        # The new item's vector now, so semantic search finds it at once.
+        await asyncio.to_thread(self.reader.backfill_vectors)
         stored = result.memory.find(item.id)
         self.activity.record("remember", f"Remembered '{item.title}' in {req.branch}",
                              branch=req.branch)

@@ -61,9 +61,10 @@ MIN_TRUNCATED_TOKENS = 16
 # Hybrid retrieval: weight of the lexical part (term coverage x bm25 ratio) added to the
 # absolute cosine.
 LEX_WEIGHT = 0.2
-# Item vectors a single query may compute (about 15 ms each): a large memory is backfilled
-# over several queries (or by the app in the background), never in one long wait.
-QUERY_BACKFILL = 128
+# Item vectors a query computes itself (about 15 ms each): a query never waits for more; a
+# memory with more missing vectors is searched lexically until a scan or `remember` has
+# computed them. Queries write nothing otherwise.
+QUERY_BACKFILL = 0
 NOTHING_MESSAGE = "nothing in memory about this"
 # Explicit empty answer for the API, CLI, MCP `search` and the per-prompt hook.
 NOTHING: dict[str, Any] = {"nothing": True, "message": NOTHING_MESSAGE}
@@ -226,10 +227,11 @@ class MemoryReader:
                 matrix = self._vectors.ensure(
                     [(h.id, h.text or h.content) for h in items], limit=QUERY_BACKFILL
                 )
-                if matrix is None:
+                if matrix is None or self._vectors.missing:
+                    # Items without a vector would score as irrelevant: until the backfill
+                    # (scan, remember) has reached them, this query stays lexical.
                     return None
-                # A partial backfill is not kept: the next query computes the next share.
-                self._matrix = (key if not self._vectors.missing else None, items, matrix)
+                self._matrix = (key, items, matrix)
             _, items, matrix = self._matrix
             query = embeddings.embed([text])
         except (OSError, sqlite3.Error):

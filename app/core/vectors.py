@@ -85,9 +85,6 @@ class VectorStore:
         """
         import numpy as np
 
-        embedder = embeddings.get_embedder()
-        if embedder is None:
-            return None
         with self._lock:
             self._load()
             todo = [
@@ -98,8 +95,14 @@ class VectorStore:
             self.missing = max(0, len(todo) - limit) if limit is not None else 0
             if limit is not None:
                 todo = todo[:limit]
+            # The model is loaded only when there is something to compute.
+            embedder = embeddings.get_embedder() if todo else None
+            if todo and embedder is None:
+                return None
             step = 64
             for start in range(0, len(todo), step):
+                if embedder is None:
+                    break
                 chunk = todo[start : start + step]
                 vecs = embedder.embed([t for _, t, _ in chunk])
                 rows = []
