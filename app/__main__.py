@@ -12,6 +12,9 @@ def main() -> int:
     (its parser and imports) and goes straight to the hook commands, which answer the same.
     """
     argv = sys.argv[1:]
+    fast = _prompt_hook(argv)
+    if fast is not None:
+        return _run_prompt_hook(*fast)
     if _hook_command(argv):
         from app.integrations.__main__ import main as hooks_main
 
@@ -28,6 +31,34 @@ def _hook_command(argv: list[str]) -> bool:
         i += 2
     rest = argv[i:]
     return len(rest) >= 2 and rest[0] == "hook" and not rest[1].startswith("-")
+
+
+# The hooks that run before every prompt or session answer without argparse: building the
+# parsers costs more than the hook's own work.
+_PROMPT_HOOKS = ("session-start", "user-prompt-submit")
+
+
+def _prompt_hook(argv: list[str]) -> tuple[str | None, str] | None:
+    """(home, action) for exactly `[--home DIR] hook session-start|user-prompt-submit`."""
+    home: str | None = None
+    rest = argv
+    if len(rest) >= 2 and rest[0] == "--home":
+        home, rest = rest[1], rest[2:]
+    if len(rest) == 2 and rest[0] == "hook" and rest[1] in _PROMPT_HOOKS:
+        return home, rest[1]
+    return None
+
+
+def _run_prompt_hook(home: str | None, action: str) -> int:
+    """What `hook ACTION` does through the full parser, deadline included."""
+    from app.core.paths import resolve_home
+    from app.integrations import hooks
+    from app.integrations.hookio import arm_deadline
+
+    arm_deadline(resolve_home(home), f"hook {action}")
+    if action == "session-start":
+        return hooks.session_start(home)
+    return hooks.user_prompt_submit(home)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -84,22 +85,25 @@ def wait_drained(home: Path, timeout: float = 60.0) -> int:
     return len(list((home / "inbox").glob("*.json")))
 
 
-def measure(argv: list[str], stdin: bytes, runs: int, env: dict[str, str],
+def measure(argv: list[str], stdin: bytes | Callable[[int], bytes], runs: int,
+            env: dict[str, str],
             settle: Path | None = None, cwd: Path | None = None) -> tuple[
                 list[float], bytes, int]:
     """Run `argv` `runs` times; with `settle`, wait for that home's inbox to drain between
     runs, so a run is not timed while competing for the CPU with the previous run's drain
-    (sessions do not end several times a second)."""
+    (sessions do not end several times a second). `stdin` may be a function of the run's
+    number, for input that must differ between runs."""
     times: list[float] = []
     out = b""
     code = 0
-    for _ in range(runs):
+    for run in range(runs):
         if settle is not None:
             wait_drained(settle)
         start = time.perf_counter()
         # Claude Code starts hooks in the project folder (never in this checkout, which
         # `-m` would put first on sys.path).
-        done = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False,
+        given = stdin(run) if callable(stdin) else stdin
+        done = subprocess.run(argv, input=given, capture_output=True, env=env, check=False,
                               cwd=cwd or tempfile.gettempdir())
         times.append((time.perf_counter() - start) * 1000)
         out, code = done.stdout, done.returncode
@@ -137,6 +141,12 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k != "PUFFIN_MEMORY_HOME"}
     env["PYTHONPATH"] = str(args.root.resolve())
     tmp = Path(tempfile.mkdtemp(prefix="puffin-hook-bench-"))
+    # An installed app runs from compiled bytecode (pip compiles it; an editable install
+    # writes it on first use). PYTHONDONTWRITEBYTECODE would make every run compile the
+    # app's sources again, which no user sees: keep a bytecode cache for the runs, warmed
+    # by the first one.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
     try:
         home = tmp / "home"
         start = time.perf_counter()
@@ -177,10 +187,14 @@ def main() -> int:
             ok = code == 0 and "## Known Constraints" in context and "Branch Memory" in context
             print(f"session-start: {label:<24} {figures(times)}   "
                   f"{len(context)} chars, {'ok' if ok else 'WRONG OUTPUT'}")
-            prompt_in = json.dumps({
-                "session_id": "bench-prompt", "cwd": str(cwd), "hook_event_name":
-                "UserPromptSubmit", "prompt": "why does the watcher lose files after a rename?",
-            }).encode()
+            # A new session each run: within one session the hook leaves out what it has
+            # already injected, so later runs would find nothing new and do less work.
+            def prompt_in(run: int, label: str = label) -> bytes:
+                return json.dumps({
+                    "session_id": f"bench-prompt-{label}-{run}", "cwd": str(cwd),
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": "why does the watcher lose files after a rename?",
+                }).encode()
             times, out, code = measure(
                 [*argv, "--home", str(home), "hook", "user-prompt-submit"], prompt_in, args.runs,
                 env, cwd=cwd,

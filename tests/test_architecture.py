@@ -80,3 +80,38 @@ def _is_stdlib(name: str) -> bool:
     import sys
 
     return name in sys.stdlib_module_names
+
+
+# Modules the per-prompt hook must not load: each costs milliseconds on every prompt, and
+# none is needed to read the index and answer.
+# Session start writes the session's record, so it may load the file helpers.
+_PROMPT_HOOK_NEVER = ("argparse", "pydantic", "anthropic", "numpy", "markdown_it", "PySide6",
+                      "app.cli", "app.core.api")
+_PER_PROMPT_NEVER = ("tempfile", "shutil", "hashlib")
+
+
+@pytest.mark.parametrize("action", ["user-prompt-submit", "session-start"])
+def test_prompt_hooks_import_only_what_they_need(tmp_path: Path, action: str) -> None:
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    probe = (
+        "import runpy, sys\n"
+        "sys.argv = ['app', '--home', sys.argv[1], 'hook', sys.argv[2]]\n"
+        "try:\n    runpy.run_module('app', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('\\nMODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    given = json.dumps({"session_id": "s", "cwd": str(tmp_path / "repo"), "prompt":
+                        "how does the watcher handle renames", "source": "startup"})
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "home"), action],
+                          input=given, capture_output=True, text=True, cwd=tmp_path,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, check=False)
+    loaded = set(done.stderr.rsplit("MODULES ", 1)[-1].split())
+    assert "app.integrations.hooks" in loaded, done.stderr[-2000:]
+    never = _PROMPT_HOOK_NEVER + (_PER_PROMPT_NEVER if action == "user-prompt-submit" else ())
+    assert not sorted(m for m in never if m in loaded)

@@ -8,11 +8,9 @@ before they pay for importing the rest of the core; `MemoryStore` uses the same 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
-from urllib.parse import quote, unquote
 
 from app.core.errors import InvalidInput
 
@@ -60,6 +58,10 @@ def encode_branch(branch: str) -> str:
     validate_branch_id(branch)
     if _SAFE_ID.fullmatch(branch) and not branch.startswith("."):
         return branch
+    # Lazy: the per-prompt hook only meets plain names and should not pay for these.
+    import hashlib
+    from urllib.parse import quote
+
     stem = quote(branch, safe="-_").replace(".", "%2E")
     if len(stem.encode()) > _MAX_STEM_BYTES:
         return HASH_PREFIX + hashlib.sha256(branch.encode()).hexdigest()[:40]
@@ -70,4 +72,8 @@ def decode_stem(stem: str) -> str | None:
     """Branch id for a plain or percent-encoded stem; None for hashed stems."""
     if stem.startswith(HASH_PREFIX):
         return None
-    return unquote(stem) if "%" in stem else stem
+    if "%" not in stem:
+        return stem
+    from urllib.parse import unquote
+
+    return unquote(stem)

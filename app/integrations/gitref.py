@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 from pathlib import Path
 from typing import NamedTuple
@@ -57,6 +56,8 @@ def branch_from_head(head: str) -> str | None:
 
 def _branch_from_git(root: str) -> str | None:
     """Ask `git` (when HEAD could not be read directly)."""
+    import shutil
+
     git = shutil.which("git")
     if git is None:
         return None

@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -118,11 +117,13 @@ def hook_log(home: Path | None, event: str, message: str) -> Path | None:
         with contextlib.suppress(OSError):
             if home.is_dir():
                 targets.append(log_path(home))
-    targets.append(Path(tempfile.gettempdir()) / FALLBACK_LOG)
     for target in targets:
         if _append(target, line):
             return target
-    return None
+    import tempfile  # only when the home's log could not be used
+
+    fallback = Path(tempfile.gettempdir()) / FALLBACK_LOG
+    return fallback if _append(fallback, line) else None
 
 
 def read_stdin_json(timeout: float = STDIN_TIMEOUT_S) -> dict[str, Any]:
@@ -233,6 +234,8 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     `mode` sets the permission bits of the new file (the temp file starts as 0600).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # writes are off the per-prompt path
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         if mode is not None:
