@@ -146,7 +146,17 @@ def _retrieve(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         payload["branch"] = a.branch
     if a.project:
         payload["project"] = a.project
+    if a.include_archive:
+        payload["includeArchive"] = True
     return "memory:retrieve", payload
+
+
+def _archive(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if a.archive_cmd == "list":
+        return "memory:archive-list", {"branch": a.branch}
+    if a.archive_cmd == "restore":
+        return "memory:archive-restore", {"branch": a.branch, "id": a.id}
+    raise UsageError("archive needs one of: list, restore")
 
 
 def _branch(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
@@ -239,6 +249,8 @@ def _recall(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
                                "mode": "fast" if a.mode == "keyword" else "deep"}
     if a.tags:
         payload["tags"] = _csv(a.tags)
+    if a.include_archive:
+        payload["includeArchive"] = True
     return "memory:retrieve", payload
 
 
@@ -259,6 +271,7 @@ SIMPLE: dict[str, Builder] = {
     "memorize": _memorize,
     "retrieve": _retrieve,
     "branch": _branch,
+    "archive": _archive,
     "stats": lambda a: ("memory:get-stats", {}),
     "status": lambda a: ("memory:get-status", {}),
     "clear": _clear,
@@ -300,6 +313,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--branch")
     p.add_argument("--project")
     p.add_argument("--mode", choices=["fast", "deep"], default="fast")
+    p.add_argument("--include-archive", action="store_true",
+                   help="also search items archived by maintenance")
+
+    p = sub.add_parser("archive", help="items maintenance took out of a branch: list, restore")
+    asub = p.add_subparsers(dest="archive_cmd", metavar="ACTION")
+    asub.add_parser("list").add_argument("branch")
+    r = asub.add_parser("restore")
+    r.add_argument("branch")
+    r.add_argument("id")
 
     p = sub.add_parser("branch", help="list, show, versions, restore")
     bsub = p.add_subparsers(dest="branch_cmd", metavar="ACTION")
@@ -364,6 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tags")
     p.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid")
     p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--include-archive", action="store_true",
+                   help="also search items archived by maintenance")
     sub.add_parser("context", help="a markdown digest of memory").add_argument(
         "topic", nargs="*")
     sub.add_parser("health", help="check files (and the index)").add_argument(

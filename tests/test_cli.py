@@ -345,3 +345,22 @@ def test_a_scan_in_which_every_thread_failed_exits_non_zero(home: Path, tmp_path
 
     assert (code, reply["memorized"], reply["failed"]) == (1, 0, 1)
     assert "longer than" in reply["errors"][0]
+
+
+def test_archive_list_and_restore_from_the_command_line(home: Path) -> None:
+    from app.core.archive import Archive
+    from app.core.models import Category, MemoryItem
+
+    item = MemoryItem(category=Category.PROJECT_CONVENTIONS, title="Use pnpm",
+                      content="Use pnpm workspaces for the monorepo.", id="conv-0badc0de")
+    Archive(home).add("web/main", [(item, "pruned by weekly maintenance")])
+    code, listed = run_cli(home, "archive", "list", "web/main")
+    assert code == 0 and [i["id"] for i in listed["items"]] == ["conv-0badc0de"]
+    code, found = run_cli(home, "retrieve", "pnpm workspaces", "--include-archive")
+    assert code == 0 and found["archived"][0]["reason"] == "pruned by weekly maintenance"
+    code, done = run_cli(home, "archive", "restore", "web/main", "conv-0badc0de")
+    assert code == 0 and done["success"] is True
+    code, shown = run_cli(home, "get", "conv-0badc0de")
+    assert code == 0 and shown["item"]["title"] == "Use pnpm", shown
+    code, missing = run_cli(home, "archive", "restore", "web/main", "conv-0badc0de")
+    assert code != 0 and missing["code"] == "NOT_FOUND"

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.activity import ActivityLog
+from app.core.archive import Archive
 from app.core.config import Config
 from app.core.conflicts import find_conflicts
 from app.core.errors import InvalidInput, NotFound, PuffinError, StorageError
@@ -68,6 +69,8 @@ CHANNELS: tuple[str, ...] = (
     "memory:list-versions",
     "memory:get-version",
     "memory:restore-version",
+    "memory:archive-list",
+    "memory:archive-restore",
     "memory:review-list",
     "memory:review-approve",
     "memory:review-reject",
@@ -118,10 +121,16 @@ class RetrieveRequest(Request):
     project: str | None = None
     mode: Literal["fast", "deep"] = "fast"
     tags: list[str] = Field(default_factory=list)
+    include_archive: bool = Field(default=False, alias="includeArchive")
 
 
 class BranchRequest(Request):
     branch: str = Field(min_length=1)
+
+
+class ArchiveRestoreRequest(Request):
+    branch: str = Field(min_length=1)
+    id: str = Field(min_length=1, max_length=200)
 
 
 class SaveBranchRequest(Request):
@@ -256,6 +265,7 @@ class MemoryApi:
         self.reader = reader
         self.maintenance = maintenance
         self.review = review
+        self.archive = Archive(store.home)
         self.activity = activity
         self.maintenance_log = maintenance_log
         self.config = config
@@ -333,6 +343,8 @@ class MemoryApi:
             "memory:list-versions": (BranchRequest, self._list_versions),
             "memory:get-version": (VersionRequest, self._get_version),
             "memory:restore-version": (VersionRequest, self._restore_version),
+            "memory:archive-list": (BranchRequest, self._archive_list),
+            "memory:archive-restore": (ArchiveRestoreRequest, self._archive_restore),
             "memory:review-list": (Empty, self._review_list),
             "memory:review-approve": (ReviewApproveRequest, self._review_approve),
             "memory:review-reject": (IdRequest, self._review_reject),
@@ -366,6 +378,64 @@ class MemoryApi:
     async def _retrieve(self, req: RetrieveRequest) -> dict[str, Any]:
         if req.branch is not None:
             validate_branch_id(req.branch)
+        if req.include_archive:
+            reply = await self._retrieve_active(req)
+            reply["archived"] = self._search_archive(req)
+            return reply
+        return await self._retrieve_active(req)
+
+    def _search_archive(self, req: RetrieveRequest) -> list[dict[str, Any]]:
+        """Archived items holding the query's words (most words first), marked archived."""
+        from app.core.words import STOP_WORDS
+
+        words = re.findall(r"\w[\w.+#-]*", req.query.casefold())
+        terms = [w for w in words if len(w) > 2 and w not in STOP_WORDS] or words
+        found: list[tuple[int, dict[str, Any]]] = []
+        branches = [req.branch] if req.branch else self.archive.branches()
+        for branch in branches:
+            if req.project and project_of(branch) != req.project:
+                continue
+            for entry in self.archive.entries(branch):
+                item = entry.item
+                text = f"{item.title} {item.content} {item.root_cause} {item.fix}".casefold()
+                score = sum(1 for t in terms if t in text)
+                if score:
+                    found.append((score, {**entry.to_dict(), "branch": branch,
+                                          "archivedItem": True}))
+        found.sort(key=lambda pair: -pair[0])
+        return [hit for _score, hit in found[: req.max_results]]
+
+    async def _archive_list(self, req: BranchRequest) -> dict[str, Any]:
+        validate_branch_id(req.branch)
+        entries = self.archive.entries(req.branch)
+        return {"branch": req.branch, "items": [e.to_dict() for e in reversed(entries)],
+                "path": str(self.archive.path(req.branch))}
+
+    async def _archive_restore(self, req: ArchiveRestoreRequest) -> dict[str, Any]:
+        """Put an archived item back in its section; the archive entry goes after."""
+        validate_branch_id(req.branch)
+        entry = self.archive.get(req.branch, req.id)
+        restored: list[bool] = []
+
+        def change(memory: BranchMemory | None) -> BranchMemory | None:
+            memory = memory or BranchMemory(branch_id=req.branch)
+            if memory.find(entry.item.id) is not None:
+                return None  # already back (restored twice, or never left)
+            memory.items[entry.item.category].append(entry.item)
+            memory.last_updated = utc_now()
+            restored.append(True)
+            return memory
+
+        memory = self.store.update(req.branch, change)
+        self.archive.remove(req.branch, [req.id])
+        self.writer.refresh_index(req.branch, memory)
+        if restored:
+            self.activity.record("restore", f"Restored archived item {entry.item.title!r}",
+                                 branch=req.branch)
+        return {"success": True, "branch": req.branch, "id": req.id,
+                "title": entry.item.title, "alreadyPresent": not restored}
+
+    async def _retrieve_active(self, req: RetrieveRequest) -> dict[str, Any]:
         if not req.tags:
             return await self.reader.retrieve(
                 req.query, req.max_results, branch=req.branch, project=req.project,
@@ -830,6 +900,8 @@ class MemoryApi:
                 versions[branch] = after[0].version if after and after != before else None
                 removed.extend({"branch": branch, "id": i.id, "title": i.title} for i in gone)
                 self.writer.refresh_index(branch, memory)
+                # Forgotten on purpose: old versions must not bring them into the archive.
+                self.archive.mark_forgotten(branch, [i.id for i in gone])
         if req.id is not None and not removed:
             raise NotFound(f"No item with id {req.id!r}.")
         if removed:

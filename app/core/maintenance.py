@@ -14,13 +14,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.archive import Archive
 from app.core.atomic import move_aside, read_json, write_json
 from app.core.engine import Engine
 from app.core.errors import MaintenanceFailed, PuffinError, StorageError
 from app.core.format import parse, render, validate
 from app.core.guard import check_evolution
 from app.core.index import MemoryIndex
-from app.core.models import BranchMemory, Category, EvolutionResult, utc_now
+from app.core.models import BranchMemory, Category, EvolutionResult, MemoryItem, utc_now
 from app.core.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -122,6 +123,7 @@ class MaintenanceManager:
     ) -> None:
         self.section_cap = section_cap
         self.store = store
+        self.archive = Archive(store.home)
         self.index = index
         self.engine = engine
         self.merger = merger
@@ -177,6 +179,9 @@ class MaintenanceManager:
             new_text = render(result.memory)
             if new_text == text or validate(new_text):
                 continue
+            # Archived before the write: a crash in between leaves an item in both places,
+            # never in neither.
+            archived = self.archive.add(branch, self._departures(current, result))
             if self.store.write_if_unchanged(branch, data, new_text):
                 consolidated += 1
                 merged += result.stats.get("merged", 0)
@@ -186,6 +191,7 @@ class MaintenanceManager:
                 except Exception:
                     log.exception("index update failed for %s", branch)
             else:
+                self.archive.remove(branch, archived)
                 skipped.append({"branch": branch, "reason": "changed during maintenance"})
         return {
             "branchesConsolidated": consolidated,
@@ -193,6 +199,23 @@ class MaintenanceManager:
             "itemsPruned": pruned,
             "skipped": skipped,
         }
+
+    def _departures(self, current: BranchMemory,
+                    result: EvolutionResult) -> list[tuple[MemoryItem, str]]:
+        """Items of `current` the consolidation took out, each with the reason."""
+        staying = {item.id for item in result.memory.all_items()}
+        pruned = set(result.notes[: int(result.stats.get("pruned", 0))])
+        gone: list[tuple[MemoryItem, str]] = []
+        for item in current.all_items():
+            if item.id in staying:
+                continue
+            if item.id in pruned:
+                reason = (f"pruned by weekly maintenance: its section held more than "
+                          f"{self.section_cap} items")
+            else:
+                reason = "merged into a near-duplicate by weekly maintenance"
+            gone.append((item, reason))
+        return gone
 
     def _check(self, current: BranchMemory, result: EvolutionResult) -> list[str]:
         """Guard a consolidation: only items pruned by the section cap may go (to versions)."""

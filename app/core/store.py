@@ -15,11 +15,11 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app.core.atomic import atomic_write_bytes, fsync_dir
-from app.core.errors import InvalidInput, NotFound, StorageError
+from app.core.errors import InvalidInput, NotFound, PuffinError, StorageError
 from app.core.models import BranchMemory
 from app.core.paths import (
     HASH_PREFIX,
@@ -48,6 +48,45 @@ class VersionInfo:
             "timestamp": self.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "size": self.size,
         }
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
+
+
+DAILY_AFTER = timedelta(days=30)
+WEEKLY_AFTER = timedelta(days=180)
+
+
+def version_policy(names: list[str], *, keep_recent: int, now: datetime) -> set[str]:
+    """The version names to evict: never the newest `keep_recent`, never one under 30 days.
+
+    Older versions are thinned to the newest of each day, and past 180 days to the newest
+    of each ISO week. Names sort by time (they are UTC stamps).
+    """
+    evict: set[str] = set()
+    seen: set[tuple[int, ...]] = set()
+    for rank, name in enumerate(sorted(names, reverse=True)):
+        try:
+            stamp = datetime.strptime(name[:22], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=UTC)
+        except ValueError:
+            continue
+        age = now - stamp
+        if rank < keep_recent or age < DAILY_AFTER:
+            continue
+        if age < WEEKLY_AFTER:
+            bucket: tuple[int, ...] = (stamp.year, stamp.month, stamp.day)
+        else:
+            year, week, _ = stamp.isocalendar()
+            bucket = (year, week, 0, 0)
+        if bucket in seen:
+            evict.add(name)
+        else:
+            seen.add(bucket)
+    return evict
 
 
 class MemoryStore:
@@ -313,20 +352,54 @@ class MemoryStore:
     # -- versions ----------------------------------------------------------------------
     def _save_version(self, branch: str, data: bytes) -> str:
         folder = self._version_folder(branch)
+        newest = self._newest_version(folder)
+        if newest is not None and _same_bytes(newest, data):
+            return newest.stem  # identical to the last saved version: one copy is enough
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         name, counter = stamp, 1
         while (folder / f"{name}.md").exists():
             name = f"{stamp}-{counter}"
             counter += 1
         atomic_write_bytes(folder / f"{name}.md", data)
-        self._prune_versions(folder)
+        self._prune_versions(branch, folder)
         return name
 
-    def _prune_versions(self, folder: Path) -> None:
+    @staticmethod
+    def _newest_version(folder: Path) -> Path | None:
         versions = sorted(p for p in folder.glob("*.md") if _VERSION_NAME.fullmatch(p.stem))
-        for old in versions[: max(0, len(versions) - self.versions_keep)]:
+        return versions[-1] if versions else None
+
+    def _prune_versions(self, branch: str, folder: Path) -> None:
+        """Thin old versions by `version_policy`; their only copies of items are archived.
+
+        Before a version file is removed, every item in it that is neither in the branch
+        file nor in the archive (nor forgotten by the user on purpose) is archived, so no
+        policy can evict the last copy of anything. A version that cannot be read or
+        parsed is kept.
+        """
+        versions = sorted(p for p in folder.glob("*.md") if _VERSION_NAME.fullmatch(p.stem))
+        evict = version_policy([p.stem for p in versions], keep_recent=self.versions_keep,
+                               now=datetime.now(UTC))
+        if not evict:
+            return
+        from app.core.archive import Archive
+
+        archive = Archive(self.home)
+        current = self.read(branch) if self.exists(branch) else None
+        known = {i.id for i in current.all_items()} if current is not None else set()
+        known |= archive.ids(branch) | archive.forgotten(branch)
+        for path in versions:
+            if path.stem not in evict:
+                continue
+            try:
+                old = self.parse_bytes(branch, path.read_bytes())
+                orphans = [(item, f"kept from version {path.stem} before it was removed")
+                           for item in old.all_items() if item.id not in known]
+                known |= set(archive.add(branch, orphans))
+            except (OSError, PuffinError, ValueError):
+                continue  # unreadable: keep the file rather than risk its items
             with contextlib.suppress(OSError):
-                old.unlink()
+                path.unlink()
 
     def list_versions(self, branch: str) -> list[VersionInfo]:
         """Saved versions of a branch, newest first (also for deleted branches)."""

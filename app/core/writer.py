@@ -138,6 +138,11 @@ class MemoryWriter:
             data = self.store.read_bytes(branch)
             current = None if data is None else self.store.parse_bytes(branch, data)
             result, text = await self._evolve_checked(engine, current, items, branch)
+            if current is not None and data is not None and _same_but_stamp(
+                    current, result.memory, data):
+                # Nothing but the "last updated" stamp would change: no write, no version.
+                result.stats["unchanged"] = True
+                return result
             if self.store.write_if_unchanged(branch, data, text):
                 self.store.remember_parsed(branch, text, result.memory)
                 self.refresh_index(branch, result.memory)
@@ -178,6 +183,12 @@ class MemoryWriter:
                 self.index.update_branch(branch, memory, self.store.signature(branch))
         except Exception:  # the index is derived: the next sync rebuilds it
             log.exception("index update failed for %s", branch)
+
+
+def _same_but_stamp(current: BranchMemory, new: BranchMemory, data: bytes) -> bool:
+    """True when `new` renders to the file's bytes once given the file's own timestamp."""
+    same = new.model_copy(update={"last_updated": current.last_updated})
+    return render(same).encode("utf-8") == data
 
 
 def _screened(items: list[MemoryItem]) -> tuple[list[MemoryItem], list[str]]:

@@ -41,6 +41,8 @@ CHANNEL_MEMBERS: dict[str, str] = {
     "memory:list-versions": "list_versions",
     "memory:get-version": "get_version",
     "memory:restore-version": "restore_version",
+    "memory:archive-list": "archive_list",
+    "memory:archive-restore": "archive_restore",
     "memory:review-list": "review_list",
     "memory:review-approve": "review_approve",
     "memory:review-reject": "review_reject",
@@ -256,6 +258,14 @@ class MemoryChannels(QObject):
         """memory:restore-version."""
         return await self.invoke("memory:restore-version",
                                  {"branch": branch, "version": version})
+
+    async def archive_list(self, branch: str) -> Reply:
+        """memory:archive-list."""
+        return await self.invoke("memory:archive-list", {"branch": branch})
+
+    async def archive_restore(self, branch: str, item_id: str) -> Reply:
+        """memory:archive-restore."""
+        return await self.invoke("memory:archive-restore", {"branch": branch, "id": item_id})
 
     async def review_list(self) -> Reply:
         """memory:review-list."""

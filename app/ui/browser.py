@@ -188,7 +188,7 @@ class BranchBrowserPanel(Panel):
     subtitle = "One Markdown memory file per branch. Edit by hand; every change keeps a version."
     icon = "branches"
 
-    PAGE_EMPTY, PAGE_VIEW, PAGE_EDIT, PAGE_VERSIONS = range(4)
+    PAGE_EMPTY, PAGE_VIEW, PAGE_EDIT, PAGE_VERSIONS, PAGE_ARCHIVE = range(5)
 
     def __init__(self, channels: MemoryChannels, parent: QWidget | None = None) -> None:
         super().__init__(channels, parent)
@@ -263,6 +263,7 @@ class BranchBrowserPanel(Panel):
         self.pages.addWidget(self._build_view_page())
         self.pages.addWidget(self._build_edit_page())
         self.pages.addWidget(self._build_versions_page())
+        self.pages.addWidget(self._build_archive_page())
 
         self._reload_timer = QTimer(self, singleShot=True, interval=150)
         self._reload_timer.timeout.connect(self._on_reload_timer_timeout)
@@ -286,12 +287,17 @@ class BranchBrowserPanel(Panel):
         self.edit_button = push_button("Edit", "edit", tooltip="Edit the file (Ctrl+E)")
         self.versions_button = push_button("Versions", "versions",
                                            tooltip="Earlier versions, diff and restore")
+        self.archive_button = push_button(
+            "Archive", "versions",
+            tooltip="Items maintenance merged or pruned from this branch, to restore")
         self.clear_button = push_button("Clear", "clear",
                                         tooltip="Clear this memory (undoable from Versions)")
         self.edit_button.clicked.connect(self.start_edit)
         self.versions_button.clicked.connect(self.show_versions)
+        self.archive_button.clicked.connect(self.show_archive)
         self.clear_button.clicked.connect(self._on_clear_button_clicked)
-        for button in (self.edit_button, self.versions_button, self.clear_button):
+        for button in (self.edit_button, self.versions_button, self.archive_button,
+                       self.clear_button):
             top.addWidget(button)
         layout.addLayout(top)
         self.viewer = QTextBrowser()
@@ -372,6 +378,37 @@ class BranchBrowserPanel(Panel):
         splitter.addWidget(self.diff)
         splitter.setSizes([220, 600])
         layout.addWidget(splitter, 1)
+        return page
+
+    def _build_archive_page(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(8)
+        top = QHBoxLayout()
+        self.archive_title = heading("", 1.25)
+        top.addWidget(self.archive_title, 1)
+        back = push_button("Back to file")
+        back.setAccessibleName("Back to the branch file")
+        back.clicked.connect(self._show_view)
+        self.archive_restore_button = push_button("Restore item", "restore")
+        self.archive_restore_button.setAccessibleName("Restore the selected archived item")
+        self.archive_restore_button.setEnabled(False)
+        self.archive_restore_button.clicked.connect(self._on_archive_restore_button_clicked)
+        top.addWidget(back)
+        top.addWidget(self.archive_restore_button)
+        layout.addLayout(top)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.archive_list = QListWidget()
+        self.archive_list.setAccessibleName("Archived items")
+        self.archive_list.currentRowChanged.connect(self._on_archive_list_current_row_changed)
+        self.archive_detail = QTextBrowser()
+        self.archive_detail.setAccessibleName("Archived item")
+        splitter.addWidget(self.archive_list)
+        splitter.addWidget(self.archive_detail)
+        splitter.setSizes([300, 520])
+        layout.addWidget(splitter, 1)
+        self._archived: list[dict[str, Any]] = []
         return page
 
     # -- list -----------------------------------------------------------------------------
@@ -711,6 +748,64 @@ class BranchBrowserPanel(Panel):
         self._pending_select = branch
         await self._load_branches()
         self._show_view()
+
+    # -- archive --------------------------------------------------------------------------
+    def show_archive(self) -> None:
+        """List the items maintenance took out of the open branch."""
+        if not self.current:
+            return
+        self.archive_title.setText(f"Archive of {self.current}")
+        self.archive_list.clear()
+        self.archive_detail.clear()
+        self.archive_restore_button.setEnabled(False)
+        self.pages.setCurrentIndex(self.PAGE_ARCHIVE)
+        self.run(self._load_archive(self.current))
+
+    async def _load_archive(self, branch: str) -> None:
+        reply = await self.channels.archive_list(branch)
+        if is_error(reply) or branch != self.current:
+            if is_error(reply):
+                self.archive_detail.setPlainText(reply.get("message", "Cannot read the archive."))
+            return
+        self._archived = list(reply.get("items", []))
+        self.archive_list.clear()
+        for entry in self._archived:
+            moment = parse_time(entry.get("archived"))
+            when = moment.astimezone().strftime("%d %b %Y") if moment else ""
+            row = QListWidgetItem(f"{entry.get('title', '')}\n{when}")
+            row.setToolTip(str(entry.get("reason", "")))
+            self.archive_list.addItem(row)
+        if not self._archived:
+            self.archive_detail.setPlainText(
+                "Nothing archived for this branch. When weekly maintenance merges duplicates "
+                "or trims a crowded section, the items it takes out are kept here.")
+
+    def _on_archive_list_current_row_changed(self, row: int) -> None:
+        if not 0 <= row < len(self._archived):
+            self.archive_restore_button.setEnabled(False)
+            return
+        entry = self._archived[row]
+        self.archive_restore_button.setEnabled(True)
+        lines = [f"# {entry.get('title', '')}", "", str(entry.get("content", "")), "",
+                 f"- Category: {str(entry.get('category', '')).replace('_', ' ')}",
+                 f"- Archived: {entry.get('archived', '')} ({entry.get('reason', '')})",
+                 f"- Id: `{entry.get('id', '')}`"]
+        self.archive_detail.setMarkdown("\n".join(lines))
+
+    def _on_archive_restore_button_clicked(self) -> None:
+        row = self.archive_list.currentRow()
+        if not self.current or not 0 <= row < len(self._archived):
+            return
+        self.run(self._restore_archived(self.current, str(self._archived[row]["id"])))
+
+    async def _restore_archived(self, branch: str, item_id: str) -> None:
+        reply = await self.channels.archive_restore(branch, item_id)
+        if is_error(reply):
+            self.banner.show_message(reply.get("message", "Restore failed."))
+            return
+        self.banner.show_message(f"Restored {reply.get('title', item_id)!r} to {branch}.",
+                                 level="ok")
+        await self._load_archive(branch)
 
     # -- clearing -------------------------------------------------------------------------
     def _on_clear_button_clicked(self) -> None:

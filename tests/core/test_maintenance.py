@@ -84,3 +84,64 @@ def test_broken_maintenance_log_is_moved_aside(tmp_path: Path) -> None:
     log = MaintenanceLog(path)
     assert log.read() == {}
     assert log.warning and "moved to" in log.warning
+
+
+def test_items_maintenance_takes_out_are_archived_searchable_and_restorable(home: Path) -> None:
+    (home / "branches").mkdir(parents=True)
+    (home / "branches" / "big.md").write_text(render(_crowded("big", 60)), encoding="utf-8")
+    api = build_api(home, engine_override="offline")
+    before = parse((home / "branches" / "big.md").read_text(encoding="utf-8"), "big")
+    reply = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    after = parse((home / "branches" / "big.md").read_text(encoding="utf-8"), "big")
+    listed = asyncio.run(api.invoke("memory:archive-list", {"branch": "big"}))
+    archived = {i["id"]: i for i in listed["items"]}
+    # Every item that left the file is in the archive, with the reason it left.
+    gone = {i.id for i in before.all_items()} - {i.id for i in after.all_items()}
+    assert gone and gone == set(archived)
+    assert reply["results"]["itemsPruned"] == sum(
+        "pruned" in i["reason"] for i in archived.values())
+    assert any("merged" in i["reason"] for i in archived.values())
+    # The archive is readable Markdown beside the branches.
+    text = Path(listed["path"]).read_text(encoding="utf-8")
+    assert text.startswith("# Archive: big") and "## Note" in text
+    # Searchable with the flag, invisible without it.
+    victim = next(i for i in archived.values() if "pruned" in i["reason"])
+    query = victim["content"]
+    plain = asyncio.run(api.invoke("memory:retrieve", {"query": query}))
+    assert "archived" not in plain
+    found = asyncio.run(api.invoke("memory:retrieve", {"query": query, "includeArchive": True}))
+    assert victim["id"] in [hit["id"] for hit in found["archived"]]
+    # Restore puts it back in its section and out of the archive.
+    done = asyncio.run(api.invoke("memory:archive-restore", {"branch": "big",
+                                                             "id": victim["id"]}))
+    assert done["success"] is True and done["alreadyPresent"] is False
+    back = parse((home / "branches" / "big.md").read_text(encoding="utf-8"), "big")
+    assert back.find(victim["id"]) is not None
+    again = asyncio.run(api.invoke("memory:archive-list", {"branch": "big"}))
+    assert victim["id"] not in {i["id"] for i in again["items"]}
+    missing = asyncio.run(api.invoke("memory:archive-restore", {"branch": "big", "id": "nope"}))
+    assert missing["error"] is True and missing["code"] == "NOT_FOUND"
+
+
+def test_maintenance_that_changes_nothing_saves_no_version(home: Path) -> None:
+    (home / "branches").mkdir(parents=True)
+    (home / "branches" / "small.md").write_text(render(_crowded("small", 3)), encoding="utf-8")
+    api = build_api(home, engine_override="offline")
+    asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    first = len(api.store.list_versions("small"))
+    asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    assert len(api.store.list_versions("small")) == first
+
+
+def test_memorizing_the_same_thread_again_changes_nothing(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    conv = ("User: We use pnpm, not npm or yarn, in this repo. Always run make lint before "
+            "pushing.\n\nAssistant: Noted.")
+    payload = {"conversationText": conv, "branchId": "p/main", "source": "thread-1"}
+    asyncio.run(api.invoke("memory:memorize", payload))
+    text = (home / "branches").glob("*.md").__next__().read_text(encoding="utf-8")
+    asyncio.run(api.invoke("memory:memorize", payload))
+    asyncio.run(api.invoke("memory:memorize", payload))
+    assert api.store.list_versions("p/main") == []
+    assert next((home / "branches").glob("*.md")).read_text(encoding="utf-8") == text

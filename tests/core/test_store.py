@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from app.core.errors import InvalidInput, NotFound
 from app.core.format import parse, render, validate
 from app.core.models import BranchMemory, Category, MemoryItem
 from app.core.paths import decode_stem, encode_branch, project_of
-from app.core.store import MemoryStore
+from app.core.store import MemoryStore, version_policy
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -109,13 +110,82 @@ def test_delete_is_undoable(home: Path) -> None:
         store.delete("nope")
 
 
-def test_versions_are_capped(home: Path) -> None:
+def test_recent_versions_are_all_kept(home: Path) -> None:
+    # A month of history is never thinned, whatever the count (it once kept only 20).
     store = MemoryStore(home, versions_keep=3)
     for n in range(8):
         store.write_text("b", f"content {n}")
     versions = store.list_versions("b")
-    assert len(versions) == 3
+    assert len(versions) == 7
     assert store.read_version("b", versions[0].version) == "content 6"
+
+
+def test_version_policy_thins_old_versions_by_day_then_week() -> None:
+    now = datetime(2026, 11, 25, 12, tzinfo=UTC)
+
+    def name(moment: datetime) -> str:
+        return moment.strftime("%Y%m%dT%H%M%S%fZ")
+
+    recent = [name(now - timedelta(days=d, hours=h)) for d in range(0, 29) for h in (1, 2)]
+    same_day = [name(datetime(2026, 9, 1, h, tzinfo=UTC)) for h in (3, 9, 15)]
+    same_week = [name(datetime(2026, 3, d, 10, tzinfo=UTC)) for d in (2, 3, 4)]  # Mon-Wed
+    evicted = version_policy(recent + same_day + same_week, keep_recent=5, now=now)
+    assert not evicted & set(recent)
+    assert evicted == {same_day[0], same_day[1], same_week[0], same_week[1]}
+
+
+def test_a_version_identical_to_the_last_one_is_not_saved_twice(home: Path) -> None:
+    store = MemoryStore(home)
+    store.write_text("b", "one")
+    store.write_text("b", "two")
+    store.write_text("b", "one")
+    store.write_text("b", "two")
+    assert [store.read_version("b", v.version) for v in store.list_versions("b")] == [
+        "one", "two", "one"]
+
+
+def _memory_with(*titles: str) -> str:
+    memory = BranchMemory(branch_id="b")
+    for title in titles:
+        memory.items[Category.PROJECT_CONVENTIONS].append(MemoryItem(
+            category=Category.PROJECT_CONVENTIONS, title=title, content=f"{title} always."))
+    return render(memory)
+
+
+def test_evicting_a_version_archives_items_found_nowhere_else(home: Path) -> None:
+    from app.core.archive import Archive
+
+    store = MemoryStore(home, versions_keep=1)
+    store.write_text("b", _memory_with("Use pnpm", "Lint first"))
+    store.write_text("b", _memory_with("Lint first"))
+    store.write_text("b", _memory_with("Lint first", "Tabs"))
+    # Age the versions past the policy's month and into one day, so all but one go.
+    folder = home / "versions" / "b"
+    for n, path in enumerate(sorted(folder.glob("*.md"))):
+        path.rename(folder / f"20250101T0000{n:02d}000000Z.md")
+    store.write_text("b", _memory_with("Lint first", "Tabs", "Ruff"))
+    archived = {e.item.title: e.reason for e in Archive(home).entries("b")}
+    assert "Use pnpm" in archived and "kept from version" in archived["Use pnpm"]
+    assert "Lint first" not in archived  # still in the branch file
+    searchable = {i.title for v in store.list_versions("b")
+                  for i in parse(store.read_version("b", v.version), "b").all_items()}
+    assert "Use pnpm" in searchable or "Use pnpm" in archived
+
+
+def test_forgotten_items_are_not_archived_from_old_versions(home: Path) -> None:
+    from app.core.archive import Archive
+
+    store = MemoryStore(home, versions_keep=1)
+    store.write_text("b", _memory_with("Secret thing"))
+    memory = parse(store.read_text("b") or "", "b")
+    Archive(home).mark_forgotten("b", [i.id for i in memory.all_items()])
+    store.write_text("b", _memory_with("Other"))
+    folder = home / "versions" / "b"
+    for n, path in enumerate(sorted(folder.glob("*.md"))):
+        path.rename(folder / f"20250101T0000{n:02d}000000Z.md")
+    store.write_text("b", _memory_with("Other", "More"))
+    store.write_text("b", _memory_with("Other", "More", "Again"))
+    assert "Secret thing" not in {e.item.title for e in Archive(home).entries("b")}
 
 
 def test_bad_version_names_are_refused(home: Path) -> None:
@@ -139,7 +209,7 @@ _WRITER = textwrap.dedent("""
     import sys
     from app.core.format import render
     from app.core.models import BranchMemory, Category, MemoryItem
-    from app.core.store import MemoryStore
+    from app.core.store import MemoryStore, version_policy
     store = MemoryStore(__import__("pathlib").Path(sys.argv[1]))
     n = 0
     while True:
@@ -172,7 +242,7 @@ _APPENDER = textwrap.dedent("""
     import sys
     from pathlib import Path
     from app.core.models import BranchMemory, Category, MemoryItem
-    from app.core.store import MemoryStore
+    from app.core.store import MemoryStore, version_policy
     store = MemoryStore(Path(sys.argv[1]))
     who = sys.argv[2]
     for i in range(8):

@@ -112,11 +112,21 @@ def test_near_duplicate_reinforces_the_existing_item() -> None:
 
 def test_reinforcement_is_capped_and_never_lowers_confidence() -> None:
     strong = item("Use ruff for linting", confidence=0.96)
-    assert reinforce(strong, item("Use ruff for linting", confidence=0.5)).confidence == 0.97
+    assert reinforce(strong, item("Use ruff for linting", confidence=0.5,
+                                  source="thread-2")).confidence == 0.97
     capped = item("Use ruff for linting", confidence=0.99)
     assert reinforce(capped, item("Use ruff for linting", confidence=0.99)).confidence == 0.99
     certain = item("Use ruff for linting", confidence=1.0)
     assert reinforce(certain, item("Use ruff for linting")).confidence == 1.0
+
+
+def test_the_same_thread_read_again_is_not_a_second_witness() -> None:
+    first = item("Use ruff for linting", confidence=0.8, source="thread-1")
+    again = reinforce(first, item("Use ruff for linting", confidence=0.8, source="thread-1"))
+    assert again.confidence == 0.8
+    bug = item("Race in async updates", category=BUG, source="thread-1")
+    assert reinforce(bug, item("Race in async updates", category=BUG,
+                               source="thread-1")).occurrences == 1
 
 
 def test_bug_pattern_occurrences_add_up_and_details_fill_in() -> None:

@@ -132,6 +132,30 @@ def test_versions_show_a_diff_and_restore(
     qtbot.waitUntil(lambda: panel.pages.currentIndex() == panel.PAGE_VIEW, timeout=5000)
 
 
+def test_archive_lists_what_maintenance_took_out_and_restores_it(
+    qtbot: QtBot, seeded_channels: MemoryChannels, seeded_home: Path
+) -> None:
+    from app.core.archive import Archive
+    from app.core.models import Category, MemoryItem
+
+    gone = MemoryItem(category=Category.PROJECT_CONVENTIONS, title="Use pnpm workspaces",
+                      content="Use pnpm workspaces for the monorepo.", id="conv-0badc0de")
+    Archive(seeded_home).add("puffin-todo-list/ui", [(gone, "pruned by weekly maintenance")])
+    panel = _panel(qtbot, seeded_channels)
+    _open(qtbot, panel, "puffin-todo-list/ui")
+    panel.archive_button.click()
+    qtbot.waitUntil(lambda: panel.archive_list.count() == 1, timeout=5000)
+    panel.archive_list.setCurrentRow(0)
+    assert "pruned by weekly maintenance" in panel.archive_detail.toPlainText()
+    assert panel.archive_restore_button.isEnabled()
+    panel.archive_restore_button.click()
+    store = MemoryStore(seeded_home)
+    qtbot.waitUntil(lambda: "Use pnpm workspaces" in (store.read_text("puffin-todo-list/ui")
+                                                      or ""), timeout=5000)
+    qtbot.waitUntil(lambda: panel.archive_list.count() == 0, timeout=5000)
+    assert "Nothing archived" in panel.archive_detail.toPlainText()
+
+
 def test_clear_asks_first_and_can_be_undone(
     qtbot: QtBot, seeded_channels: MemoryChannels, seeded_home: Path
 ) -> None:

@@ -83,7 +83,8 @@ def reinforce(old: MemoryItem, new: MemoryItem) -> MemoryItem:
     """`old` strengthened by a repetition `new`; a pinned item comes back unchanged.
 
     Confidence rises from the higher of the two by a quarter of the remaining gap (capped at
-    0.99, never lowered); sources and tags are merged, bug-pattern occurrences add up, the
+    0.99, never lowered) when the repetition comes from a source not yet counted; sources
+    and tags are merged, bug-pattern occurrences add up, the
     earliest extraction date stays, and empty detail fields (rationale, fix, ...) are filled
     from the repetition. Id, title and content stay those of `old`.
     """
@@ -91,6 +92,11 @@ def reinforce(old: MemoryItem, new: MemoryItem) -> MemoryItem:
         return old
     base = max(old.confidence, new.confidence)
     boosted = min(MAX_REINFORCED, base + (1.0 - base) * REINFORCE_STEP)
+    # The same thread read again is not a second witness: no boost, no extra occurrence
+    # (re-scanning must not change the file, nor save a version).
+    fresh = not new.sources or not set(new.sources) <= set(old.sources)
+    if not fresh:
+        boosted = base
     update: dict[str, object] = {
         "confidence": round(max(old.confidence, boosted), 2),
         "sources": _merged(old.sources, new.sources),
@@ -99,7 +105,7 @@ def reinforce(old: MemoryItem, new: MemoryItem) -> MemoryItem:
         # A person repeating a fact (source `user`) pins it, as the parser would.
         "pinned": old.pinned or new.pinned,
     }
-    if old.category is Category.BUG_PATTERNS:
+    if old.category is Category.BUG_PATTERNS and fresh:
         update["occurrences"] = old.occurrences + new.occurrences
     for name in _EXTRA_FIELDS:
         if not getattr(old, name) and getattr(new, name):
