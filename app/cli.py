@@ -413,16 +413,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Channels that only read: with no memory home yet they answer from an empty one and
+# must not create `~/.puffin/memory` as a side effect.
+_READ_ONLY = frozenset({
+    "memory:retrieve", "memory:list-items", "memory:get-item", "memory:get-branch-memory",
+    "memory:list-branches", "memory:context", "memory:get-stats", "memory:get-status",
+    "memory:list-versions", "memory:get-version", "memory:archive-list", "memory:review-list",
+    "memory:list-conflicts", "memory:activity", "memory:usage", "memory:export",
+    "memory:health",
+})
+
+
 async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any]) -> int:
     from app.container import build_api
+    from app.core.paths import resolve_home
 
-    api = build_api(args.home, engine_override=args.engine)
+    home = resolve_home(args.home)
+    if channel in _READ_ONLY and not home.exists():
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="puffin-memory-empty-") as empty:
+            api = build_api(empty, engine_override=args.engine)
+            reply = await api.invoke(channel, payload)
+            api.index.close()
+        return _finish(args, channel, _restate_home(reply, empty, home))
+    api = build_api(home, engine_override=args.engine)
     if channel == "memory:scan" and not payload.get("dryRun"):
         api.progress = _progress_to_stderr
     reply = await api.invoke(channel, payload)
     if channel == "memory:scan" and _scan_failed(reply):
         _emit(reply)
         return EXIT_ERROR
+    return _finish(args, channel, reply)
+
+
+def _restate_home(reply: dict[str, Any], used: str, home: Path) -> dict[str, Any]:
+    """An answer from the stand-in empty home, naming the home that was asked about."""
+    text = json.dumps(reply).replace(json.dumps(used)[1:-1], json.dumps(str(home))[1:-1])
+    answer: dict[str, Any] = json.loads(text)
+    if not answer.get("error"):
+        answer.setdefault("note", f"No memory at {home} yet; nothing was created.")
+    return answer
+
+
+def _finish(args: argparse.Namespace, channel: str, reply: dict[str, Any]) -> int:
+    """Print a reply the way its command shows it."""
     if channel == "memory:export" and not reply.get("error"):
         return _write_export(args.out, reply)
     if channel == "memory:context" and not reply.get("error"):

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -364,3 +365,31 @@ def test_archive_list_and_restore_from_the_command_line(home: Path) -> None:
     assert code == 0 and shown["item"]["title"] == "Use pnpm", shown
     code, missing = run_cli(home, "archive", "restore", "web/main", "conv-0badc0de")
     assert code != 0 and missing["code"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("args", [("retrieve", "pnpm"), ("list",), ("branch", "list"),
+                                  ("stats",), ("status",), ("context",),
+                                  ("archive", "list", "main")])
+def test_read_commands_do_not_create_a_missing_home(tmp_path: Path, args: tuple[str, ...]) -> None:
+    home = tmp_path / "never-made"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("PUFFIN_MEMORY_HOME", None)
+    proc = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args],
+                          capture_output=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert not home.exists()
+    assert b"puffin-memory-empty" not in proc.stdout
+
+
+def test_crash_leftover_temp_files_are_swept_on_start(home: Path) -> None:
+    (home / "branches").mkdir(parents=True)
+    stale = home / "branches" / ".main.md.k3j4h5g6.tmp"
+    stale.write_text("half a file")
+    fresh = home / "branches" / ".other.md.a1b2c3d4.tmp"
+    fresh.write_text("being written now")
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    code, _ = run_cli(home, "branch", "list")
+    assert code == 0
+    assert not stale.exists() and fresh.exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -57,6 +58,38 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         raise StorageError(f"Could not write {path}: {exc.strerror or exc}") from exc
     if durable:
         fsync_dir(path.parent)
+
+
+# `.<name>.<random>.tmp`, as mkstemp above names them.
+_TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{6,}\.tmp$")
+TEMP_MAX_AGE_S = 3600.0
+
+
+def sweep_temp_files(folders: list[Path], *, older_than_s: float = TEMP_MAX_AGE_S) -> int:
+    """Remove temp files a crashed write left behind; returns how many went.
+
+    Only names this module creates, only regular files, only older than `older_than_s`
+    (a write in progress in another process is seconds old). Errors are ignored: this is
+    tidying, never a reason to fail.
+    """
+    import time
+
+    cutoff = time.time() - older_than_s
+    removed = 0
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not _TEMP_NAME.match(entry.name):
+                continue
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:

@@ -14,6 +14,7 @@ and a person can both act on.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 from app.core.format import render, validate
@@ -59,6 +60,89 @@ def _listed(problems: list[str], what: str) -> list[str]:
     return [*problems[:_MAX_LISTED], f"... and {extra} more {what}"]
 
 
+# A rewrite may add the new items and merge; it may not grow the file much beyond them.
+GROWTH_PER_ITEM = 4_000
+GROWTH_SLACK = 16_000
+# A kept item's text may be reworded in a merge, not replaced by another statement.
+REWORD_FLOOR = 0.5
+
+
+_NEGATION = re.compile(
+    r"(?i)\b(?:never|not|no|don't|doesn't|isn't|aren't|won't|shouldn't|mustn't|can't|cannot|"
+    r"without|avoid|stop|instead of|rather than)\b")
+_WORD = re.compile(r"[a-z0-9][\w.+#/-]*")
+_FILLER = frozenset({"a", "an", "the", "to", "be", "use", "using", "any", "ever", "more", "do"})
+
+
+def _negated(text: str) -> frozenset[str]:
+    """Content words inside a negation's reach (the three after "never", "not", ...).
+
+    A faithful rewording keeps what is negated; "never bare exceptions" turned into "never
+    raise AppError" moves the negation to other words, which is a different rule even when
+    most words are shared.
+    """
+    found: set[str] = set()
+    for match in _NEGATION.finditer(text):
+        words = [w for w in _WORD.findall(text[match.end():match.end() + 60].lower())
+                 if w not in _FILLER]
+        found.update(w.rstrip("s") for w in words[:3])
+    return frozenset(found)
+
+
+def _integrity(old: BranchMemory | None, new: BranchMemory, new_items: list[MemoryItem],
+               rendered: str, previous: str | None) -> list[str]:
+    """What a rewrite must not do besides losing items: steer, flip, weaken, bloat.
+
+    - no text the injection screen flags (remote code, disabled checks, exfiltration,
+      orders to the agent) that was not already there, in items, summary or any section;
+    - no section the old file did not have (an "## Instructions" block is not memory);
+    - an earlier item kept under its id keeps its meaning: never the opposite stance,
+      never a different statement, and its confidence does not drop;
+    - the file grows by at most about the new items' size.
+    """
+    from app.core.screen import screen_text
+    from app.core.similarity import contradicts, similarity
+
+    problems: list[str] = []
+    before = previous if previous is not None else render(old) if old is not None else ""
+    texts = [(f"item {i.id}", " ".join((i.title, i.content, i.rationale, i.fix, i.root_cause,
+                                        i.approach, i.lessons, i.scope, i.trade_offs)))
+             for i in [*new.all_items(), *(x for c in new.contradictions for x in c.items)]]
+    texts.append(("the summary", new.summary))
+    texts += [(f"section {sec.heading!r}", f"{sec.heading} {sec.body}")
+              for sec in new.extra_sections]
+    for where, text in texts:
+        reasons = screen_text(text)
+        if reasons and not all(r in screen_text(before) for r in reasons):
+            problems.append(f"{where} would {' and '.join(reasons)}")
+    if old is not None:
+        had = {sec.heading.strip().casefold() for sec in old.extra_sections}
+        problems += [f"adds a section {sec.heading!r} the file did not have"
+                     for sec in new.extra_sections if sec.heading.strip().casefold() not in had]
+        given = {i.id: i for i in new_items}
+        for item in old.all_items():
+            now = new.find(item.id)
+            if now is None or item.pinned:
+                continue
+            if now.confidence < item.confidence - 0.01:
+                problems.append(f"item {item.id} ({item.title!r}) lost confidence "
+                                f"({item.confidence:.2f} to {now.confidence:.2f})")
+            if now.content == item.content:
+                continue
+            merged_from = [g for g in given.values() if now.content == g.content]
+            if contradicts(item, now) or _negated(item.content) != _negated(now.content):
+                problems.append(f"item {item.id} ({item.title!r}) now says the opposite")
+            elif not merged_from and similarity(item.content, now.content) < REWORD_FLOOR:
+                problems.append(f"item {item.id} ({item.title!r}) was replaced by another "
+                                "statement")
+    added = sum(len(i.title) + len(i.content) + 200 for i in new_items)
+    limit = len(before) + min(added, GROWTH_PER_ITEM * max(1, len(new_items))) + GROWTH_SLACK
+    if len(rendered) > limit:
+        problems.append(f"the file would grow to {len(rendered):,} characters "
+                        f"(at most {limit:,} for {len(new_items)} new item(s))")
+    return problems
+
+
 def check_evolution(
     old: BranchMemory | None,
     new: BranchMemory,
@@ -67,12 +151,14 @@ def check_evolution(
     branch_id: str | None = None,
     allowed_removals: Collection[str] = (),
     rendered: str | None = None,
+    previous: str | None = None,
 ) -> list[str]:
     """Problems that forbid writing `new` in place of `old` (empty list: safe to write).
 
     `branch_id` is checked against the header when there is no old file. `allowed_removals`
     names item ids a caller removes on purpose (a section cap that prunes to `versions/`).
-    `rendered` is `render(new)` when the caller already has it (it is about to write it).
+    `rendered` is `render(new)` when the caller already has it (it is about to write it),
+    `previous` the old file's text when it has that.
     """
     problems: list[str] = []
 
@@ -154,6 +240,9 @@ def check_evolution(
         problems.extend(_listed(missing, "missing items"))
         problems.extend(_listed(changed_pinned, "changed pinned items"))
         problems.extend(_listed(lost_conflicts, "missing contradictions"))
+
+    problems.extend(_integrity(old, new, new_items,
+                               rendered if rendered is not None else render(new), previous))
 
     known_sources: set[str] = {s for item in new_items for s in item.sources}
     if old is not None:

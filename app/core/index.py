@@ -652,6 +652,7 @@ class MemoryIndex:
             conn.execute("COMMIT")
 
     def _open(self) -> None:
+        self._move_aside_if_not_a_file()
         existed = self.path.exists()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -733,6 +734,30 @@ class MemoryIndex:
             return
         self.close()
         self._open()
+
+    def _move_aside_if_not_a_file(self) -> None:
+        """A folder (or pipe, device) where the index belongs is renamed, never deleted.
+
+        The index is derived and rebuilt from the branch files; what a user or a tool put in
+        its place is kept beside it as `index.sqlite.not-an-index-<time>`.
+        """
+        import stat
+
+        try:
+            mode = os.lstat(self.path).st_mode
+        except OSError:
+            return
+        if stat.S_ISREG(mode):
+            return
+        aside = self.path.with_name(
+            f"{self.path.name}.not-an-index-{time.strftime('%Y%m%dT%H%M%S')}")
+        try:
+            os.replace(self.path, aside)
+        except OSError as exc:
+            raise StorageError(
+                f"{self.path} is not a file and cannot be moved aside: {exc.strerror or exc}"
+            ) from exc
+        self._rebuild_reason = "corrupt"
 
     def _reset(self, reason: str) -> None:
         """Replace a damaged index file by an empty one, keeping access counts if readable."""

@@ -53,16 +53,39 @@ def validate_branch_id(branch: object) -> str:
     return branch
 
 
+# Names Windows reserves for devices, with or without an extension ("con", "LPT1.txt").
+_RESERVED = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\..*)?", re.IGNORECASE)
+# Marks a stem whose id has capitals: `+` never occurs otherwise (percent-encoding escapes
+# it), so "Main" (`Main+…`) and "main" (`main`) stay two files where case is ignored.
+CASE_MARK = "+"
+_CASE_SUFFIX = re.compile(r"\+[0-9a-f]{8}$")
+
+
 def encode_branch(branch: str) -> str:
-    """File stem for a branch id: unchanged when it is plain, else reversibly encoded."""
+    """File stem for a branch id: unchanged when plain and lower-case, else reversibly encoded.
+
+    Ids with capitals get `+<8 hex>` (a digest of the exact id) so ids that differ only by
+    case never share a file on macOS or Windows; Windows device names (`CON`, `aux.md`) have
+    their first character percent-encoded; very long ids become a hash.
+    """
     validate_branch_id(branch)
-    if _SAFE_ID.fullmatch(branch) and not branch.startswith("."):
+    cased = branch != branch.lower()
+    if (_SAFE_ID.fullmatch(branch) and not branch.startswith(".") and not cased
+            and not branch.endswith(".") and not _RESERVED.fullmatch(branch)):
         return branch
     # Lazy: the per-prompt hook only meets plain names and should not pay for these.
     import hashlib
-    from urllib.parse import quote
 
-    stem = quote(branch, safe="-_").replace(".", "%2E")
+    if _SAFE_ID.fullmatch(branch) and not branch.startswith(".") and not branch.endswith("."):
+        stem = branch
+    else:
+        from urllib.parse import quote
+
+        stem = quote(branch, safe="-_").replace(".", "%2E")
+    if _RESERVED.fullmatch(stem):
+        stem = f"%{ord(stem[0]):02X}{stem[1:]}"
+    if cased:
+        stem += CASE_MARK + hashlib.sha256(branch.encode()).hexdigest()[:8]
     if len(stem.encode()) > _MAX_STEM_BYTES:
         return HASH_PREFIX + hashlib.sha256(branch.encode()).hexdigest()[:40]
     return stem
@@ -72,6 +95,8 @@ def decode_stem(stem: str) -> str | None:
     """Branch id for a plain or percent-encoded stem; None for hashed stems."""
     if stem.startswith(HASH_PREFIX):
         return None
+    if CASE_MARK in stem and _CASE_SUFFIX.search(stem):
+        stem = stem[: -len(CASE_MARK) - 8]
     if "%" not in stem:
         return stem
     from urllib.parse import unquote

@@ -28,6 +28,16 @@ _REMOTE_EXEC = (
                r"|invoke-webrequest|invoke-restmethod)\b"),
     re.compile(r"(?i)\bpowershell(?:\.exe)?\s+(?:-\w+\s+)*-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/=]{16,}"),
     re.compile(r"(?i)\beval\s*\(?\s*[\"'`$(]*\s*(?:curl|wget)\b"),
+    # The same in words: "pipe https://…/install.sh into bash", "run the script at <url>".
+    re.compile(
+        r"(?i)\b(?:pipe|feed|stream|send)\b[^.\n]{0,30}https?://\S+[^.\n]{0,30}"
+        r"\b(?:in)?to\s+(?:(?:a|the)\s+)?(?:sudo\s+)?(?:(?:ba|z|da|k|fi)?sh|python[0-9.]*|node"
+        r"|perl|ruby|powershell|pwsh)\b"
+    ),
+    re.compile(
+        r"(?i)\b(?:run|execute|source)\s+(?:the\s+)?(?:script|installer|code|file)\s+"
+        r"(?:at|from)\s+https?://"
+    ),
 )
 # Switching off the checks that protect the user's code and machine.
 _DISABLE = (

@@ -144,6 +144,40 @@ class MemoryStore:
         except OSError as exc:
             raise StorageError(f"Cannot create the memory folder {self.home}: {exc}") from exc
 
+    def migrate_file_names(self) -> list[str]:
+        """Rename branch files (and version folders) named by an older encoding.
+
+        Ids with capitals and Windows device names got new stems (so "Main" and "main" no
+        longer share a file where case is ignored); a file still under its old stem is moved
+        to the new one under the branch's lock, unless the new name is taken. Returns the
+        branches moved. Cheap when there is nothing to do: one directory listing.
+        """
+        moved: list[str] = []
+        try:
+            paths = list(self.branches_dir.glob("*.md"))
+        except OSError:
+            return moved
+        for path in paths:
+            branch = decode_stem(path.stem)
+            if branch is None or path.stem.startswith(HASH_PREFIX):
+                continue
+            try:
+                stem = encode_branch(branch)
+            except InvalidInput:
+                continue
+            if stem == path.stem:
+                continue
+            with self.lock(branch), contextlib.suppress(OSError):
+                target = self.branches_dir / f"{stem}.md"
+                if target.exists() or not path.exists():
+                    continue
+                os.replace(path, target)
+                old_versions = self.versions_dir / path.stem
+                if old_versions.is_dir() and not (self.versions_dir / stem).exists():
+                    os.replace(old_versions, self.versions_dir / stem)
+                moved.append(branch)
+        return moved
+
     def branch_file(self, branch: str) -> Path:
         """The file of a branch (which may not exist)."""
         return self.branches_dir / f"{encode_branch(branch)}.md"

@@ -16,7 +16,7 @@ from typing import Any
 from app.core.errors import InvalidInput
 from app.core.format import parse, render, validate
 from app.core.index import MemoryIndex
-from app.core.models import BranchMemory, Category, MemoryItem, utc_now
+from app.core.models import BranchMemory, Category, Contradiction, MemoryItem, utc_now
 from app.core.paths import project_of, validate_branch_id
 from app.core.similarity import item_similarity
 from app.core.store import MemoryStore
@@ -91,32 +91,85 @@ def read_bundle(text: str, default_branch: str | None = None) -> list[tuple[str,
     return [(validate_branch_id(branch), memory)]
 
 
+def _same_text(a: MemoryItem, b: MemoryItem) -> bool:
+    def norm(item: MemoryItem) -> str:
+        return " ".join(f"{item.title} {item.content}".casefold().split())
+
+    return norm(a) == norm(b)
+
+
+def _with_sources(local: MemoryItem, incoming: MemoryItem) -> MemoryItem:
+    """The local item, also crediting the imported copy's sources and tags."""
+    sources = list(dict.fromkeys([*local.sources, *incoming.sources]))
+    tags = list(dict.fromkeys([*local.tags, *incoming.tags]))
+    if sources == local.sources and tags == local.tags:
+        return local
+    return local.model_copy(update={"sources": sources, "tags": tags})
+
+
+def _kept_apart(local: MemoryItem, incoming: MemoryItem, why: str) -> Contradiction:
+    """An open conflict holding the incoming copy whole, so a person can choose."""
+    return Contradiction(
+        title=f"Imported version of {local.title!r} differs",
+        description=f"{why}: here \"{local.content}\"; imported \"{incoming.content}\". "
+                    "Both kept until you choose.",
+        status="open", refs=[local.id], items=[incoming],
+    )
+
+
 def merge_import(
     current: BranchMemory | None, incoming: BranchMemory, threshold: float
 ) -> tuple[BranchMemory | None, dict[str, int]]:
-    """Seed 000's smart merge: keep everything there, add what is new, skip near-duplicates."""
-    stats = {"added": 0, "skipped": 0}
+    """Seed 000's smart merge, losing nothing the other machine had.
+
+    New items are added. An item already here with the same text (same id, or a near
+    duplicate) only reinforces it: sources and tags merged. The same id with other text (the
+    item was edited on the other machine), or a near duplicate that differs in a detail,
+    becomes an open conflict that holds the imported copy whole; the local item stays.
+    """
+    stats = {"added": 0, "skipped": 0, "reinforced": 0, "conflicts": 0}
     if current is None:
         merged = incoming.model_copy(deep=True)
         stats["added"] = merged.item_count()
         return merged, stats
     merged = current.model_copy(deep=True)
-    existing = merged.all_items()
+    held = {i.id for c in merged.contradictions for i in c.items}
+    changed = False
     for item in incoming.all_items():
-        duplicate = any(
-            e.id == item.id
-            or (e.category is item.category and item_similarity(e, item) > threshold)
-            for e in existing
-        )
-        if duplicate:
-            stats["skipped"] += 1
+        section = merged.items[item.category]
+        local = merged.find(item.id)
+        why = "edited on the other machine"
+        if local is None:
+            near = [e for e in section if item_similarity(e, item) > threshold]
+            local = max(near, key=lambda e: item_similarity(e, item)) if near else None
+            why = "a near duplicate that differs"
+        if local is None:
+            section.append(item)
+            stats["added"] += 1
+            changed = True
             continue
-        merged.items[item.category].append(item)
-        existing.append(item)
-        stats["added"] += 1
+        if _same_text(local, item):
+            stronger = _with_sources(local, item)
+            if stronger != local:
+                items = merged.items[local.category]
+                items[items.index(local)] = stronger
+                changed = True
+            stats["reinforced" if stronger != local else "skipped"] += 1
+            continue
+        if item.id in held or any(_same_text(item, i) for c in merged.contradictions
+                                  for i in c.items):
+            stats["skipped"] += 1  # imported before: already kept as a conflict
+            continue
+        merged.contradictions.append(_kept_apart(local, item, why))
+        held.add(item.id)
+        stats["conflicts"] += 1
+        changed = True
     known = {c.id for c in merged.contradictions}
-    merged.contradictions.extend(c for c in incoming.contradictions if c.id not in known)
-    if not stats["added"]:
+    for entry in incoming.contradictions:
+        if entry.id not in known:
+            merged.contradictions.append(entry)
+            changed = True
+    if not changed:
         return None, stats
     merged.last_updated = utc_now()
     return merged, stats
@@ -185,4 +238,11 @@ def repair(store: MemoryStore, index: MemoryIndex) -> dict[str, Any]:
         else:
             unfixable.append({"branch": branch, "problems": [p.message for p in problems]})
     rebuilt = index.rebuild(store)
-    return {"fixed": fixed, "unfixable": unfixable, "index": rebuilt}
+    from app.core.atomic import sweep_temp_files
+
+    folders = [store.home, store.branches_dir, store.home / "archive", store.versions_dir]
+    if store.versions_dir.is_dir():
+        folders += [p for p in store.versions_dir.iterdir() if p.is_dir()]
+    swept = sweep_temp_files(folders)
+    return {"fixed": fixed, "unfixable": unfixable, "index": rebuilt,
+            "tempFilesRemoved": swept}

@@ -137,7 +137,8 @@ class MemoryWriter:
         for _attempt in range(_WRITE_ATTEMPTS):
             data = self.store.read_bytes(branch)
             current = None if data is None else self.store.parse_bytes(branch, data)
-            result, text = await self._evolve_checked(engine, current, items, branch)
+            previous = data.decode("utf-8", "replace") if data is not None else None
+            result, text = await self._evolve_checked(engine, current, items, branch, previous)
             if current is not None and data is not None and _same_but_stamp(
                     current, result.memory, data):
                 # Nothing but the "last updated" stamp would change: no write, no version.
@@ -145,26 +146,29 @@ class MemoryWriter:
                 return result
             if self.store.write_if_unchanged(branch, data, text):
                 self.store.remember_parsed(branch, text, result.memory)
-                self.refresh_index(branch, result.memory)
+                self.refresh_index(branch, result.memory, text)
                 return result
         raise StorageError(
             f"Branch {branch!r} kept changing while it was being updated; nothing was written."
         )
 
     async def _evolve_checked(
-        self, engine: Engine, current: BranchMemory | None, items: list[MemoryItem], branch: str
+        self, engine: Engine, current: BranchMemory | None, items: list[MemoryItem], branch: str,
+        previous: str | None = None,
     ) -> tuple[EvolutionResult, str]:
         """The engine's result and its rendered file, once the guard has passed both."""
         result = await engine.evolve(current, items, branch_id=branch)
         text = render(result.memory)
-        problems = check_evolution(current, result.memory, items, rendered=text)
+        problems = check_evolution(current, result.memory, items, rendered=text,
+                                   previous=previous)
         if not problems:
             return result, text
         log.warning("evolution by %s refused: %s", engine.name, problems)
         if engine is not self.merger:
             fallback = await self.merger.evolve(current, items, branch_id=branch)
             text = render(fallback.memory)
-            if not check_evolution(current, fallback.memory, items, rendered=text):
+            if not check_evolution(current, fallback.memory, items, rendered=text,
+                                   previous=previous):
                 fallback.path = "offline-fallback"
                 fallback.notes.append("rewrite refused: " + "; ".join(problems[:3]))
                 return fallback, text
@@ -174,13 +178,22 @@ class MemoryWriter:
             + "); the file was left unchanged."
         )
 
-    def refresh_index(self, branch: str, memory: BranchMemory | None) -> None:
+    def refresh_index(self, branch: str, memory: BranchMemory | None,
+                      text: str | None = None) -> None:
         """Bring the index up to date for one branch (a failure only makes it stale)."""
         try:
-            if memory is None:
-                self.index.remove_branch(branch)
-            else:
-                self.index.update_branch(branch, memory, self.store.signature(branch))
+            # Under the branch's lock and from the file as it is now: another process may
+            # have written since `memory` was made, and indexing the older content with the
+            # newer file's signature would hide that writer's items until a rebuild.
+            with self.store.lock(branch):
+                data = self.store.read_bytes(branch)
+                if data is None:
+                    self.index.remove_branch(branch)
+                    return
+                signature = self.store.signature(branch)
+                if memory is None or text is None or text.encode("utf-8") != data:
+                    memory = self.store.parse_bytes(branch, data)
+                self.index.update_branch(branch, memory, signature)
         except Exception:  # the index is derived: the next sync rebuilds it
             log.exception("index update failed for %s", branch)
 

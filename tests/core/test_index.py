@@ -379,3 +379,14 @@ def test_worker_threads_can_share_one_index(store: MemoryStore) -> None:
     assert errors == []
     assert sum(h.access_count for h in index.items()) == 5 * 20 * 3
     index.close()
+
+
+def test_a_folder_where_the_index_belongs_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
+    from app.core.index import MemoryIndex
+
+    (tmp_path / "index.sqlite" / "junk").mkdir(parents=True)
+    index = MemoryIndex(tmp_path / "index.sqlite")
+    assert index.pending_rebuild == "corrupt"
+    assert (tmp_path / "index.sqlite").is_file()
+    assert [p.name for p in tmp_path.glob("index.sqlite.not-an-index-*")]
+    index.close()

@@ -265,3 +265,39 @@ def test_concurrent_writers_lose_nothing(home: Path) -> None:
     assert memory is not None
     titles = {i.title for i in memory.items[Category.BUG_PATTERNS]}
     assert titles == {f"w{n} bug {i}" for n in range(4) for i in range(8)}
+
+
+@pytest.mark.parametrize("pair", [("Main", "main"), ("Feature/JIRA-1", "feature/jira-1"),
+                                  ("CON", "con"), ("web/Aux", "web/aux")])
+def test_ids_differing_only_by_case_get_distinct_names(home: Path, pair: tuple[str, str]) -> None:
+    first, second = pair
+    assert encode_branch(first).lower() != encode_branch(second).lower()
+    store = MemoryStore(home)
+    store.write_text(first, _memory_with("First"))
+    store.write_text(second, _memory_with("Second"))
+    assert "First" in (store.read_text(first) or "")
+    assert "Second" in (store.read_text(second) or "")
+    assert sorted(store.list_branches()) == sorted([first, second])
+
+
+@pytest.mark.parametrize("branch", ["CON", "con", "aux", "aux.md", "NUL", "com1", "lpt9.txt",
+                                    "prn", "v1.", "p/con"])
+def test_windows_device_names_never_become_file_names(branch: str) -> None:
+    import re
+
+    stem = encode_branch(branch)
+    assert not re.fullmatch(r"(?i)(con|prn|aux|nul|com\d|lpt\d)(\..*)?", stem)
+    assert not stem.endswith((".", " "))
+    assert decode_stem(stem) == branch
+
+
+def test_files_under_an_older_name_are_moved_to_the_new_one(home: Path) -> None:
+    store = MemoryStore(home)
+    store.ensure()
+    (home / "branches" / "Main.md").write_text(_memory_with("Kept"), encoding="utf-8")
+    (home / "versions" / "Main").mkdir()
+    (home / "versions" / "Main" / "20250101T000000000000Z.md").write_text("old")
+    assert store.migrate_file_names() == ["Main"]
+    assert "Kept" in (store.read_text("Main") or "")
+    assert [v.version for v in store.list_versions("Main")] == ["20250101T000000000000Z"]
+    assert store.migrate_file_names() == []
