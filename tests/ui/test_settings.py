@@ -149,3 +149,37 @@ def test_the_wheel_over_an_unfocused_box_scrolls_the_page_and_changes_nothing(
     qtbot.waitUntil(panel.budget.hasFocus, timeout=2000)
     wheel(panel.budget)
     assert panel.budget.value() != budget_before
+
+
+def test_a_larger_embedding_model_can_be_chosen_and_is_used(
+    qtbot: QtBot, channels: MemoryChannels, quiet_home: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from app.core import embeddings
+
+    bundled = embeddings.model_dir()
+    if bundled is None:
+        pytest.skip("embedding model not installed")
+    panel = _panel(qtbot, channels)
+    assert panel.semantic.isChecked()
+    assert panel.embedding_dir.edit.text() == ""
+    # A folder that holds no model: saved, with a warning that says what is missing.
+    panel.embedding_dir.edit.setText(str(tmp_path / "empty"))
+    with qtbot.waitSignal(channels.config_changed, timeout=5000):
+        panel.save_button.click()
+    assert "model.safetensors" in panel.banner.label.text()
+    # A real model folder (a copy of the bundled one stands in for a downloaded model).
+    chosen = tmp_path / "my-model"
+    shutil.copytree(bundled, chosen)
+    panel.embedding_dir.edit.setText(str(chosen))
+    with qtbot.waitSignal(channels.config_changed, timeout=5000):
+        panel.save_button.click()
+    try:
+        assert panel.banner.label.text().startswith("Settings saved.")
+        assert embeddings.model_dir() == chosen
+        assert embeddings.model_id().startswith("custom:")
+        saved = json.loads((quiet_home / "config.json").read_text(encoding="utf-8"))
+        assert saved["embedding_model_dir"] == str(chosen)
+    finally:
+        embeddings.configure(None)
