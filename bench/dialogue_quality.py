@@ -1,0 +1,294 @@
+"""Quality of the offline engine on the labeled dialogue set, per split (dev / test).
+
+tests/fixtures/dialogue/<split>/ holds conversations (`<name>.txt`, with `<name>.expected.json`:
+`must`, `must_not`) and evolution sequences (`sequences/<name>/a.txt, b.txt[, c.txt]` with
+`expected.json`: `active`, `superseded`, `contradiction`). The labels were written from
+reading the conversations, before the engine was changed for them; tune on dev, report test.
+
+Scored, per split:
+- precision / recall of the items that reach the memory file (confidence >= the commit
+  threshold, 0.75), and recall counting review candidates too (>= 0.5);
+- must-not violations (an item holding every keyword of a `must_not` group);
+- sequence checks: after memorizing the conversations in order (a day apart), each `active`
+  entry matches an item in a section, each `superseded` entry matches no section item and is
+  recorded under Contradictions, each `contradiction` entry is in an open contradiction;
+- secrets: items holding a value the redactor would remove (the engine's input is redacted
+  first, as the writer does);
+- item form: self-contained statements (no question, no dangling "this/it/that" opening, no
+  first-person chatter, title not a fragment).
+
+Run: `.venv/bin/python bench/dialogue_quality.py [--split dev|test|all] [-v]`.
+tests/engines/test_dialogue_quality.py asserts the floors on the test split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from app.core.config import Config  # noqa: E402
+from app.core.models import BranchMemory, Category, MemoryItem  # noqa: E402
+from app.core.redact import redact  # noqa: E402
+from app.engines.offline.evolve import evolve  # noqa: E402
+from app.engines.offline.extract import extract  # noqa: E402
+
+DIALOGUE = ROOT / "tests" / "fixtures" / "dialogue"
+COMMIT = 0.75
+REVIEW = 0.5
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+_DANGLING = re.compile(r"^(?:this|that|it|they|these|those|he|she)\b", re.IGNORECASE)
+_CHATTER = re.compile(r"^(?:i(?:'ll| will| think| am|'m)|let me|ok(?:ay)?\b|sure\b|thanks)",
+                      re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A labeled item: acceptable categories (empty: any) and keywords."""
+
+    categories: tuple[Category, ...]
+    keywords: tuple[str, ...]
+
+    def matches(self, item: MemoryItem) -> bool:
+        """Category allowed and every keyword in the item's text."""
+        if self.categories and item.category not in self.categories:
+            return False
+        text = item.text.lower()
+        return all(word.lower() in text for word in self.keywords)
+
+    def within(self, text: str) -> bool:
+        """Every keyword in a piece of text."""
+        low = text.lower()
+        return all(word.lower() in low for word in self.keywords)
+
+
+def _entry(data: dict[str, object]) -> Entry:
+    raw = data.get("category", [])
+    names = [raw] if isinstance(raw, str) else list(raw)  # type: ignore[call-overload]
+    keywords = data.get("keywords", [])
+    return Entry(tuple(Category(n) for n in names),
+                 tuple(str(k) for k in keywords))  # type: ignore[attr-defined]
+
+
+@dataclass
+class Conversation:
+    """Score of one conversation."""
+
+    name: str
+    items: list[MemoryItem]
+    must: list[Entry]
+    must_not: list[tuple[str, ...]]
+
+    def committed(self) -> list[MemoryItem]:
+        return [i for i in self.items if i.confidence >= COMMIT]
+
+    def reviewed(self) -> list[MemoryItem]:
+        return [i for i in self.items if i.confidence >= REVIEW]
+
+    def matched(self, pool: list[MemoryItem]) -> list[bool]:
+        return [any(e.matches(i) for i in pool) for e in self.must]
+
+    def good(self, item: MemoryItem) -> bool:
+        return any(e.matches(item) for e in self.must)
+
+    def violations(self) -> list[tuple[MemoryItem, tuple[str, ...]]]:
+        return [(i, words) for i in self.reviewed() for words in self.must_not
+                if all(w.lower() in i.text.lower() for w in words)]
+
+
+@dataclass
+class Sequence:
+    """Score of one evolution sequence."""
+
+    name: str
+    failures: list[str]
+    checks: int
+
+
+@dataclass
+class SplitReport:
+    """Everything measured on one split."""
+
+    split: str
+    conversations: list[Conversation] = field(default_factory=list)
+    sequences: list[Sequence] = field(default_factory=list)
+    secrets: list[tuple[str, MemoryItem]] = field(default_factory=list)
+    form: list[tuple[str, MemoryItem, str]] = field(default_factory=list)
+
+    def precision(self) -> float:
+        pool = [(c, i) for c in self.conversations for i in c.committed()]
+        return sum(c.good(i) for c, i in pool) / len(pool) if pool else 1.0
+
+    def recall(self, with_review: bool = False) -> float:
+        hits = total = 0
+        for c in self.conversations:
+            found = c.matched(c.reviewed() if with_review else c.committed())
+            hits += sum(found)
+            total += len(found)
+        return hits / total if total else 1.0
+
+    def violations(self) -> list[tuple[str, MemoryItem, tuple[str, ...]]]:
+        return [(c.name, i, w) for c in self.conversations for i, w in c.violations()]
+
+    def sequence_checks(self) -> tuple[int, int]:
+        failed = sum(len(s.failures) for s in self.sequences)
+        total = sum(s.checks for s in self.sequences)
+        return total - failed, total
+
+
+def _form_problem(item: MemoryItem) -> str | None:
+    content = item.content.strip()
+    if content.endswith("?"):
+        return "a question"
+    if _DANGLING.match(content):
+        return "opens with a pronoun"
+    if _CHATTER.match(content):
+        return "chatter, not a statement"
+    if len(item.title.split()) < 2 or item.title.lower().startswith(("now ", "decided")):
+        return "title is a fragment"
+    return None
+
+
+def _extract(text: str, source: str, day: int = 0) -> list[MemoryItem]:
+    moment = START + timedelta(days=day)
+    return list(extract(redact(text), source=source, today=moment.date()).items)
+
+
+def _secret_leaks(text: str, items: list[MemoryItem]) -> list[MemoryItem]:
+    """Items holding a value the redactor removes from the raw conversation."""
+    clean = redact(text)
+    removed = {w for w in re.findall(r"\S{6,}", text) if w not in clean}
+    return [i for i in items if any(w in i.text for w in removed)]
+
+
+def score_conversation(path: Path) -> tuple[Conversation, list[MemoryItem]]:
+    """Extract one labeled conversation; also returns items leaking a secret."""
+    text = path.read_text(encoding="utf-8")
+    labels = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
+    items = _extract(text, path.stem)
+    conv = Conversation(path.stem, items, [_entry(e) for e in labels.get("must", [])],
+                        [tuple(g) for g in labels.get("must_not", [])])
+    return conv, _secret_leaks(text, conv.reviewed())
+
+
+def score_sequence(folder: Path) -> Sequence:
+    """Memorize a.txt, b.txt, ... in order (a day apart) and check the branch."""
+    labels = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+    memory: BranchMemory | None = None
+    for day, path in enumerate(sorted(folder.glob("*.txt"))):
+        items = [i for i in _extract(path.read_text(encoding="utf-8"),
+                                     f"{folder.name}-{path.stem}", day)
+                 if i.confidence >= COMMIT]
+        result = evolve(memory, items, branch_id=f"seq/{folder.name}", config=Config(),
+                        now=START + timedelta(days=day))
+        memory = result.memory
+    assert memory is not None
+    active = memory.all_items()
+    failures: list[str] = []
+    checks = 0
+    for data in labels.get("active", []):
+        entry = _entry(data)
+        checks += 1
+        if not any(entry.matches(i) for i in active):
+            failures.append(f"not active: {entry.keywords}")
+    for data in labels.get("superseded", []):
+        entry = _entry(data)
+        checks += 1
+        if any(entry.matches(i) for i in active):
+            failures.append(f"still active: {entry.keywords}")
+        elif not any(c.status == "superseded" and any(entry.matches(i) for i in c.items)
+                     for c in memory.contradictions):
+            failures.append(f"not recorded as superseded: {entry.keywords}")
+    for data in labels.get("contradiction", []):
+        entry = _entry(data)
+        checks += 1
+        if not any(c.status == "open" and (
+                entry.within(f"{c.title} {c.description}")
+                or any(entry.matches(i) for i in c.items)
+                or any(entry.matches(i) for i in active if i.id in c.refs))
+                for c in memory.contradictions):
+            failures.append(f"no open contradiction: {entry.keywords}")
+    return Sequence(folder.name, failures, checks)
+
+
+def evaluate(split: str, root: Path = DIALOGUE) -> SplitReport:
+    """Score every conversation and sequence of one split."""
+    report = SplitReport(split)
+    folder = root / split
+    for path in sorted(folder.glob("*.txt")):
+        if not path.with_suffix(".expected.json").is_file():
+            continue
+        conv, leaks = score_conversation(path)
+        report.conversations.append(conv)
+        report.secrets.extend((conv.name, i) for i in leaks)
+        for item in conv.committed():
+            problem = _form_problem(item)
+            if problem:
+                report.form.append((conv.name, item, problem))
+    for seq in sorted(p for p in (folder / "sequences").glob("*") if p.is_dir()):
+        if (seq / "expected.json").is_file():
+            report.sequences.append(score_sequence(seq))
+    return report
+
+
+def _print(report: SplitReport, verbose: bool) -> None:
+    committed = sum(len(c.committed()) for c in report.conversations)
+    musts = sum(len(c.must) for c in report.conversations)
+    passed, total = report.sequence_checks()
+    print(f"[{report.split}] {len(report.conversations)} conversations, {musts} required items,"
+          f" {committed} items in the file")
+    print(f"  precision {report.precision():.2f}   recall {report.recall():.2f}   "
+          f"recall with review {report.recall(True):.2f}")
+    print(f"  must-not violations {len(report.violations())}   sequence checks "
+          f"{passed}/{total}   secrets {len(report.secrets)}   form problems {len(report.form)}"
+          f" of {committed}")
+    if not verbose:
+        return
+    for conv in report.conversations:
+        found = conv.matched(conv.committed())
+        print(f"  -- {conv.name}")
+        for entry, ok in zip(conv.must, found, strict=True):
+            if not ok:
+                print(f"     MISS {entry.categories[0].value if entry.categories else '*'} "
+                      f"{entry.keywords}")
+        for item in conv.reviewed():
+            mark = "ok  " if conv.good(item) else "FP  "
+            if item.confidence < COMMIT:
+                mark = "rev " if conv.good(item) else "rFP "
+            print(f"     {mark}{item.confidence:.2f} {item.category.value}: {item.title} :: "
+                  f"{item.content[:160]}")
+    for name, item, words in report.violations():
+        print(f"  MUST-NOT {name}: {words} in {item.content[:120]!r}")
+    for seq in report.sequences:
+        for failure in seq.failures:
+            print(f"  SEQUENCE {seq.name}: {failure}")
+    for name, item, problem in report.form:
+        print(f"  FORM {name}: {problem}: {item.title!r} / {item.content[:100]!r}")
+    for name, item in report.secrets:
+        print(f"  SECRET {name}: {item.content[:100]!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    for split in splits:
+        if not (DIALOGUE / split).is_dir():
+            print(f"[{split}] no labeled set at {DIALOGUE / split}")
+            continue
+        _print(evaluate(split), args.verbose)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
