@@ -74,6 +74,7 @@ CHANNELS: tuple[str, ...] = (
     "memory:review-list",
     "memory:review-approve",
     "memory:review-reject",
+    "memory:review-bulk",
     "memory:review-requeue",
     "memory:list-conflicts",
     "memory:resolve-conflict",
@@ -159,8 +160,13 @@ class IdRequest(Request):
     id: str = Field(min_length=1)
 
 
+class ReviewBulkRequest(Request):
+    action: Literal["approve", "reject"]
+    ids: list[str] = Field(min_length=1, max_length=1000)
+
+
 class ReviewRequeueRequest(Request):
-    entry: ReviewEntry
+    entries: list[ReviewEntry] = Field(min_length=1, max_length=1000)
 
 
 class ResolveConflictRequest(Request):
@@ -353,6 +359,7 @@ class MemoryApi:
             "memory:review-list": (Empty, self._review_list),
             "memory:review-approve": (ReviewApproveRequest, self._review_approve),
             "memory:review-reject": (IdRequest, self._review_reject),
+            "memory:review-bulk": (ReviewBulkRequest, self._review_bulk),
             "memory:review-requeue": (ReviewRequeueRequest, self._review_requeue),
             "memory:list-conflicts": (Empty, self._list_conflicts),
             "memory:resolve-conflict": (ResolveConflictRequest, self._resolve_conflict),
@@ -703,15 +710,38 @@ class MemoryApi:
         return {"success": True, "branch": entry.branch, "id": req.id,
                 "entry": entry.model_dump(mode="json")}
 
+    async def _review_bulk(self, req: ReviewBulkRequest) -> dict[str, Any]:
+        """Approve or reject many queued items: one queue write, one file write per branch."""
+        taken, missing = self.review.take_many(req.ids)
+        done: list[dict[str, Any]] = []
+        failed: list[dict[str, str]] = []
+        by_branch: dict[str, list[ReviewEntry]] = {}
+        for entry in taken:
+            by_branch.setdefault(entry.branch, []).append(entry)
+        for branch, entries in by_branch.items():
+            if req.action == "approve":
+                items = [e.item.model_copy(update={"sources": [*e.item.sources, "user"],
+                                                   "pinned": True}) for e in entries]
+                try:
+                    await self.writer.integrate(branch, items)
+                except PuffinError as exc:
+                    self.review.put_back_many(entries)
+                    failed.extend({"id": e.item.id, "message": str(exc)} for e in entries)
+                    continue
+            done.extend({"id": e.item.id, "branch": branch, "title": e.item.title,
+                         "entry": e.model_dump(mode="json")} for e in entries)
+        if done:
+            verb = "Approved" if req.action == "approve" else "Rejected"
+            self.activity.record("review", f"{verb} {len(done)} queued item(s)")
+        return {"success": not failed, "action": req.action, "done": done, "failed": failed,
+                "missing": missing}
+
     async def _review_requeue(self, req: ReviewRequeueRequest) -> dict[str, Any]:
-        entry = req.entry
-        queued = {(e.branch, e.item.id) for e in self.review.entries()}
-        if (entry.branch, entry.item.id) in queued:
-            return {"success": True, "id": entry.item.id, "alreadyQueued": True}
-        self.review.put_back(entry)
-        self.activity.record("review", f"Returned '{entry.item.title}' to the review queue",
-                             branch=entry.branch)
-        return {"success": True, "id": entry.item.id, "alreadyQueued": False}
+        added = self.review.put_back_many(req.entries)
+        if added:
+            self.activity.record("review", f"Returned {len(added)} item(s) to the review queue")
+        return {"success": True, "requeued": [e.item.id for e in added],
+                "alreadyQueued": [e.item.id for e in req.entries if e not in added]}
 
     # -- conflicts ----------------------------------------------------------------------
     async def _list_conflicts(self, _req: Empty) -> dict[str, Any]:

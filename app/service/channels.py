@@ -42,6 +42,8 @@ CHANNEL_MEMBERS: dict[str, str] = {
     "memory:get-version": "get_version",
     "memory:restore-version": "restore_version",
     "memory:archive-list": "archive_list",
+    "memory:review-bulk": "review_bulk",
+    "memory:review-requeue": "review_requeue",
     "memory:archive-restore": "archive_restore",
     "memory:review-list": "review_list",
     "memory:review-approve": "review_approve",
@@ -258,6 +260,14 @@ class MemoryChannels(QObject):
         """memory:restore-version."""
         return await self.invoke("memory:restore-version",
                                  {"branch": branch, "version": version})
+
+    async def review_bulk(self, action: str, item_ids: list[str]) -> Reply:
+        """memory:review-bulk (approve or reject many)."""
+        return await self.invoke("memory:review-bulk", {"action": action, "ids": list(item_ids)})
+
+    async def review_requeue(self, entries: list[dict[str, Any]]) -> Reply:
+        """memory:review-requeue (undo of an approve or reject)."""
+        return await self.invoke("memory:review-requeue", {"entries": list(entries)})
 
     async def archive_list(self, branch: str) -> Reply:
         """memory:archive-list."""

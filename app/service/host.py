@@ -38,6 +38,7 @@ MUTATING_CHANNELS = frozenset({
     "memory:save-branch-memory", "memory:restore-version", "memory:review-approve",
     "memory:review-reject", "memory:resolve-conflict", "memory:remember", "memory:forget",
     "memory:scan", "memory:set-config", "memory:repair", "memory:import",
+    "memory:review-bulk", "memory:review-requeue", "memory:archive-restore",
 })
 # A request the person can fix (a wrong path) is answered, not shown as the app's error state.
 USER_ERRORS = frozenset({"INVALID_INPUT", "NOT_FOUND"})

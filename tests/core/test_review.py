@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from app.container import build_api
 from app.core.models import Category, ExtractionResult, MemoryItem
 from app.core.review import ReviewQueue
@@ -60,3 +62,52 @@ def test_a_damaged_queue_is_set_aside_not_fatal(tmp_path: Path) -> None:
     assert queue.entries() == []
     assert queue.warning and "moved to" in queue.warning
     assert list(tmp_path.glob("review-queue.json.broken-*"))
+
+
+def _queued(api: object, n: int, branch: str = "web/main") -> list[str]:
+    items = [MemoryItem(category=Category.PROJECT_CONVENTIONS, title=f"Rule {k}",
+                        content=f"Distinct rule number {k} about module m{k}.",
+                        confidence=0.6, sources=[f"t{k}"]) for k in range(n)]
+    api.review.offer(branch, items, threshold=0.8, promote_at=0.99)  # type: ignore[attr-defined]
+    return [e.item.id for e in api.review.entries()]  # type: ignore[attr-defined]
+
+
+def test_bulk_approve_writes_every_item_and_empties_the_queue(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    ids = _queued(api, 30)
+    reply = asyncio.run(api.invoke("memory:review-bulk", {"action": "approve",
+                                                          "ids": [*ids, "nope"]}))
+    assert reply["success"] is True and len(reply["done"]) == 30
+    assert reply["missing"] == ["nope"]
+    assert api.review.entries() == []
+    text = api.store.read_text("web/main") or ""
+    assert all(f"Rule {k}" in text for k in range(30))
+
+
+def test_bulk_reject_then_requeue_restores_the_queue(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    ids = _queued(api, 5)
+    reply = asyncio.run(api.invoke("memory:review-bulk", {"action": "reject", "ids": ids}))
+    assert len(reply["done"]) == 5 and api.review.entries() == []
+    assert api.store.read_text("web/main") is None  # rejected: nothing written
+    entries = [d["entry"] for d in reply["done"]]
+    back = asyncio.run(api.invoke("memory:review-requeue", {"entries": entries}))
+    assert sorted(back["requeued"]) == sorted(ids)
+    again = asyncio.run(api.invoke("memory:review-requeue", {"entries": entries}))
+    assert again["requeued"] == [] and sorted(again["alreadyQueued"]) == sorted(ids)
+
+
+def test_a_failed_bulk_write_puts_the_items_back(home: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.core.errors import StorageError
+
+    api = build_api(home, engine_override="offline")
+    ids = _queued(api, 3)
+
+    async def broken(*_args: object, **_kwargs: object) -> object:
+        raise StorageError("disk full")
+
+    monkeypatch.setattr(api.writer, "integrate", broken)
+    reply = asyncio.run(api.invoke("memory:review-bulk", {"action": "approve", "ids": ids}))
+    assert reply["success"] is False and len(reply["failed"]) == 3
+    assert sorted(e.item.id for e in api.review.entries()) == sorted(ids)
