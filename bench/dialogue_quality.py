@@ -10,8 +10,9 @@ Scored, per split:
   threshold, 0.75), and recall counting review candidates too (>= 0.5);
 - must-not violations (an item holding every keyword of a `must_not` group);
 - sequence checks: after memorizing the conversations in order (a day apart), each `active`
-  entry matches an item in a section, each `superseded` entry matches no section item and is
-  recorded under Contradictions, each `contradiction` entry is in an open contradiction;
+  entry matches an item in a section, each `superseded` entry matches no section item (other
+  than a wanted active one, which may name what it replaced) and is recorded under
+  Contradictions, each `contradiction` entry is in an open contradiction;
 - secrets: items holding a value the redactor would remove (the engine's input is redacted
   first, as the writer does);
 - item form: self-contained statements (no question, no dangling "this/it/that" opening, no
@@ -199,10 +200,13 @@ def score_sequence(folder: Path) -> Sequence:
         checks += 1
         if not any(entry.matches(i) for i in active):
             failures.append(f"not active: {entry.keywords}")
+    wanted = [_entry(d) for d in labels.get("active", [])]
     for data in labels.get("superseded", []):
         entry = _entry(data)
         checks += 1
-        if any(entry.matches(i) for i in active):
+        # The replacing statement may name what it replaces ("not yarn anymore, pnpm"):
+        # only an active item that is not one of the wanted ones keeps the old choice alive.
+        if any(entry.matches(i) and not any(w.matches(i) for w in wanted) for i in active):
             failures.append(f"still active: {entry.keywords}")
         elif not any(c.status == "superseded" and any(entry.matches(i) for i in c.items)
                      for c in memory.contradictions):

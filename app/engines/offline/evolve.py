@@ -15,6 +15,7 @@ inputs always give the same output.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -51,6 +52,12 @@ __all__ = [
 PATH = "offline"
 # Each repetition closes a quarter of the gap to certainty; 0.99 is left for pinned facts.
 REINFORCE_STEP = 0.25
+# Tag an extracted item carries when the user said it replaces an earlier choice.
+REPLACES = "replaces:"
+# Tag of an item the conversation said disagrees with an earlier rule, naming that rule.
+DISPUTES = "disputes:"
+_REPLACEABLE = (Category.CODING_PREFERENCES, Category.ARCHITECTURAL_DECISIONS,
+                Category.PROJECT_CONVENTIONS)
 MAX_REINFORCED = 0.99
 # Sources that are not agent threads: they never raise the header's thread count.
 NON_THREAD_SOURCES = frozenset({"cli", "user"})
@@ -239,6 +246,49 @@ class _Work:
             if item.id in candidates and contradicts(new, item)
         ]
 
+    def replaced_by(self, new: MemoryItem) -> list[MemoryItem]:
+        """Rules `new` explicitly replaces (its `replaces:` tags), in file order.
+
+        `replaces:<name>` matches decisions, conventions and preferences that mention the
+        name as a word; `replaces:any` ("actually, …") those of the same category sharing at
+        least two subject words with it. Bug patterns and notes record what happened and
+        are never replaced.
+        """
+        names = [t[len(REPLACES):] for t in new.tags if t.startswith(REPLACES)]
+        if not names:
+            return []
+        new_tokens = item_tokens(new)
+        found: list[MemoryItem] = []
+        for category in _REPLACEABLE:
+            for item in self.sections[category]:
+                if item.id == new.id:
+                    continue
+                text = item.text.lower()
+                for name in names:
+                    if name == "any":
+                        hit = (category is new.category
+                               and len(item_tokens(item) & new_tokens) >= 2)
+                    else:
+                        hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+                    if hit:
+                        found.append(item)
+                        break
+        return found
+
+    def disputed_by(self, new: MemoryItem) -> list[MemoryItem]:
+        """Rules `new` was said to disagree with (`disputes:` tags name them)."""
+        names = [t[len(DISPUTES):] for t in new.tags if t.startswith(DISPUTES)]
+        if not names:
+            return []
+        found: list[MemoryItem] = []
+        for category in _REPLACEABLE:
+            for item in self.sections[category]:
+                words = re.findall(r"[\w.+#-]+", item.text.lower())
+                # "tab" names "tabs", "minute" names "minutes": a word start is enough.
+                if item.id != new.id and any(w.startswith(n) for n in names for w in words):
+                    found.append(item)
+        return found
+
     def duplicate_of(self, new: MemoryItem) -> tuple[int, MemoryItem] | None:
         """The most similar item of the same section at or above the threshold."""
         best: tuple[float, int, MemoryItem] | None = None
@@ -417,7 +467,23 @@ def evolve(
 
     for incoming in items:
         new = incoming
+        replaced = [o for o in work.replaced_by(new) if not o.pinned]
+        disputed = [] if replaced else work.disputed_by(new)
+        if disputed:
+            # Two sources disagree and nobody decided: both stay visible, for a person.
+            new = work.unique_id(new)
+            work.add_contradiction(_open_entry(new, disputed, moment))
+            stats["conflicts"] += 1
+            notes.append(f"{new.id} disagrees with {', '.join(o.id for o in disputed)}: "
+                         "left open")
+            continue
         opposed = work.contradicted_by(new)
+        if replaced:
+            # The user said this replaces them ("we dropped X", "switch from X to Y"): it
+            # wins whatever the confidences, except over what a person pinned.
+            opposed = [*replaced, *(o for o in opposed if o not in replaced)]
+            new = new.model_copy(update={"confidence": max(
+                new.confidence, *(o.confidence for o in replaced))})
         if opposed:
             if all(_wins(new, old) for old in opposed):
                 new = work.unique_id(new)

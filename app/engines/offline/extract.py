@@ -12,13 +12,27 @@ date always give the same items.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from app.core.errors import InvalidInput
-from app.core.models import ExtractionResult, MemoryItem, clean_token, utc_now
-from app.engines.offline.extract_items import Candidate, find_candidates, skip_section
+from app.core.models import Category, ExtractionResult, MemoryItem, clean_token, utc_now
+from app.engines.offline.dialogue import Dispute, Reversal
+from app.engines.offline.extract_items import (
+    Candidate,
+    Family,
+    find_candidates,
+    recurrence,
+    skip_section,
+)
 from app.engines.offline.extract_merge import finalize
-from app.engines.offline.extract_text import Speaker, read_statements, split_turns
+from app.engines.offline.extract_text import (
+    Speaker,
+    Statement,
+    Turn,
+    read_statements,
+    split_turns,
+)
 
 __all__ = ["MAX_ITEMS", "MIN_CONFIDENCE", "extract"]
 
@@ -50,6 +64,195 @@ def _item(candidate: Candidate, source: str, today: date) -> MemoryItem:
     )
 
 
+# A fix confirmed by a passing run, by the user's words, or only guessed at.
+FIX_CONFIRMED = 0.85
+FIX_HEDGED = 0.6
+
+
+def _with_dialogue_units(found: list[Candidate], turns: list[Turn],
+                         statements: list[Statement]) -> list[Candidate]:
+    """Bug patterns from confirmed fixes (replacing sentence-level bug guesses inside them)."""
+    from app.engines.offline.dialogue import find_disputes, find_fixes, find_reversals
+
+    found = _with_reversals(found, find_reversals(turns), statements)
+    found = _with_standing_rules(found, statements)
+    found = _with_disputes(found, find_disputes(turns))
+    fixes = find_fixes(turns)
+    if not fixes:
+        return found
+    spans = [(f.start, f.end) for f in fixes]
+    kept = [c for c in found if not (c.category is Category.BUG_PATTERNS and any(
+        a <= c.turn <= b for a, b in spans))]
+    for fix in fixes:
+        index = next((i for i, s in enumerate(statements) if s.turn >= fix.end),
+                     len(statements))
+        symptom = fix.symptom or fix.cause
+        report = [i for i, s in enumerate(statements) if fix.start <= s.turn <= fix.end]
+        kept.append(Candidate(
+            category=Category.BUG_PATTERNS, speaker=Speaker.AGENT, turn=fix.end, index=index,
+            content=_sentence_of(symptom), confidence=FIX_HEDGED if fix.hedged else FIX_CONFIRMED,
+            family=Family.BUG, root_cause=fix.cause.rstrip("."), fix=fix.fix.rstrip("."),
+            speakers={Speaker.AGENT},
+            occurrences=recurrence(statements, report[0], report[-1] + 1) if report else 1,
+        ))
+    kept.sort(key=lambda c: c.index)
+    return kept
+
+
+REVERSAL_CONFIDENCE = 0.85
+_RULES = (Category.CODING_PREFERENCES, Category.PROJECT_CONVENTIONS,
+          Category.ARCHITECTURAL_DECISIONS)
+REPLACES = "replaces:"
+# "Actually, ..." without naming what it replaces: whatever shares its subject.
+ANY = "any"
+
+
+def _with_reversals(found: list[Candidate], reversals: list[Reversal],
+                    statements: list[Statement]) -> list[Candidate]:
+    """User statements that replace an earlier choice, tagged with what they replace.
+
+    The tag (`replaces:<name>`, or `replaces:any` for "actually, …" without a name) lets the
+    evolution supersede the old item in this branch, in this thread or an earlier one.
+    A rule the sentence rules already found is tagged; otherwise the statement becomes one.
+    """
+    from app.core.screen import is_unsafe
+    from app.engines.offline import extract_rules as r
+    from app.engines.offline.category import choose
+    from app.engines.offline.extract_items import tokens
+
+    tainted = {s.turn for s in statements if r.INJECTION.search(s.text, s.low)}
+    for reversal in reversals:
+        if reversal.turn in tainted or is_unsafe(reversal.text):
+            continue
+        tags = [REPLACES + (name.lower() if name else ANY) for name in reversal.old or [""]]
+        words = tokens(reversal.text)
+        same = [c for c in found if c.turn == reversal.turn and c.speaker is Speaker.USER
+                and c.category is not Category.BUG_PATTERNS
+                and len(tokens(c.content) & words) >= max(2, len(tokens(c.content)) // 2)]
+        if same:
+            for candidate in same:
+                candidate.topic_tags = [*candidate.topic_tags, *tags]
+                candidate.confidence = max(candidate.confidence, REVERSAL_CONFIDENCE)
+                if len(reversal.text) > len(candidate.content) + 10:
+                    # "We dropped X." + "Y is our ORM now.": the new choice belongs in it.
+                    candidate.content = _sentence_of(_unhedged(reversal.text))
+                if candidate.category is Category.IMPLEMENTATION_NOTES:
+                    candidate.category = choose(candidate.content, _RULES) or candidate.category
+            continue
+        index = next((i for i, s in enumerate(statements) if s.turn >= reversal.turn),
+                     len(statements))
+        category = choose(reversal.text, _RULES)
+        found.append(Candidate(
+            category=category or Category.PROJECT_CONVENTIONS, speaker=Speaker.USER,
+            turn=reversal.turn, index=index, content=_sentence_of(_unhedged(reversal.text)),
+            confidence=REVERSAL_CONFIDENCE, family=Family.DIRECTIVE, topic_tags=tags,
+            speakers={Speaker.USER},
+        ))
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+# Closed-class words that make a statement general (a standing rule), not a one-off task.
+_GENERAL = re.compile(
+    r"(?i)\b(?:every|all|always|never|whenever|everywhere|nobody|no longer|from "
+    r"now on|going forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|"
+    r"project|codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
+)
+_TENTATIVE = re.compile(r"(?i)\b(?:if we ever|maybe|might|probably|i think|not sure|perhaps|"
+                        r"would|could|should we|wonder|later|eventually)\b")
+_ASKS = re.compile(r"(?i)^\W*(?:can|could|would|will) you\b|^\W*(?:please|pls) (?!\w+ (?:in|for) "
+                   r"(?:this|our))")
+# A rule for one story, feature or PR is not a standing rule.
+_SCOPED = re.compile(r"(?i)\bfor (?:story|ticket|issue) [\w-]+|\b(?:this|the) (?:feature|pr|"
+                     r"ticket|story|page|task) only\b|\bonly for (?:this|the) (?:feature|pr|"
+                     r"ticket|story|task)\b|\bfor this (?:feature|pr|ticket|story|task|page)\b")
+# A sentence opening with a verb is a request, unless the verb is one rules open with.
+_RULE_OPENERS = frozenset({"use", "never", "always", "don't", "dont", "do", "avoid", "prefer",
+                           "no", "keep", "pin", "every", "all", "nothing", "only"})
+STANDING_RULE = 0.8
+MIN_RULE_WORDS, MAX_RULE_WORDS = 5, 60
+
+
+def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """User sentences that state a general rule the sentence rules did not pick up.
+
+    General means quantified ("every service", "all our images", "never", "from now on") or
+    named as a rule/convention/decision; tentative ("maybe", "if we ever"), asked ("can you
+    ...?") and pasted text are not rules. The wording picks the category.
+    """
+    from app.core.screen import is_unsafe
+    from app.engines.offline import extract_rules as r
+    from app.engines.offline.category import choose
+    from app.engines.offline.extract_items import tokens
+
+    used = {c.index for c in found}
+    said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in found]
+    # Turns carrying instructions aimed at the agent or the memory are nobody's rules.
+    tainted = {s.turn for s in statements if r.INJECTION.search(s.text, s.low)}
+    for i, s in enumerate(statements):
+        if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
+            continue
+        if s.turn in tainted or is_unsafe(s.text):
+            continue
+        words_of = tokens(s.text)
+        if words_of and any(len(words_of & known) >= 0.6 * len(words_of) for known in said):
+            continue  # already part of an item (a fix, a rationale)
+        words = len(s.text.split())
+        if not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
+            continue
+        if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or _SCOPED.search(s.text):
+            continue
+        if s.text.rstrip().endswith(":") or _opens_with_request(s.text):
+            continue
+        content = _sentence_of(_unhedged(s.text))
+        found.append(Candidate(
+            category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
+            speaker=Speaker.USER, turn=s.turn, index=i, content=content,
+            confidence=STANDING_RULE, family=Family.DIRECTIVE, speakers={Speaker.USER},
+        ))
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+def _opens_with_request(text: str) -> bool:
+    """"Create a README …", "Fix: parse …", "Before you add …": asks for work."""
+    first = re.match(r"\W*([A-Za-z']+)", _unhedged(text))
+    if first is None:
+        return False
+    word = first.group(1).lower()
+    if word in _RULE_OPENERS:
+        return False
+    from app.engines.offline.dialogue import is_request
+
+    return is_request(word) or word in {"before", "after", "fix", "once", "when", "create"}
+
+
+DISPUTES = "disputes:"
+
+
+def _with_disputes(found: list[Candidate], disputes: list[Dispute]) -> list[Candidate]:
+    """Rules of a user turn that the agent said disagree with an earlier one: tagged
+    `disputes:<word>` so the evolution holds both open instead of keeping two rules."""
+    for dispute in disputes:
+        for candidate in found:
+            if candidate.turn == dispute.turn and candidate.speaker is Speaker.USER:
+                candidate.topic_tags = [*candidate.topic_tags,
+                                        *(DISPUTES + n for n in dispute.names)]
+    return found
+
+
+def _unhedged(text: str) -> str:
+    """Without the chat openers ("actually,", "heads up:") that carry no content."""
+    return re.sub(r"(?i)^\W*(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note)\b[,:]?\s*",
+                  "", text).strip() or text
+
+
+def _sentence_of(text: str) -> str:
+    text = " ".join(text.split())
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def extract(conversation: str, *, source: str, today: date | None = None) -> ExtractionResult:
     """Find coding preferences, decisions, conventions, bug patterns and notes in a conversation.
 
@@ -75,8 +278,10 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
     if not text.strip():
         return ExtractionResult(no_content_to_extract=True, engine="offline")
 
-    reading = read_statements(split_turns(text), skip_section)
+    turns = split_turns(text)
+    reading = read_statements(turns, skip_section)
     found, notes = find_candidates(reading)
+    found = _with_dialogue_units(found, turns, reading.statements)
     candidates = finalize(found, reading.statements)
     kept = [c for c in candidates if c.confidence >= MIN_CONFIDENCE]
     if len(kept) > MAX_ITEMS:

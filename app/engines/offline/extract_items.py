@@ -511,9 +511,14 @@ def _scope(text: str) -> str:
 
 
 def _recurrence(ctx: _Context, start: int, end: int) -> int:
+    return recurrence(ctx.statements, start, end)
+
+
+def recurrence(statements: list[Statement], start: int, end: int) -> int:
+    """How often statements[start:end] say the problem happened ("the second time")."""
     occurrences = 1
-    for j in range(max(0, start), min(len(ctx.statements), end)):
-        statement = ctx.statements[j]
+    for j in range(max(0, start), min(len(statements), end)):
+        statement = statements[j]
         if not r.RECURRENCE.opens(statement.low):
             continue
         for match in r.RECURRENCE.pattern.finditer(statement.text):
@@ -676,12 +681,20 @@ def _build_lesson(ctx: _Context, i: int, s: Statement, core: str) -> Candidate:
 
 
 def _rule_category(core: str, sig: _Signals, section: Category | None) -> Category:
+    if section is not None:
+        return section
     if sig.convention or (
         r.CONVENTION_SUBJECT.search(core) and not r.ARCH_SUBJECT.search(core)
     ):
         return Category.PROJECT_CONVENTIONS
-    if section is not None:
-        return section
+    # Otherwise the wording decides between a code preference, a team convention and a
+    # design choice (a model trained on labeled statements, see category.py).
+    from app.engines.offline.category import choose
+
+    chosen = choose(core, (Category.CODING_PREFERENCES, Category.PROJECT_CONVENTIONS,
+                           Category.ARCHITECTURAL_DECISIONS))
+    if chosen is not None:
+        return chosen
     if r.ARCH_SUBJECT.search(core):
         return Category.ARCHITECTURAL_DECISIONS
     return Category.CODING_PREFERENCES

@@ -108,7 +108,9 @@ _LEAD_RE = re.compile(
 )
 _LEAD_COLON_INSIDE_RE = re.compile(r"^(?P<lead>.+?):$")
 
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])[\"')\]]*[ \t]+(?=[A-Z0-9\"'`(\[*_])")
+# Chat is often lower-case ("...same result. and dates are UTC"): a lower-case word after
+# a full stop starts a sentence too, unless an abbreviation ends the piece (merged below).
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])[\"')\]]*[ \t]+(?=[A-Za-z0-9\"'`(\[*_])")
 _STOP_INSIDE_RE = re.compile(r"[.!?][\"')\]]*[ \t]")
 _ABBREV_END_RE = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|resp|Mr|Ms|Dr|No|Fig|Sec)\.|\b[A-Z]\.)$"
@@ -250,7 +252,8 @@ def looks_like_code(sentence: str) -> bool:
     return sentence.endswith((";", "{", "}", "=>", "->"))
 
 
-def _split_sentences(paragraph: str) -> list[str]:
+def split_sentences(paragraph: str) -> list[str]:
+    """Sentences of one paragraph (abbreviations such as \"e.g.\" do not end one)."""
     pieces = _SENTENCE_SPLIT_RE.split(paragraph)
     merged: list[str] = []
     for piece in pieces:
@@ -422,7 +425,7 @@ def read_statements(
             lead = _clean_inline(unit.lead) if unit.lead else ""
             text = unit.text
             # Most units are one sentence; the splitter only runs when a stop is inside.
-            pieces = _split_sentences(text) if _STOP_INSIDE_RE.search(text) else (text,)
+            pieces = split_sentences(text) if _STOP_INSIDE_RE.search(text) else (text,)
             for piece in pieces:
                 if len(piece) > MAX_RAW_SENTENCE_CHARS:
                     continue  # markup cannot shrink it to a sentence; skip the cleaning work

@@ -1,0 +1,395 @@
+"""Units of a conversation that span turns: a reported problem, its diagnosis, the fix and
+its confirmation; a proposal and the user's answer.
+
+Owns reading the speaker turns (`extract_text.split_turns`) as a dialogue rather than as
+sentences. A coding-agent session is mostly the agent's work: the user reports a symptom,
+the agent explains the cause, edits, and a test run or the user confirms it. Only that
+whole chain makes a bug pattern worth remembering: a cause the agent only guessed, or a fix
+nobody verified, is not one. The same reading finds proposals ("Should I ...?", "I
+propose ...") and whether the user's next turn accepts or rejects them.
+
+What counts is found by the shape of the exchange (who speaks, tool calls and their
+results, discourse connectives such as "because" and "so"), not by topic words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from app.engines.offline.extract_text import (
+    _NOISE_ALPHA_RE,
+    _NOISE_OTHER_RE,
+    Speaker,
+    Turn,
+    split_sentences,
+)
+
+__all__ = ["Fix", "Proposal", "find_fixes", "find_proposals"]
+
+_TOOL_CALL = re.compile(r"^\s*\[tool:\s*(?P<name>[\w.-]+)", re.IGNORECASE)
+_TOOL_RESULT = re.compile(r"^\s*\[tool result:", re.IGNORECASE)
+# Tools that change files (the fix) and the ones that only look.
+_EDIT_TOOLS = re.compile(r"^(?:edit|multiedit|write|apply_patch|str_replace\w*|notebookedit)$",
+                         re.IGNORECASE)
+_EDIT_COMMAND = re.compile(r"\b(?:sed -i|git apply|patch -p|perl -pi)\b")
+# A test or build run that passed, and signs that it did not.
+_PASSED = re.compile(
+    r"(?i)\b(?:\d+ passed|passed\b|pass\b|ok\b|success(?:ful|fully)?\b|succeeded|"
+    r"no changes|errors?:? 0\b|0 errors|0 failed|build successful|test succeeded)|✓|✔"
+)
+_FAILED = re.compile(r"(?i)\b(?:[1-9]\d* failed|fail(?:ed|ure)?\b|error\b|errors\b|traceback|"
+                     r"panic|exception|fatal)")
+_ZERO_FAIL = re.compile(r"(?i)\b(?:0 failed|errors?:? 0|0 errors|no errors?)\b")
+# The user saying it works, or that it does not.
+_CONFIRM = re.compile(
+    r"(?i)^\W*(?:ok(?:ay)?\b|great|nice|perfect|awesome|cool|good|thanks|thank you|ty\b|"
+    r"yes\b|yep\b|works?\b|fixed\b|🎉|👍|better\b)|\b(?:works now|no more|that fixed|that did"
+    r" it|it works|now .{0,30}(?:works|normal|follow|right|fine)|tested\b.{0,40}\bno more)"
+)
+_DENY = re.compile(r"(?i)\b(?:still (?:fail|broken|crash|happen|wrong|see)|doesn'?t work|didn'?t "
+                   r"(?:work|help|fix)|not fixed|same (?:error|problem))")
+# Discourse shape of an explanation: a cause and its effect.
+_CAUSAL = re.compile(
+    r"(?i)\b(?:because|so (?:the|it|react|pip|terraform|the kubelet|anyone|a|every)\b|"
+    r", so\b|which (?:means|makes|blocks|causes)|caus(?:es|ed|ing)|root cause|the (?:problem|"
+    r"issue|bug) (?:is|was)|that'?s why|leads? to|results? in|means? (?:that )?)"
+)
+_HEDGE = re.compile(r"(?i)\b(?:maybe|might|could be|possibly|perhaps|probably|i think|not "
+                    r"sure|let me check|i suspect)\b")
+_PLAN = re.compile(
+    r"(?i)^(?:i'?ll|i will|i'?d|i set|i replaced|i added|i removed|i moved|fixed:?|moving|"
+    r"i(?:'ve)? fixed|i (?:changed|memoized|wrapped|switched)|"
+    r"setting|using|adding|wrapping|replacing|switching|removing|injecting|a fix is|the fix is|"
+    r"let me (?:add|fix|change|remove|wrap|move|use|switch|replace|return|set|guard))\b"
+)
+_ACCEPT = re.compile(
+    r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|do both|do that|"
+    r"please do|lgtm|agreed|ship it|👍)\b"
+)
+_REJECT = re.compile(r"(?i)^\W*(?:no|nope|nah|don'?t|let'?s not|not now|not in this|skip|"
+                     r"rather not|never mind)\b")
+_PROPOSAL = re.compile(
+    r"(?i)\b(?:should i|shall i|want me to|do you want me to|would you like me to|i propose|"
+    r"i suggest|i'?d suggest|i recommend|we could|i could also|how about)\b"
+)
+
+
+@dataclass
+class Fix:
+    """A confirmed problem: what the user saw, why, and what fixed it."""
+
+    symptom: str
+    cause: str
+    fix: str
+    start: int  # first turn of the unit
+    end: int  # the turn that confirmed it
+    hedged: bool = False
+
+
+@dataclass
+class Proposal:
+    """An agent's proposal and the user's verdict on it."""
+
+    text: str
+    turn: int
+    accepted: bool
+    reply: str = ""
+
+
+@dataclass
+class _Turn:
+    speaker: Speaker
+    index: int
+    kind: str  # "prose", "call", "result"
+    text: str
+    tools: list[str] = field(default_factory=list)
+
+
+def _prose(lines: list[str]) -> str:
+    kept: list[str] = []
+    fence = False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        stripped = line.strip()
+        if fence or stripped.startswith(">") or line.startswith(("  ", "\t")):
+            continue  # quoted, fenced or indented: pasted material, not the speaker's words
+        if _NOISE_ALPHA_RE.match(stripped) or _NOISE_OTHER_RE.match(stripped):
+            continue  # stack frames, log and compiler lines
+        kept.append(stripped)
+    return " ".join(part for part in kept if part)
+
+
+def _classify(turns: list[Turn]) -> list[_Turn]:
+    out: list[_Turn] = []
+    for turn in turns:
+        first = next((line for line in turn.lines if line.strip()), "")
+        joined = "\n".join(turn.lines)
+        if _TOOL_RESULT.match(first):
+            out.append(_Turn(turn.speaker, turn.index, "result", joined))
+            continue
+        calls = [m.group("name") for line in turn.lines if (m := _TOOL_CALL.match(line))]
+        if calls and all(_TOOL_CALL.match(line) or not line.strip() for line in turn.lines):
+            out.append(_Turn(turn.speaker, turn.index, "call", joined, calls))
+            continue
+        out.append(_Turn(turn.speaker, turn.index, "prose", _prose(turn.lines)))
+    return out
+
+
+def _passed(text: str) -> bool:
+    cleaned = _ZERO_FAIL.sub(" ", text)
+    return bool(_PASSED.search(text)) and not _FAILED.search(cleaned)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in split_sentences(text) if s.strip()]
+
+
+def _diagnosis(text: str, looked: bool) -> tuple[str, str, bool] | None:
+    """(cause, planned fix, hedged) of an agent turn that explains a cause.
+
+    `looked`: the agent read code or ran something since the problem was reported.
+    """
+    sentences = _sentences(text)
+    causes = [s for s in sentences if _CAUSAL.search(s) and not s.rstrip().endswith("?")]
+    plan = next((s for s in sentences if _PLAN.match(s)), "")
+    if not causes and plan and looked:
+        # "X only exists from iOS 16. It's called unconditionally. I'll wrap it": after
+        # looking at the code, what the agent states before its change is its diagnosis.
+        before = sentences[: sentences.index(plan)]
+        causes = [s for s in before
+                  if not s.rstrip().endswith("?") and len(s.split()) >= 5][-2:]
+    if not causes:
+        return None
+    hedged = all(_HEDGE.search(s) for s in causes)
+    return " ".join(causes[:2]), plan, hedged
+
+
+def _first_error(text: str) -> str:
+    lines = [line.strip() for line in text.replace("[tool result:", "").splitlines()
+             if line.strip()]
+    hit = next((line for line in lines if _FAILED.search(line)), lines[0] if lines else "")
+    return hit.rstrip("]").strip()
+
+
+def _symptom(text: str) -> str:
+    text = re.split(r"(?i)\btraceback \(most recent", text, maxsplit=1)[0].rstrip(" :")
+    sentences = _sentences(text)
+    return sentences[0] if sentences else text
+
+
+def find_fixes(turns: list[Turn]) -> list[Fix]:
+    """Problems whose cause was explained, fixed by an edit, and confirmed.
+
+    Confirmation is a passing test/build result after the edit, or the user's next words
+    saying it works; a denial ("still fails") cancels the diagnosis. A later explanation
+    replaces an earlier, hedged one (the agent's first guess is often wrong).
+    """
+    found: list[Fix] = []
+    report: _Turn | None = None
+    cause: tuple[str, str, bool] | None = None
+    cause_turn = -1
+    edited = False
+    looked = False
+    for turn in _classify(turns):
+        if turn.kind in ("call", "result"):
+            looked = True
+        if turn.speaker is Speaker.USER and turn.kind == "prose":
+            if cause is not None and edited and _CONFIRM.search(turn.text) and not _DENY.search(
+                    turn.text):
+                if _explained(report, cause):
+                    found.append(_fix(report, cause, cause_turn, turn.index))
+                cause, edited = None, False
+                continue
+            if _DENY.search(turn.text):
+                cause, edited = None, False
+                continue
+            if cause is None:
+                report, looked = turn, False
+            continue
+        if turn.kind == "prose" and turn.speaker is Speaker.AGENT:
+            found_cause = _diagnosis(turn.text, looked)
+            if found_cause is not None and (cause is None or cause[2] or not edited):
+                cause, cause_turn = found_cause, turn.index
+                # A stated plan ("I'll remove the printf") counts as the change: agents
+                # often edit in the same step as the run that verifies it.
+                edited = bool(found_cause[1])
+            elif cause is not None and not cause[1]:
+                plan = next((s for s in _sentences(turn.text) if _PLAN.match(s)), "")
+                if plan:
+                    cause = (cause[0], plan, cause[2])
+            continue
+        if turn.kind == "call" and cause is not None:
+            if any(_EDIT_TOOLS.match(t) for t in turn.tools) or _EDIT_COMMAND.search(turn.text):
+                edited = True
+            continue
+        if turn.kind == "result" and cause is not None and edited and _passed(turn.text):
+            if _explained(report, cause):
+                found.append(_fix(report, cause, cause_turn, turn.index))
+            cause, edited = None, False
+        elif turn.kind == "result" and cause is None and _FAILED.search(turn.text):
+            # A failing run after a request is the symptom ("error: gcc failed").
+            report = _Turn(turn.speaker, turn.index, "result", _first_error(turn.text))
+    return found
+
+
+# A turn that asks for work ("let's…", "can you…", "add…") rather than describing what
+# happened: the first word is a request or a verb in its base form.
+_REQUEST = re.compile(
+    r"(?i)^\W*(?:let'?s|lets|can|could|would|please|pls|go|add|use|make|create|implement|"
+    r"build|set|write|change|update|remove|rename|refactor|commit|bump|move|run|port|start|"
+    r"stop|switch|replace|convert|deploy|ship|try|show|give|tell|explain|check|new|yes|no|"
+    r"ok(?:ay)?|sure|thanks?)\b"
+)
+
+
+def is_request(word: str) -> bool:
+    """Whether a turn opening with this word asks for work (a request or base-form verb)."""
+    return _REQUEST.match(word) is not None
+
+
+def _explained(report: _Turn | None, cause: tuple[str, str, bool]) -> bool:
+    """Whether a fix is a lesson: a described problem, or a failing run with a reason.
+
+    A failing run the agent only fixed (lint, a stale test) is not a lesson, nor is work the
+    user asked for; a problem the user described, or a failure whose cause the agent
+    explained ("…, so pip compiles numpy from source"), is.
+    """
+    if report is None:
+        return False
+    if report.kind == "result":
+        return bool(_CAUSAL.search(cause[0]))
+    return len(report.text.split()) >= 4 and not _REQUEST.match(report.text)
+
+
+def _fix(report: _Turn | None, cause: tuple[str, str, bool], start: int, end: int) -> Fix:
+    symptom = _symptom(report.text) if report is not None else ""
+    return Fix(symptom=symptom, cause=cause[0], fix=cause[1],
+               start=report.index if report is not None else start, end=end, hedged=cause[2])
+
+
+def find_proposals(turns: list[Turn]) -> list[Proposal]:
+    """Agent proposals that the next user turn accepts or rejects."""
+    found: list[Proposal] = []
+    classified = _classify(turns)
+    for i, turn in enumerate(classified):
+        if turn.speaker is not Speaker.AGENT or turn.kind != "prose":
+            continue
+        offers = [s for s in _sentences(turn.text) if _PROPOSAL.search(s)]
+        if not offers:
+            continue
+        reply = next((t for t in classified[i + 1:] if t.speaker is Speaker.USER), None)
+        if reply is None or reply.kind != "prose":
+            continue
+        if _ACCEPT.match(reply.text):
+            found.append(Proposal(offers[-1], turn.index, True, reply.text))
+        elif _REJECT.match(reply.text):
+            found.append(Proposal(offers[-1], turn.index, False, reply.text))
+    return found
+
+
+# -- reversals ---------------------------------------------------------------------------
+_NAME = r"[`'\"]?(?P<{g}>[\w@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
+_SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?"
+_REPLACES = (
+    re.compile(rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|go(?:ing)?|port(?:ing)?"
+               rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
+               rf"{_SKIP}{_NAME.format(g='new')}"),
+    re.compile(rf"(?i)\breplac(?:e|ing|ed)\s+{_SKIP}{_NAME.format(g='old')}\s+(?:with|by)\s+"
+               rf"{_SKIP}{_NAME.format(g='new')}"),
+    re.compile(rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
+               rf"using|mov(?:e|ing)\s+off(?:\s+of)?|dropp?(?:ed|ing)?|got\s+rid\s+of|getting\s+rid"
+               rf"\s+of|ditch(?:ed|ing)?|moving\s+away\s+from|scratch)\s+{_SKIP}"
+               rf"{_NAME.format(g='old')}"),
+    re.compile(rf"(?i)\b(?:instead\s+of|rather\s+than)\s+{_SKIP}{_NAME.format(g='old')}"),
+)
+# A correction without naming what it replaces ("actually deploys can happen any weekday").
+_CORRECTION = re.compile(
+    r"(?i)^\W*(?:actually|scratch that|correction|change of plan)\b|\b(?:changed (?:the|"
+    r"our) (?:convention|rule|mind|plan|policy)|we changed|from now on|not anymore|any ?more)\b"
+)
+_NOT_NAMES = frozenset({"it", "that", "this", "them", "there", "now", "everything", "all"})
+
+
+@dataclass
+class Reversal:
+    """A user statement that replaces an earlier choice."""
+
+    text: str
+    turn: int
+    old: list[str]  # names of what it replaces; empty: whatever shares its subject
+
+
+def find_reversals(turns: list[Turn]) -> list[Reversal]:
+    """User sentences that drop or replace an earlier choice, with what they replace."""
+    found: list[Reversal] = []
+    for turn in _classify(turns):
+        if turn.speaker is not Speaker.USER or turn.kind != "prose":
+            continue
+        sentences = _sentences(turn.text)
+        joined_next = -1
+        for k, sentence in enumerate(sentences):
+            if sentence.rstrip().endswith("?") or k == joined_next:
+                continue
+            matches = [m for rx in _REPLACES for m in rx.finditer(sentence)]
+            old = [m.group("old").strip("`'\".,") for m in matches]
+            old = [o for o in old if o.lower() not in _NOT_NAMES]
+            if not old and not _CORRECTION.search(sentence):
+                continue
+            text = sentence
+            named_new = any("new" in m.groupdict() and m.group("new") for m in matches)
+            if old and not named_new and k + 1 < len(sentences) and not sentences[
+                    k + 1].rstrip().endswith("?"):
+                # "We dropped MongoDB. ClickHouse it is": the choice is the next sentence.
+                text = f"{sentence} {sentences[k + 1]}"
+                joined_next = k + 1
+            found.append(Reversal(text, turn.index, list(dict.fromkeys(old))))
+    return found
+
+
+# -- disagreements -----------------------------------------------------------------------
+_DISPUTE = re.compile(
+    r"(?i)\b(?:conflicts? with|differs? from|contradicts?|is at odds with|disagrees? with|"
+    r"clashes with)\s+(?P<what>[^.?!;]{3,80})"
+)
+_GENERIC = frozenset({
+    "the", "a", "an", "rule", "rules", "you", "gave", "given", "set", "decided", "earlier",
+    "before", "previously", "we", "our", "your", "that", "this", "one", "decision",
+    "convention", "what", "was", "were", "agreed", "said", "of", "to", "for", "in", "on",
+    "outbound", "calls", "call", "should", "which", "it", "is", "are", "retrying",
+})
+
+
+@dataclass
+class Dispute:
+    """A user statement that the agent pointed out disagrees with an earlier rule."""
+
+    turn: int
+    names: list[str]
+
+
+def find_disputes(turns: list[Turn]) -> list[Dispute]:
+    """User turns followed by the agent saying they conflict with an earlier rule.
+
+    The words the agent uses for the earlier rule ("the 10 minute TTL decided earlier")
+    name it, so the evolution can hold both as an open contradiction instead of keeping
+    two rules that disagree.
+    """
+    found: list[Dispute] = []
+    classified = _classify(turns)
+    for i, turn in enumerate(classified):
+        if turn.speaker is not Speaker.USER or turn.kind != "prose":
+            continue
+        reply = next((t for t in classified[i + 1:] if t.kind == "prose"), None)
+        if reply is None or reply.speaker is not Speaker.AGENT:
+            continue
+        match = _DISPUTE.search(reply.text)
+        if match is None:
+            continue
+        words = re.findall(r"[\w.+#-]+", match.group("what").lower())
+        names = [w for w in words if w not in _GENERIC and len(w) > 1]
+        if names:
+            found.append(Dispute(turn.index, names[:4]))
+    return found
