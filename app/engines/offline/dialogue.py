@@ -122,7 +122,21 @@ def _prose(lines: list[str]) -> str:
     return " ".join(part for part in kept if part)
 
 
+_last: tuple[list[Turn], list[_Turn]] | None = None
+
+
 def _classify(turns: list[Turn]) -> list[_Turn]:
+    """The turns as prose / tool call / tool result (the last answer is reused: every finder
+    of one extraction reads the same turns)."""
+    global _last
+    if _last is not None and _last[0] is turns:
+        return _last[1]
+    out = _classify_all(turns)
+    _last = (turns, out)
+    return out
+
+
+def _classify_all(turns: list[Turn]) -> list[_Turn]:
     out: list[_Turn] = []
     for turn in turns:
         first = next((line for line in turn.lines if line.strip()), "")
@@ -283,10 +297,18 @@ def find_proposals(turns: list[Turn]) -> list[Proposal]:
         reply = next((t for t in classified[i + 1:] if t.speaker is Speaker.USER), None)
         if reply is None or reply.kind != "prose":
             continue
+        # A hedged aside ("maybe later we could …") is not what was asked; the offer the
+        # reply repeats words of is, else the last firm one.
+        firm = [o for o in offers if not _HEDGE.search(o) and "later" not in o.lower()]
+        if not firm:
+            continue
+        said = set(re.findall(r"\w{4,}", reply.text.lower()))
+        offer = max(firm, key=lambda o: (len(said & set(re.findall(r"\w{4,}", o.lower()))),
+                                         firm.index(o)))
         if _ACCEPT.match(reply.text):
-            found.append(Proposal(offers[-1], turn.index, True, reply.text))
+            found.append(Proposal(offer, turn.index, True, reply.text))
         elif _REJECT.match(reply.text):
-            found.append(Proposal(offers[-1], turn.index, False, reply.text))
+            found.append(Proposal(offer, turn.index, False, reply.text))
     return found
 
 
@@ -305,6 +327,9 @@ _REPLACES = (
                rf"{_NAME.format(g='old')}"),
     re.compile(rf"(?i)\b(?:instead\s+of|rather\s+than)\s+{_SKIP}{_NAME.format(g='old')}"),
 )
+# Cheap test before the patterns above: one of their words must be there.
+_REPLACE_GATE = re.compile(r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
+                           r"away|scratch|instead|rather)")
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
 _CORRECTION = re.compile(
     r"(?i)^\W*(?:actually|scratch that|correction|change of plan)\b|\b(?:changed (?:the|"
@@ -333,7 +358,8 @@ def find_reversals(turns: list[Turn]) -> list[Reversal]:
         for k, sentence in enumerate(sentences):
             if sentence.rstrip().endswith("?") or k == joined_next:
                 continue
-            matches = [m for rx in _REPLACES for m in rx.finditer(sentence)]
+            matches = ([m for rx in _REPLACES for m in rx.finditer(sentence)]
+                       if _REPLACE_GATE.search(sentence) else [])
             old = [m.group("old").strip("`'\".,") for m in matches]
             old = [o for o in old if o.lower() not in _NOT_NAMES]
             if not old and not _CORRECTION.search(sentence):

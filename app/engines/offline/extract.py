@@ -17,7 +17,7 @@ from datetime import date
 
 from app.core.errors import InvalidInput
 from app.core.models import Category, ExtractionResult, MemoryItem, clean_token, utc_now
-from app.engines.offline.dialogue import Dispute, Reversal
+from app.engines.offline.dialogue import Dispute, Proposal, Reversal
 from app.engines.offline.extract_items import (
     Candidate,
     Family,
@@ -72,11 +72,17 @@ FIX_HEDGED = 0.6
 def _with_dialogue_units(found: list[Candidate], turns: list[Turn],
                          statements: list[Statement]) -> list[Candidate]:
     """Bug patterns from confirmed fixes (replacing sentence-level bug guesses inside them)."""
-    from app.engines.offline.dialogue import find_disputes, find_fixes, find_reversals
+    from app.engines.offline.dialogue import (
+        find_disputes,
+        find_fixes,
+        find_proposals,
+        find_reversals,
+    )
 
     found = _with_reversals(found, find_reversals(turns), statements)
     found = _with_standing_rules(found, statements)
     found = _with_disputes(found, find_disputes(turns))
+    found = _with_answers(found, find_proposals(turns), statements)
     fixes = find_fixes(turns)
     if not fixes:
         return found
@@ -192,6 +198,8 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
     for i, s in enumerate(statements):
         if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
             continue
+        if s.text.startswith(("/", "<", "[")):
+            continue  # a slash command or markup the agent's tool put in the user's turn
         if s.turn in tainted or is_unsafe(s.text):
             continue
         words_of = tokens(s.text)
@@ -238,6 +246,72 @@ def _with_disputes(found: list[Candidate], disputes: list[Dispute]) -> list[Cand
             if candidate.turn == dispute.turn and candidate.speaker is Speaker.USER:
                 candidate.topic_tags = [*candidate.topic_tags,
                                         *(DISPUTES + n for n in dispute.names)]
+    return found
+
+
+ACCEPTED = 0.8
+ACCEPTED_BARE = 0.65
+_OFFER = re.compile(
+    r"(?i)^.*?\b(?:should i|shall i|do you want me to|want me to|would you like me to|i propose|"
+    r"i suggest|i'?d suggest|i recommend|we could|i could also|how about)\s+(?:that\s+)?"
+    r"(?:we\s+)?(?:also\s+)?")
+_ANSWER_OPENER = re.compile(
+    r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|do both|do that|"
+    r"please do|please|lgtm|agreed|no|nope|nah)\b[\s,.!:;-]*")
+# "Not in this PR", "later", "leave it": putting off is not deciding.
+_DEFERS = re.compile(r"(?i)^\W*(?:not (?:now|yet|in this|today|for now)|later|leave it|skip|"
+                     r"maybe|i'?ll (?:do|think|check|ask)|let'?s (?:think|see|wait)|not sure)\b")
+
+
+def _answer_rest(reply: str) -> str:
+    """The reply without its yes/no openers ("sounds good, go ahead" leaves nothing)."""
+    rest = reply
+    for _ in range(4):
+        shorter = _ANSWER_OPENER.sub("", rest, count=1)
+        if shorter == rest:
+            break
+        rest = shorter
+    return rest.strip()
+
+
+def _with_answers(found: list[Candidate], proposals: list[Proposal],
+                  statements: list[Statement]) -> list[Candidate]:
+    """What the user decided by answering the agent's proposals.
+
+    Accepted: the proposal becomes the user's decision (worded as a statement; held for
+    review when the user only said "yes"). Rejected with a reason ("no, keep the hand
+    parser: clap adds 300 KB"): the reason is the decision. A bare "no" decides nothing.
+    """
+    from app.engines.offline.category import choose
+
+    for proposal in proposals:
+        reply_turn = next((s.turn for s in statements if s.turn > proposal.turn
+                           and s.speaker is Speaker.USER), None)
+        if reply_turn is None:
+            continue
+        index = next(i for i, s in enumerate(statements) if s.turn == reply_turn)
+        rest = _answer_rest(proposal.reply)
+        if _DEFERS.match(rest):
+            rest = ""
+        if any(c.turn == reply_turn and c.speaker is Speaker.USER for c in found):
+            continue  # the user's own words already made an item
+        if proposal.accepted:
+            offer = _OFFER.sub("", proposal.text).rstrip("?").strip()
+            if len(offer.split()) < 3:
+                continue
+            content = offer if not rest else f"{offer.rstrip('.')}; {rest}"
+            confidence = ACCEPTED if len(rest.split()) >= 4 else ACCEPTED_BARE
+        else:
+            if len(rest.split()) < 4:
+                continue
+            content, confidence = rest, ACCEPTED
+        content = _sentence_of(content)
+        found.append(Candidate(
+            category=choose(content, _RULES) or Category.ARCHITECTURAL_DECISIONS,
+            speaker=Speaker.USER, turn=reply_turn, index=index, content=content,
+            confidence=confidence, family=Family.DECISION, speakers={Speaker.USER},
+        ))
+    found.sort(key=lambda c: c.index)
     return found
 
 
