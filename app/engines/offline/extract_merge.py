@@ -9,6 +9,8 @@ is capped by who said it; and every item gets a title that is distinct within it
 
 from __future__ import annotations
 
+import re
+
 from app.core.models import Category
 from app.engines.offline import extract_rules as r
 from app.engines.offline.extract_items import (
@@ -141,8 +143,19 @@ def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
     return kept
 
 
+TITLE_WORDS = 6
+# "For this repo: dependencies go…", "Going forward: pin…": the label is not the subject.
+_LABEL = re.compile(r"^[^:]{1,30}:\s+(?=\S)")
+_OPENERS = re.compile(r"(?i)^(?:we(?:'re| are|'ve)?|i(?:'ve|'m|'ll|'d)?|you|please|pls|also|and|"
+                      r"so|then|ok|basically|rule|they|it|scratch that|actually)\b[\s,]*")
+
+
 def _phrase_title(content: str) -> str:
-    words = [w.strip("`.,;:()\"'") for w in strip_fillers(content).split()]
+    """The first words of the statement that name its subject (at most six)."""
+    text = _LABEL.sub("", strip_fillers(content), count=1)
+    for _ in range(3):
+        text = _OPENERS.sub("", text, count=1)
+    words = [w.strip("`.,;:()\"'") for w in text.split()]
     picked: list[str] = []
     for word in words:
         if not word:
@@ -150,7 +163,7 @@ def _phrase_title(content: str) -> str:
         if not picked and word.lower() in STOPWORDS:
             continue
         picked.append(word)
-        if len(picked) == 4:
+        if len(picked) == TITLE_WORDS or word.endswith((",", ";")):
             break
     while picked and picked[-1].lower() in STOPWORDS:
         picked.pop()
