@@ -41,8 +41,8 @@ def test_layers_below_the_service_never_import_qt(part: str) -> None:
 def test_core_imports_only_allowed_packages() -> None:
     allowed_third_party = {
         "pydantic", "markdown_it", "filelock", "keyring",
-        # the embedding model (app/core/embeddings.py) and the secret detectors (redact.py)
-        "numpy", "tokenizers", "safetensors", "detect_secrets",
+        # the embedding model (app/core/embeddings.py)
+        "numpy", "tokenizers", "safetensors",
     }
     offenders = []
     for path in _files("core"):

@@ -203,6 +203,12 @@ def _key_word_pattern() -> str:
 
 
 _RULES: tuple[_Rule, ...] = (
+    # Telegram bot tokens (`<bot id>:AA<key>`), also inside api.telegram.org/bot<token>/ URLs.
+    _Rule(
+        "telegram_token",
+        re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])"),
+        anchors=(":AA",),
+    ),
     _Rule(
         "private_key",
         re.compile(
@@ -422,10 +428,81 @@ def _apply(rule: _Rule, text: str) -> tuple[str, int]:
     return rule.pattern.sub(replace, text), count
 
 
+# The last layer: a long random-looking token on a line that talks about a secret ("the aws
+# secret key for the ci user is AP1X…", "\"token\": \"vKcx…\"", ".../bot<id>:<key>/…").
+# Random strings of 20+ characters have high character entropy; names, paths, words and
+# hex digests on lines without a secret word are left alone.
+_SECRET_WORD_RE = re.compile(
+    r"(?i)(?<!public )(?<!public_)\b(?:secret|token|password|passwd|passphrase|pass|api[_ -]?key|"
+    r"access[_ -]?key|auth|credentials?|bot)|(?<![a-z])key\b(?![ -]*(?:id|name|board|word))"
+)
+_TOKEN_RE = re.compile(r"(?<![\w/+=.-])[A-Za-z0-9][A-Za-z0-9+/_:.-]{18,}[A-Za-z0-9]=*(?![\w])")
+_IDENTIFIER_RE = re.compile(r"[A-Za-z]+(?:[_.-][A-Za-z0-9]+)+|[A-Za-z]+[0-9]{0,3}")
+MIN_ENTROPY = 3.7
+
+
+def _entropy(token: str) -> float:
+    import math
+    from collections import Counter
+
+    counts = Counter(token)
+    return -sum(n / len(token) * math.log2(n / len(token)) for n in counts.values())
+
+
+def _looks_random(token: str) -> bool:
+    if MARK[1:-1] in token or "://" in token or token.count(".") > 3:
+        return False
+    if _IDENTIFIER_RE.fullmatch(token):
+        return False  # PASSWORD_MIN_LENGTH, auth.session-cookie: names, not values
+    if "/" in token and token.count("/") > 2 and not any(c.isdigit() for c in token):
+        return False  # a path
+    kinds = sum((any(c.islower() for c in token), any(c.isupper() for c in token),
+                 any(c.isdigit() for c in token)))
+    return kinds >= 2 and _entropy(token) >= MIN_ENTROPY and not _is_placeholder(token)
+
+
+def _entropy_layer(text: str) -> tuple[str, int]:
+    """Random-looking tokens on lines that mention a secret.
+
+    Long tokens are rare in prose, so they are found first and only their own line is
+    checked for a secret word (a line-by-line pass cost half the redaction's time).
+    """
+    pieces: list[str] = []
+    last = 0
+    count = 0
+    lines: dict[int, bool] = {}
+    for m in _TOKEN_RE.finditer(text):
+        token = m.group(0)
+        if not _looks_random(token):
+            continue
+        start = text.rfind("\n", 0, m.start()) + 1
+        talks = lines.get(start)
+        if talks is None:
+            end = text.find("\n", m.end())
+            talks = _SECRET_WORD_RE.search(text, start, end if end >= 0 else len(text)) is not None
+            lines[start] = talks
+        if not talks:
+            continue
+        pieces.append(text[last:m.start()])
+        pieces.append(f"{MARK}token]")
+        last = m.end()
+        count += 1
+    if not count:
+        return text, 0
+    pieces.append(text[last:])
+    return "".join(pieces), count
+
+
 def redact_with_count(text: str) -> tuple[str, int]:
     """Redact secrets and say how many were replaced."""
     if not text:
         return text, 0
+    text, total = _rules_layer(text)
+    text, found = _entropy_layer(text)
+    return text, total + found
+
+
+def _rules_layer(text: str) -> tuple[str, int]:
     lowered: str | None = None
     total = 0
     for rule in _RULES:

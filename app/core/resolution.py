@@ -11,7 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import InvalidInput
-from app.core.models import Contradiction, MemoryItem
+from app.core.models import Contradiction, MemoryItem, utc_now
+
+_WORDS = {"keep-both": "keep both: each stays valid in its own scope",
+          "keep-newer": "keep newer", "mark-outdated": "older marked outdated"}
 
 
 def apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
@@ -42,7 +45,8 @@ def apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
         conflict.items = archived
         conflict.refs = [newer.id]
     conflict.status = "resolved"
-    conflict.description = f"{conflict.description} Resolved by the user ({action})."
+    conflict.description = (f"{conflict.description} Resolved by the user on "
+                            f"{utc_now().date().isoformat()} ({_WORDS[action]}).")
 
 
 def resolve_cross_in(
@@ -61,7 +65,7 @@ def resolve_cross_in(
         title=older.title,
         description=(
             f"Superseded by '{newer.title}' in {newer_branch} ({newer.extracted}); "
-            f"resolved by the user ({action})."
+            f"resolved by the user on {utc_now().date().isoformat()} ({_WORDS[action]})."
         ),
         status="resolved",
         refs=[],

@@ -168,6 +168,12 @@ def test_in_branch_conflict_resolution(api: MemoryApi, home: Path) -> None:
     after = parse((home / "branches" / "c.md").read_text(encoding="utf-8"), "c")
     assert {i.id for i in after.items[Category.CODING_PREFERENCES]} == {old.id, new.id}
     assert after.contradictions[0].status == "resolved"
+    # The decision is recorded: who, when, what.
+    from app.core.models import utc_now
+
+    note = after.contradictions[0].description
+    assert f"Resolved by the user on {utc_now().date().isoformat()}" in note
+    assert "keep both" in note
 
 
 def test_stats_and_status_shapes(api: MemoryApi) -> None:
