@@ -102,6 +102,7 @@ class Embedder:
         self._layers = 1 + max(int(k.split(".")[2]) for k in self._w
                                if k.startswith("encoder.layer."))
         self._heads = _heads(folder, self.dim)
+        self._wt: dict[str, npt.NDArray[np.float32]] = {}
 
     def _ln(self, x: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
         xp = self._np
@@ -112,7 +113,13 @@ class Embedder:
         return out
 
     def _dense(self, x: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
-        out: npt.NDArray[np.float32] = x @ self._w[name + ".weight"].T + self._w[name + ".bias"]
+        # Weights transposed once, contiguous: a matmul against a transposed view was most
+        # of a short query's time.
+        weight = self._wt.get(name)
+        if weight is None:
+            weight = self._np.ascontiguousarray(self._w[name + ".weight"].T)
+            self._wt[name] = weight
+        out: npt.NDArray[np.float32] = x @ weight + self._w[name + ".bias"]
         return out
 
     def _encode_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:

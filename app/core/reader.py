@@ -105,6 +105,7 @@ class MemoryReader:
         self.engine = engine
         self.config = config
         self._vectors: VectorStore | None = None
+        self._position_cache: tuple[list[IndexedItem], dict[str, int]] | None = None
         self._matrix: tuple[object, list[IndexedItem], Any] | None = None
 
     async def retrieve(
@@ -242,7 +243,7 @@ class MemoryReader:
         cosine = matrix @ query[0]
         lex = {h.id: h.relevance * _coverage(text, h.text) for h in lexical}
         top = cosine.argsort()[::-1][:pool].tolist()
-        positions = {h.id: i for i, h in enumerate(items)}
+        positions = self._positions(items)
         chosen = dict.fromkeys([*top, *(positions[i] for i in lex if i in positions)])
         fused = [
             replace(items[i], relevance=float(cosine[i]) + LEX_WEIGHT * lex.get(items[i].id, 0.0))
@@ -250,6 +251,14 @@ class MemoryReader:
         ]
         fused.sort(key=lambda h: -h.relevance)
         return fused[:pool]
+
+    def _positions(self, items: list[IndexedItem]) -> dict[str, int]:
+        """Row of each item id in the cached matrix (built once per matrix, not per query)."""
+        cached = self._position_cache
+        if cached is None or cached[0] is not items:
+            cached = (items, {h.id: i for i, h in enumerate(items)})
+            self._position_cache = cached
+        return cached[1]
 
     def _candidates(self, text: str, pool: int) -> list[IndexedItem]:
         try:

@@ -98,6 +98,7 @@ class MemoryStore:
         self.versions_dir = self.home / "versions"
         self.locks_dir = self.home / ".locks"
         self.versions_keep = versions_keep
+        self._stem_names: dict[str, str] = {}
         self._parsed: dict[tuple[str, bytes], BranchMemory] = {}
 
     # -- paths -------------------------------------------------------------------------
@@ -298,13 +299,20 @@ class MemoryStore:
         result: dict[str, tuple[int, int]] = {}
         if not self.branches_dir.is_dir():
             return result
+        names = self._stem_names
         with os.scandir(self.branches_dir) as entries:
             for entry in entries:
                 if not entry.name.endswith(".md"):
                     continue
-                branch = self._branch_of(Path(entry.path))
+                # A plain or percent-encoded stem always names the same branch: decode it
+                # once (searches call this on every query).
+                branch = names.get(entry.name)
                 if branch is None:
-                    continue
+                    branch = self._branch_of(Path(entry.path))
+                    if branch is None:
+                        continue
+                    if not entry.name.startswith(HASH_PREFIX):
+                        names[entry.name] = branch
                 st = entry.stat()
                 result[branch] = (st.st_mtime_ns, st.st_size)
         return result
