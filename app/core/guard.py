@@ -105,9 +105,14 @@ def _integrity(old: BranchMemory | None, new: BranchMemory, new_items: list[Memo
 
     problems: list[str] = []
     before = previous if previous is not None else render(old) if old is not None else ""
+    # Only what is new or changed needs screening: items kept as they were passed before.
+    kept = ({(i.id, i.content, i.title, i.fix, i.root_cause, i.rationale) for i in
+             [*old.all_items(), *(x for c in old.contradictions for x in c.items)]}
+            if old is not None else set())
     texts = [(f"item {i.id}", " ".join((i.title, i.content, i.rationale, i.fix, i.root_cause,
                                         i.approach, i.lessons, i.scope, i.trade_offs)))
-             for i in [*new.all_items(), *(x for c in new.contradictions for x in c.items)]]
+             for i in [*new.all_items(), *(x for c in new.contradictions for x in c.items)]
+             if (i.id, i.content, i.title, i.fix, i.root_cause, i.rationale) not in kept]
     texts.append(("the summary", new.summary))
     texts += [(f"section {sec.heading!r}", f"{sec.heading} {sec.body}")
               for sec in new.extra_sections]

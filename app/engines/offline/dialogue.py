@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from app.engines.offline.extract_text import (
     _NOISE_ALPHA_RE,
     _NOISE_OTHER_RE,
+    MAX_PATTERN_LINE,
     Speaker,
     Turn,
     split_sentences,
@@ -104,6 +105,14 @@ class _Turn:
     kind: str  # "prose", "call", "result"
     text: str
     tools: list[str] = field(default_factory=list)
+    _split: list[str] | None = None
+
+    @property
+    def sentences(self) -> list[str]:
+        """The prose's sentences (split once; several finders read them)."""
+        if self._split is None:
+            self._split = _sentences(self.text)
+        return self._split
 
 
 def _prose(lines: list[str]) -> str:
@@ -116,8 +125,13 @@ def _prose(lines: list[str]) -> str:
         stripped = line.strip()
         if fence or stripped.startswith(">") or line.startswith(("  ", "\t")):
             continue  # quoted, fenced or indented: pasted material, not the speaker's words
-        if _NOISE_ALPHA_RE.match(stripped) or _NOISE_OTHER_RE.match(stripped):
-            continue  # stack frames, log and compiler lines
+        # Stack frames, log and compiler lines; one cheap test by the first character, as
+        # the sentence reader does.
+        if stripped[:1].isalpha():
+            if len(stripped) <= MAX_PATTERN_LINE and _NOISE_ALPHA_RE.match(stripped):
+                continue
+        elif _NOISE_OTHER_RE.match(stripped):
+            continue
         kept.append(stripped)
     return " ".join(part for part in kept if part)
 
@@ -161,12 +175,11 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in split_sentences(text) if s.strip()]
 
 
-def _diagnosis(text: str, looked: bool) -> tuple[str, str, bool] | None:
+def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | None:
     """(cause, planned fix, hedged) of an agent turn that explains a cause.
 
     `looked`: the agent read code or ran something since the problem was reported.
     """
-    sentences = _sentences(text)
     causes = [s for s in sentences if _CAUSAL.search(s) and not s.rstrip().endswith("?")]
     plan = next((s for s in sentences if _PLAN.match(s)), "")
     if not causes and plan and looked:
@@ -224,14 +237,14 @@ def find_fixes(turns: list[Turn]) -> list[Fix]:
                 report, looked = turn, False
             continue
         if turn.kind == "prose" and turn.speaker is Speaker.AGENT:
-            found_cause = _diagnosis(turn.text, looked)
+            found_cause = _diagnosis(turn.sentences, looked)
             if found_cause is not None and (cause is None or cause[2] or not edited):
                 cause, cause_turn = found_cause, turn.index
                 # A stated plan ("I'll remove the printf") counts as the change: agents
                 # often edit in the same step as the run that verifies it.
                 edited = bool(found_cause[1])
             elif cause is not None and not cause[1]:
-                plan = next((s for s in _sentences(turn.text) if _PLAN.match(s)), "")
+                plan = next((s for s in turn.sentences if _PLAN.match(s)), "")
                 if plan:
                     cause = (cause[0], plan, cause[2])
             continue
@@ -291,7 +304,7 @@ def find_proposals(turns: list[Turn]) -> list[Proposal]:
     for i, turn in enumerate(classified):
         if turn.speaker is not Speaker.AGENT or turn.kind != "prose":
             continue
-        offers = [s for s in _sentences(turn.text) if _PROPOSAL.search(s)]
+        offers = [s for s in turn.sentences if _PROPOSAL.search(s)]
         if not offers:
             continue
         reply = next((t for t in classified[i + 1:] if t.speaker is Speaker.USER), None)
@@ -353,7 +366,7 @@ def find_reversals(turns: list[Turn]) -> list[Reversal]:
     for turn in _classify(turns):
         if turn.speaker is not Speaker.USER or turn.kind != "prose":
             continue
-        sentences = _sentences(turn.text)
+        sentences = turn.sentences
         joined_next = -1
         for k, sentence in enumerate(sentences):
             if sentence.rstrip().endswith("?") or k == joined_next:

@@ -126,7 +126,9 @@ def _with_reversals(found: list[Candidate], reversals: list[Reversal],
     from app.engines.offline.category import choose
     from app.engines.offline.extract_items import tokens
 
-    tainted = {s.turn for s in statements if r.INJECTION.search(s.text, s.low)}
+    tainted = ({s.turn for s in statements
+                if s.speaker is Speaker.USER and r.INJECTION.search(s.text, s.low)}
+               if reversals else set())
     for reversal in reversals:
         if reversal.turn in tainted or is_unsafe(reversal.text):
             continue
@@ -192,19 +194,16 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
     from app.engines.offline.extract_items import tokens
 
     used = {c.index for c in found}
-    said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in found]
+    said: list[frozenset[str]] | None = None
     # Turns carrying instructions aimed at the agent or the memory are nobody's rules.
-    tainted = {s.turn for s in statements if r.INJECTION.search(s.text, s.low)}
+    tainted = {s.turn for s in statements
+               if s.speaker is Speaker.USER and r.INJECTION.search(s.text, s.low)}
     for i, s in enumerate(statements):
         if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
             continue
         if s.text.startswith(("/", "<", "[")):
             continue  # a slash command or markup the agent's tool put in the user's turn
-        if s.turn in tainted or is_unsafe(s.text):
-            continue
-        words_of = tokens(s.text)
-        if words_of and any(len(words_of & known) >= 0.6 * len(words_of) for known in said):
-            continue  # already part of an item (a fix, a rationale)
+        # The cheap tests first: most sentences are not general statements at all.
         words = len(s.text.split())
         if not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
             continue
@@ -212,6 +211,14 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue
         if s.text.rstrip().endswith(":") or _opens_with_request(s.text):
             continue
+        if s.turn in tainted or is_unsafe(s.text):
+            continue
+        if said is None:
+            said = [frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))))
+                    for c in found]
+        words_of = tokens(s.text)
+        if words_of and any(len(words_of & known) >= 0.6 * len(words_of) for known in said):
+            continue  # already part of an item (a fix, a rationale)
         content = _sentence_of(_unhedged(s.text))
         found.append(Candidate(
             category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
