@@ -50,7 +50,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Puffin Memory")
         self.setWindowIcon(icons.app_icon())
         self.resize(1120, 740)
-        self.setMinimumSize(QSize(820, 560))
+        self.setMinimumSize(QSize(760, 540))
         self.setStyleSheet(STYLE_SHEET)
 
         self.dashboard = DashboardPanel(channels)

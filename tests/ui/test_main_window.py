@@ -202,3 +202,8 @@ def test_readme_keyboard_table_matches_the_menus(window: MainWindow) -> None:
         assert keys in shortcuts, f"README lists {keys} ({what}); no menu action has it"
         first_word = shortcuts[keys].split()[0].rstrip("…")
         assert first_word.lower() in what.lower(), (keys, what, shortcuts[keys])
+
+
+def test_the_window_fits_800_by_600(window: MainWindow) -> None:
+    window.resize(800, 600)
+    assert (window.width(), window.height()) == (800, 600)
