@@ -401,6 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--branch", help="target branch when importing a single memory file")
 
     add_hook_parsers(sub)
+    p = sub.add_parser("logs", help="the operational log: its last lines, or --path")
+    p.add_argument("--path", action="store_true", help="print only the log file's path")
+    p.add_argument("--lines", type=int, default=50)
     sub.add_parser("gui", help="open the desktop app")
     sub.add_parser("mcp", help="serve the memory to MCP clients on stdio (Claude Code, "
                                "Codex, Cursor)")
@@ -437,6 +440,10 @@ async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any
             reply = await api.invoke(channel, payload)
             api.index.close()
         return _finish(args, channel, _restate_home(reply, empty, home))
+    if channel not in _READ_ONLY:  # reads never write, not even a log line
+        from app.logsetup import configure
+
+        configure(home, "cli")
     api = build_api(home, engine_override=args.engine)
     if channel == "memory:scan" and not payload.get("dryRun"):
         api.progress = _progress_to_stderr
@@ -534,6 +541,24 @@ def _auth(args: argparse.Namespace) -> int:
         return _emit(_error(exc.code, exc.message))
 
 
+def _logs(args: argparse.Namespace) -> int:
+    """Print the operational log's path, or its last lines (plain text, for a bug report)."""
+    from app.core.paths import resolve_home
+    from app.logsetup import log_file, tail
+
+    home = resolve_home(args.home)
+    if args.path:
+        sys.stdout.write(f"{log_file(home)}\n")
+        return EXIT_OK
+    text = tail(home, args.lines)
+    if not text:
+        sys.stderr.write(f"No log yet at {log_file(home)}: the app, the MCP server and "
+                         "writing commands (scan, memorize, maintain) add to it.\n")
+        return EXIT_OK
+    sys.stdout.write(text + "\n")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `puffin-memory` and `python -m app`."""
     _quiet_tracebacks()
@@ -572,6 +597,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.integrations.mcp_tools import run as run_mcp
 
         return run_mcp(Path(args.home).expanduser() if args.home else None)
+    if args.command == "logs":
+        return _logs(args)
     try:
         if args.command == "auth":
             return _auth(args)

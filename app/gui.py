@@ -110,6 +110,9 @@ def run_app(home: Path | None, argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     options = _options(argv)
     resolved = resolve_home(home)
+    from app.logsetup import configure
+
+    configure(resolved, "app")
     problem = None if QApplication.instance() else display_problem()
     if problem:
         sys.stderr.write(f"Puffin Memory cannot open its window: {problem}\n")

@@ -393,3 +393,27 @@ def test_crash_leftover_temp_files_are_swept_on_start(home: Path) -> None:
     code, _ = run_cli(home, "branch", "list")
     assert code == 0
     assert not stale.exists() and fresh.exists()
+
+
+def test_writing_commands_leave_an_operations_log_and_reads_do_not(home: Path,
+                                                                    tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    conv = tmp_path / "c.txt"
+    conv.write_text("User: We use pnpm, not npm, in every package of this repo.\n")
+    code, _ = run_cli(home, "branch", "list")
+    log = home / "logs" / "puffin-memory.log"
+    assert code == 0 and not log.exists()
+    code, _ = run_cli(home, "memorize", "--branch", "web/main", "--file", str(conv))
+    assert code == 0
+    code, _ = run_cli(home, "memorize", "--branch", "../bad", "--file", str(conv))
+    assert code == 2
+    text = log.read_text(encoding="utf-8")
+    assert "op=memory:memorize branchId='web/main' source='cli' outcome=ok" in text
+    assert "outcome=INVALID_INPUT" in text
+    assert "pnpm" not in text  # the log holds where and how, never the conversation
+    shown = subprocess.run([sys.executable, "-m", "app", "--home", str(home), "logs"],
+                           capture_output=True, text=True, env=env, check=False)
+    assert shown.returncode == 0 and "op=memory:memorize" in shown.stdout
+    where = subprocess.run([sys.executable, "-m", "app", "--home", str(home), "logs", "--path"],
+                           capture_output=True, text=True, env=env, check=False)
+    assert where.stdout.strip() == str(log)

@@ -53,6 +53,8 @@ from app.core.transfer import (
 from app.core.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
+# One line per operation with its outcome and duration (the operational log, app/logsetup.py).
+oplog = logging.getLogger("puffin.ops")
 
 # Every channel the app answers, core and registered ones alike. The Qt bridge maps each to
 # a slot; a test checks the table is complete.
@@ -321,11 +323,19 @@ class MemoryApi:
         busy = channel in {"memory:memorize", "memory:run-maintenance", "memory:scan"}
         if busy:
             self._busy += 1
+        started = time.perf_counter()
+        where = _context(payload or {})
+        if busy:
+            # Long work says when it starts: a log cut short by a crash or a kill still
+            # shows what was running.
+            oplog.info("op=%s%s started", channel, where)
         try:
             reply = await handler(request)
         except PuffinError as exc:
             if exc.code not in {"INVALID_INPUT", "NOT_FOUND"}:
                 self.last_error = exc.message
+            oplog.warning("op=%s%s outcome=%s ms=%.0f message=%r", channel, where, exc.code,
+                          (time.perf_counter() - started) * 1000, exc.message)
             return error_response(exc.code, exc.message, exc.context or None)
         except Exception as exc:
             log.exception("%s crashed", channel)
@@ -334,6 +344,8 @@ class MemoryApi:
         finally:
             if busy:
                 self._busy -= 1
+        oplog.info("op=%s%s outcome=ok ms=%.0f", channel, where,
+                   (time.perf_counter() - started) * 1000)
         if busy and channel != "memory:scan":
             # A success after a failure means the trouble is over (the network is back, the
             # key was fixed): the indicator returns to ready instead of staying red.
@@ -1033,6 +1045,16 @@ class MemoryApi:
                        "tokenizer.json: search stays lexical until the folder is fixed.")
         return {"success": True, "config": config.model_dump(mode="json"),
                 **({"warning": warning} if warning else {})}
+
+
+def _context(payload: dict[str, Any]) -> str:
+    """The request's where-about for the operations log (never its text or secrets)."""
+    parts = []
+    for key in ("branch", "branchId", "id", "type", "source", "path"):
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            parts.append(f" {key}={value[:120]!r}")
+    return "".join(parts)
 
 
 def _deep_merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:

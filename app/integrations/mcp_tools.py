@@ -206,6 +206,10 @@ def run(home: Path | None) -> int:
     """Serve on stdio until the client closes stdin; 0 on a clean end."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="puffin-memory mcp %(levelname)s %(name)s: %(message)s")
+    from app.core.paths import resolve_home
+    from app.logsetup import configure
+
+    configure(resolve_home(home), "mcp")
     try:
         server = build_server(home)
     except Exception as exc:
