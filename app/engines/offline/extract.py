@@ -166,6 +166,13 @@ _GENERAL = re.compile(
     r"now on|going forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|"
     r"project|codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
 )
+# "all" is general only with a modal ("all index migrations should use …"); the others are
+# general on their own.
+_STRONG_GENERAL = re.compile(
+    r"(?i)\b(?:every|always|never|whenever|everywhere|nobody|no longer|from now on|going "
+    r"forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|project|"
+    r"codebase|team)|rule|convention|policy|standard|that'?s the decision)\b")
+_MODAL = re.compile(r"(?i)\b(?:must|should|shall|need to|needs to|has to|have to|are to|is to)\b")
 _TENTATIVE = re.compile(r"(?i)\b(?:if we ever|maybe|might|probably|i think|not sure|perhaps|"
                         r"would|could|should we|wonder|later|eventually)\b")
 _ASKS = re.compile(r"(?i)^\W*(?:can|could|would|will) you\b|^\W*(?:please|pls) (?!\w+ (?:in|for) "
@@ -207,6 +214,8 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         words = len(s.text.split())
         if not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
             continue
+        if not _STRONG_GENERAL.search(s.text) and not _MODAL.search(s.text):
+            continue  # "all" alone ("update the file to match all the changes") is a task
         if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or _SCOPED.search(s.text):
             continue
         if s.text.rstrip().endswith(":") or _opens_with_request(s.text):
