@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.core.atomic import atomic_write_bytes
+from app.core.atomic import atomic_write_bytes, held_lock
 from app.core.errors import NotFound, StorageError
 from app.core.models import MemoryItem, normalize_timestamp, utc_now
 from app.core.paths import encode_branch
@@ -90,22 +90,14 @@ class Archive:
 
     @contextlib.contextmanager
     def _lock(self, branch: str) -> Iterator[None]:
-        from filelock import FileLock, Timeout  # deferred like the store's
-
         try:
             self.locks.mkdir(parents=True, exist_ok=True)
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"Cannot create the archive folder {self.folder}: {exc}") from exc
-        lock = FileLock(str(self.locks / f"{encode_branch(branch)}.archive.lock"))
-        try:
-            lock.acquire(timeout=LOCK_TIMEOUT_S)
-        except Timeout as exc:
-            raise StorageError(f"The archive of {branch!r} is busy; try again.") from exc
-        try:
+        with held_lock(self.locks / f"{encode_branch(branch)}.archive.lock", LOCK_TIMEOUT_S,
+                       f"The archive of {branch!r} is busy; try again."):
             yield
-        finally:
-            lock.release()
 
     # -- reading -----------------------------------------------------------------------
     def branches(self) -> list[str]:

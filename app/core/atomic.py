@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,22 @@ def sweep_temp_files(folders: list[Path], *, older_than_s: float = TEMP_MAX_AGE_
                     os.unlink(entry.path)
                     removed += 1
     return removed
+
+
+@contextlib.contextmanager
+def held_lock(path: Path, timeout: float, busy: str) -> Iterator[None]:
+    """Hold the lock file `path` (created with its folder); StorageError(`busy`) on timeout."""
+    from filelock import FileLock, Timeout  # deferred: costly import, CLI start-up matters
+
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout as exc:
+        raise StorageError(busy) from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from app.core.atomic import atomic_write_bytes, fsync_dir
+from app.core.atomic import atomic_write_bytes, fsync_dir, held_lock
 from app.core.errors import InvalidInput, NotFound, PuffinError, StorageError
 from app.core.models import BranchMemory
 from app.core.paths import (
@@ -189,21 +189,11 @@ class MemoryStore:
     @contextlib.contextmanager
     def lock(self, branch: str) -> Iterator[None]:
         """Hold the branch's lock file (a separate `.lock`, never the data file)."""
-        from filelock import FileLock, Timeout  # deferred: costly import, CLI start-up matters
-
         self.ensure()
-        lock = FileLock(str(self.locks_dir / f"{encode_branch(branch)}.lock"))
-        try:
-            lock.acquire(timeout=LOCK_TIMEOUT_S)
-        except Timeout as exc:
-            raise StorageError(
-                f"Branch {branch!r} is busy (another writer held its lock for "
-                f"{LOCK_TIMEOUT_S:.0f} s); try again."
-            ) from exc
-        try:
+        with held_lock(self.locks_dir / f"{encode_branch(branch)}.lock", LOCK_TIMEOUT_S,
+                       f"Branch {branch!r} is busy (another writer held its lock for "
+                       f"{LOCK_TIMEOUT_S:.0f} s); try again."):
             yield
-        finally:
-            lock.release()
 
     # -- reading -----------------------------------------------------------------------
     def list_branches(self) -> list[str]:

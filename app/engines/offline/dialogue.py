@@ -26,7 +26,8 @@ from app.engines.offline.extract_text import (
     split_sentences,
 )
 
-__all__ = ["Fix", "Proposal", "find_fixes", "find_proposals"]
+__all__ = ["DialogueTurn", "Dispute", "Fix", "Proposal", "Reversal", "find_disputes", "find_fixes",
+           "find_proposals", "find_reversals", "read_dialogue"]
 
 _TOOL_CALL = re.compile(r"^\s*\[tool:\s*(?P<name>[\w.-]+)", re.IGNORECASE)
 _TOOL_RESULT = re.compile(r"^\s*\[tool result:", re.IGNORECASE)
@@ -99,7 +100,7 @@ class Proposal:
 
 
 @dataclass
-class _Turn:
+class DialogueTurn:
     speaker: Speaker
     index: int
     kind: str  # "prose", "call", "result"
@@ -136,33 +137,20 @@ def _prose(lines: list[str]) -> str:
     return " ".join(part for part in kept if part)
 
 
-_last: tuple[list[Turn], list[_Turn]] | None = None
-
-
-def _classify(turns: list[Turn]) -> list[_Turn]:
-    """The turns as prose / tool call / tool result (the last answer is reused: every finder
-    of one extraction reads the same turns)."""
-    global _last
-    if _last is not None and _last[0] is turns:
-        return _last[1]
-    out = _classify_all(turns)
-    _last = (turns, out)
-    return out
-
-
-def _classify_all(turns: list[Turn]) -> list[_Turn]:
-    out: list[_Turn] = []
+def read_dialogue(turns: list[Turn]) -> list[DialogueTurn]:
+    """The turns as prose / tool call / tool result, read once for every finder."""
+    out: list[DialogueTurn] = []
     for turn in turns:
         first = next((line for line in turn.lines if line.strip()), "")
         joined = "\n".join(turn.lines)
         if _TOOL_RESULT.match(first):
-            out.append(_Turn(turn.speaker, turn.index, "result", joined))
+            out.append(DialogueTurn(turn.speaker, turn.index, "result", joined))
             continue
         calls = [m.group("name") for line in turn.lines if (m := _TOOL_CALL.match(line))]
         if calls and all(_TOOL_CALL.match(line) or not line.strip() for line in turn.lines):
-            out.append(_Turn(turn.speaker, turn.index, "call", joined, calls))
+            out.append(DialogueTurn(turn.speaker, turn.index, "call", joined, calls))
             continue
-        out.append(_Turn(turn.speaker, turn.index, "prose", _prose(turn.lines)))
+        out.append(DialogueTurn(turn.speaker, turn.index, "prose", _prose(turn.lines)))
     return out
 
 
@@ -207,7 +195,7 @@ def _symptom(text: str) -> str:
     return sentences[0] if sentences else text
 
 
-def find_fixes(turns: list[Turn]) -> list[Fix]:
+def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
     """Problems whose cause was explained, fixed by an edit, and confirmed.
 
     Confirmation is a passing test/build result after the edit, or the user's next words
@@ -215,12 +203,12 @@ def find_fixes(turns: list[Turn]) -> list[Fix]:
     replaces an earlier, hedged one (the agent's first guess is often wrong).
     """
     found: list[Fix] = []
-    report: _Turn | None = None
+    report: DialogueTurn | None = None
     cause: tuple[str, str, bool] | None = None
     cause_turn = -1
     edited = False
     looked = False
-    for turn in _classify(turns):
+    for turn in classified:
         if turn.kind in ("call", "result"):
             looked = True
         if turn.speaker is Speaker.USER and turn.kind == "prose":
@@ -258,7 +246,7 @@ def find_fixes(turns: list[Turn]) -> list[Fix]:
             cause, edited = None, False
         elif turn.kind == "result" and cause is None and _FAILED.search(turn.text):
             # A failing run after a request is the symptom ("error: gcc failed").
-            report = _Turn(turn.speaker, turn.index, "result", _first_error(turn.text))
+            report = DialogueTurn(turn.speaker, turn.index, "result", _first_error(turn.text))
     return found
 
 
@@ -277,7 +265,7 @@ def is_request(word: str) -> bool:
     return _REQUEST.match(word) is not None
 
 
-def _explained(report: _Turn | None, cause: tuple[str, str, bool]) -> bool:
+def _explained(report: DialogueTurn | None, cause: tuple[str, str, bool]) -> bool:
     """Whether a fix is a lesson: a described problem, or a failing run with a reason.
 
     A failing run the agent only fixed (lint, a stale test) is not a lesson, nor is work the
@@ -291,16 +279,15 @@ def _explained(report: _Turn | None, cause: tuple[str, str, bool]) -> bool:
     return len(report.text.split()) >= 4 and not _REQUEST.match(report.text)
 
 
-def _fix(report: _Turn | None, cause: tuple[str, str, bool], start: int, end: int) -> Fix:
+def _fix(report: DialogueTurn | None, cause: tuple[str, str, bool], start: int, end: int) -> Fix:
     symptom = _symptom(report.text) if report is not None else ""
     return Fix(symptom=symptom, cause=cause[0], fix=cause[1],
                start=report.index if report is not None else start, end=end, hedged=cause[2])
 
 
-def find_proposals(turns: list[Turn]) -> list[Proposal]:
+def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
     """Agent proposals that the next user turn accepts or rejects."""
     found: list[Proposal] = []
-    classified = _classify(turns)
     for i, turn in enumerate(classified):
         if turn.speaker is not Speaker.AGENT or turn.kind != "prose":
             continue
@@ -360,10 +347,10 @@ class Reversal:
     old: list[str]  # names of what it replaces; empty: whatever shares its subject
 
 
-def find_reversals(turns: list[Turn]) -> list[Reversal]:
+def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
     """User sentences that drop or replace an earlier choice, with what they replace."""
     found: list[Reversal] = []
-    for turn in _classify(turns):
+    for turn in classified:
         if turn.speaker is not Speaker.USER or turn.kind != "prose":
             continue
         sentences = turn.sentences
@@ -409,7 +396,7 @@ class Dispute:
     names: list[str]
 
 
-def find_disputes(turns: list[Turn]) -> list[Dispute]:
+def find_disputes(classified: list[DialogueTurn]) -> list[Dispute]:
     """User turns followed by the agent saying they conflict with an earlier rule.
 
     The words the agent uses for the earlier rule ("the 10 minute TTL decided earlier")
@@ -417,7 +404,6 @@ def find_disputes(turns: list[Turn]) -> list[Dispute]:
     two rules that disagree.
     """
     found: list[Dispute] = []
-    classified = _classify(turns)
     for i, turn in enumerate(classified):
         if turn.speaker is not Speaker.USER or turn.kind != "prose":
             continue

@@ -77,13 +77,15 @@ def _with_dialogue_units(found: list[Candidate], turns: list[Turn],
         find_fixes,
         find_proposals,
         find_reversals,
+        read_dialogue,
     )
 
-    found = _with_reversals(found, find_reversals(turns), statements)
+    dialogue = read_dialogue(turns)
+    found = _with_reversals(found, find_reversals(dialogue), statements)
     found = _with_standing_rules(found, statements)
-    found = _with_disputes(found, find_disputes(turns))
-    found = _with_answers(found, find_proposals(turns), statements)
-    fixes = find_fixes(turns)
+    found = _with_disputes(found, find_disputes(dialogue))
+    found = _with_answers(found, find_proposals(dialogue), statements)
+    fixes = find_fixes(dialogue)
     if not fixes:
         return found
     spans = [(f.start, f.end) for f in fixes]
