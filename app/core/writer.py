@@ -141,7 +141,7 @@ class MemoryWriter:
             result, text = await self._evolve_checked(engine, current, items, branch, previous)
             if current is not None and data is not None and _same_but_stamp(
                     current, result.memory, data):
-                # Nothing but the "last updated" stamp would change: no write, no version.
+                # Nothing but the header's time stamps would change: no write, no version.
                 result.stats["unchanged"] = True
                 return result
             if self.store.write_if_unchanged(branch, data, text):
@@ -199,8 +199,9 @@ class MemoryWriter:
 
 
 def _same_but_stamp(current: BranchMemory, new: BranchMemory, data: bytes) -> bool:
-    """True when `new` renders to the file's bytes once given the file's own timestamp."""
-    same = new.model_copy(update={"last_updated": current.last_updated})
+    """True when `new` renders to the file's bytes once given the file's own timestamps."""
+    same = new.model_copy(update={"last_updated": current.last_updated,
+                                  "last_extraction": current.last_extraction})
     return render(same).encode("utf-8") == data
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -140,7 +141,12 @@ def test_memorizing_the_same_thread_again_changes_nothing(home: Path) -> None:
             "pushing.\n\nAssistant: Noted.")
     payload = {"conversationText": conv, "branchId": "p/main", "source": "thread-1"}
     asyncio.run(api.invoke("memory:memorize", payload))
-    text = (home / "branches").glob("*.md").__next__().read_text(encoding="utf-8")
+    path = next((home / "branches").glob("*.md"))
+    # Stamps from an earlier second, so the repeat runs at a later time than the file says
+    # (a same-second run would hide a stamp-only write).
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "2026-01-02T03:04:05Z",
+                  path.read_text(encoding="utf-8"))
+    path.write_text(text, encoding="utf-8")
     asyncio.run(api.invoke("memory:memorize", payload))
     asyncio.run(api.invoke("memory:memorize", payload))
     assert api.store.list_versions("p/main") == []
