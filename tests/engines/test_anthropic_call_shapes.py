@@ -86,7 +86,7 @@ def assert_accepted_shape(body: dict[str, Any]) -> None:
 @pytest.mark.parametrize("model", DEFAULT_MODELS)
 def test_memorize_succeeds_on_each_configured_model(home: Path, model: str) -> None:
     prepare_home(home, models=dict.fromkeys(ModelSettings.model_fields, model))
-    fake = FakeAPI([reply("extraction_reply.json"), reply("evolution_reply.json")])
+    fake = FakeAPI([reply("extraction_reply.json"), reply("changes_reply.json")])
 
     answer = memorize(home, fake)
 
@@ -95,7 +95,7 @@ def test_memorize_succeeds_on_each_configured_model(home: Path, model: str) -> N
     assert answer["itemsExtracted"] == 4
     extraction, evolution = fake.bodies()
     assert (asked_for(extraction), asked_for(evolution)) == ("record_memories",
-                                                            "write_branch_memory")
+                                                            "change_list")
     for body in fake.bodies():
         assert body["model"] == model
         assert_accepted_shape(body)
@@ -103,7 +103,7 @@ def test_memorize_succeeds_on_each_configured_model(home: Path, model: str) -> N
 
 def test_memorize_with_default_settings_uses_the_default_models(home: Path) -> None:
     prepare_home(home)
-    fake = FakeAPI([reply("extraction_reply.json"), reply("evolution_reply.json")])
+    fake = FakeAPI([reply("extraction_reply.json"), reply("changes_reply.json")])
 
     answer = memorize(home, fake)
 
@@ -184,9 +184,9 @@ def test_a_400_on_the_default_rewrite_model_keeps_claudes_items(
 
     def forced_rewrite(self: ClaudeCaller, **kwargs: Any) -> dict[str, Any]:
         params = plain(self, **kwargs)
-        if kwargs["shape"].name != "write_branch_memory":
+        if kwargs["shape"].name != "change_list":
             return params
-        return {**params, "tool_choice": {"type": "tool", "name": "write_branch_memory"}}
+        return {**params, "tool_choice": {"type": "tool", "name": "change_list"}}
 
     monkeypatch.setattr(ClaudeCaller, "request", forced_rewrite)
     fake = FakeAPI([reply("extraction_reply.json")])

@@ -28,7 +28,6 @@ from tests.fixtures.anthropic.fake_api import (
     SOURCE,
     asked_for,
     load,
-    reply_json,
     request_problem,
     structured,
     text,
@@ -38,7 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 BRANCH = "spotter/feature-auth"
 KEY = "sk-ant-api03-cli-e2e-test-key-0000000000000000"
 REPLIES = {"record_memories": "extraction_reply.json",
-           "write_branch_memory": "evolution_reply.json"}
+           "change_list": "changes_reply.json"}
 
 pytestmark = pytest.mark.slow
 
@@ -147,16 +146,18 @@ def test_memorize_through_claude_writes_the_evolved_file(home: Path,
     assert reply["engine"] == "anthropic" and reply["path"] == "anthropic"
     assert reply["itemsExtracted"] == 4 and reply["queuedForReview"] == 1
     memory = parse(MemoryStore(home).branch_file(BRANCH).read_text())
-    expected = parse(reply_json("evolution_reply.json")["file"])
-    assert [i.id for i in memory.all_items()] == [i.id for i in expected.all_items()]
     assert memory.find("arch-7c5008ff") is not None  # the new decision is in the file
+    # The per-module client it superseded is kept whole among the contradictions.
+    assert any(i.id == "arch-5c6d7e8f" for c in memory.contradictions for i in c.items)
+    assert {"pref-0e1f2a3b", "pref-77aa01cd", "conv-1a2b3c4d"} <= {
+        i.id for i in memory.all_items()}
+    assert any("superseded arch-5c6d7e8f" in n for n in reply["notes"])
 
     extraction, evolution = server.bodies
     assert asked_for(extraction) == "record_memories"
-    assert asked_for(evolution) == "write_branch_memory"
+    assert asked_for(evolution) == "change_list"
     assert not any("tool_choice" in b for b in server.bodies)
     assert all(b["system"][0]["cache_control"] == {"type": "ephemeral"} for b in server.bodies)
-    assert evolution["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
     sent = json.dumps(server.bodies)
     assert "sk-ant-api03-Zx9Yw8" not in sent and KEY not in sent
     assert all(h["authorization"] == f"Bearer {KEY}" for h in server.headers_seen)
@@ -165,8 +166,8 @@ def test_memorize_through_claude_writes_the_evolved_file(home: Path,
     [day] = usage["days"].values()
     assert day["claude-haiku-4-5"]["input_tokens"] == 1843
     assert day["claude-haiku-4-5"]["cache_read_input_tokens"] == 1126
-    assert day["claude-sonnet-4-6"]["cache_creation_input_tokens"] == 3480
-    assert day["claude-sonnet-4-6"]["output_tokens"] == 1587
+    assert day["claude-sonnet-4-6"]["input_tokens"] == 1650
+    assert day["claude-sonnet-4-6"]["output_tokens"] == 310
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from app.core.format import parse, validate
 from app.engines.claude.prompts import (
     FENCE_TAGS,
     chunk_text,
@@ -15,36 +14,27 @@ from app.engines.claude.prompts import (
     extraction_request,
     extraction_variant,
     fence,
-    format_example,
     load_prompt,
     system_prompt,
 )
 from app.engines.claude.replies import (
+    CHANGES_SHAPE,
     CONFLICTS_SHAPE,
     EXTRACT_SHAPE,
-    FILE_SHAPE,
     PLAN_SHAPE,
     RANK_SHAPE,
     ExtractionReply,
 )
 from tests.fixtures.anthropic.fake_api import request_problem
 
-PROMPTS = ("extraction", "extraction_empty", "extraction_unclear", "evolution",
-           "consolidation", "retrieval_select", "retrieval_rank", "retrieval_conflicts")
+PROMPTS = ("extraction", "extraction_empty", "extraction_unclear", "retrieval_select",
+           "retrieval_rank", "retrieval_conflicts")
 
 
 @pytest.mark.parametrize("name", PROMPTS)
 def test_every_prompt_ships_and_has_no_unfilled_placeholder(name: str) -> None:
     assert len(load_prompt(name)) > 200
     assert "{{" not in system_prompt(name)
-
-
-def test_rewrite_prompts_show_the_real_file_format() -> None:
-    example = format_example()
-    assert validate(example) == []
-    assert parse(example).contradictions[0].items  # a superseded item kept whole
-    for name in ("evolution", "consolidation"):
-        assert example in system_prompt(name)
 
 
 def test_extraction_prompt_carries_the_scope_filter_and_quality_rules() -> None:
@@ -99,7 +89,7 @@ def test_variants() -> None:
 
 
 @pytest.mark.parametrize(
-    "shape", [EXTRACT_SHAPE, FILE_SHAPE, PLAN_SHAPE, RANK_SHAPE, CONFLICTS_SHAPE]
+    "shape", [EXTRACT_SHAPE, CHANGES_SHAPE, PLAN_SHAPE, RANK_SHAPE, CONFLICTS_SHAPE]
 )
 def test_reply_schemas_are_what_structured_outputs_accept(shape: object) -> None:
     output_format = shape.output_format()  # type: ignore[attr-defined]

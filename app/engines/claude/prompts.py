@@ -12,17 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import UTC, date, datetime
 from importlib import resources
-
-from app.core.format import render
-from app.core.models import (
-    USER_SOURCE,
-    BranchMemory,
-    Category,
-    Contradiction,
-    MemoryItem,
-)
 
 # The estimate used everywhere in the app: about four characters per token.
 CHARS_PER_TOKEN = 4
@@ -138,118 +128,7 @@ def extraction_request(text: str, *, part: int, parts: int) -> str:
     return "\n".join(lines)
 
 
-def _example_memory() -> BranchMemory:
-    """A small, fixed branch memory: rendered into the rewrite prompts as the format example.
-
-    Fixed dates keep the system prompt byte-identical between calls, so it stays cached.
-    """
-    day = date(2025, 1, 19)
-    prefs = [
-        MemoryItem(
-            category=Category.CODING_PREFERENCES,
-            title="Async pattern",
-            content="Use async/await rather than Promise.then() chains in all new code.",
-            confidence=0.95,
-            sources=["thread_xyz789"],
-            extracted=day,
-        ),
-        MemoryItem(
-            category=Category.CODING_PREFERENCES,
-            title="Type hints everywhere",
-            content="Every function carries full type hints; mypy --strict runs in CI.",
-            confidence=1.0,
-            sources=[USER_SOURCE],
-            extracted=date(2025, 1, 12),
-        ),
-    ]
-    decision = MemoryItem(
-        category=Category.ARCHITECTURAL_DECISIONS,
-        title="SAM pattern for state",
-        content="State management follows the State-Action-Model pattern.",
-        rationale="Explicit control states map well to the FSM-driven UI",
-        trade_offs="More boilerplate than simpler stores",
-        confidence=0.92,
-        sources=["thread_xyz789"],
-        extracted=day,
-    )
-    bug = MemoryItem(
-        category=Category.BUG_PATTERNS,
-        title="Race in async state updates",
-        content="Concurrent async handlers overwrite each other's state updates.",
-        root_cause="Read-modify-write across an await",
-        fix="Serialise updates through one queue",
-        occurrences=2,
-        confidence=0.85,
-        sources=["thread_abc123"],
-        extracted=date(2025, 1, 15),
-    )
-    old_logging = MemoryItem(
-        category=Category.PROJECT_CONVENTIONS,
-        title="Logging with print",
-        content="Debug output uses print statements.",
-        confidence=0.6,
-        sources=["thread_abc123"],
-        extracted=date(2025, 1, 10),
-    )
-    logging_rule = MemoryItem(
-        category=Category.PROJECT_CONVENTIONS,
-        title="Structured logging",
-        content="All modules log through the logging module with a module-level logger.",
-        scope="Every Python module",
-        confidence=0.9,
-        sources=["thread_xyz789"],
-        extracted=day,
-    )
-    note = MemoryItem(
-        category=Category.IMPLEMENTATION_NOTES,
-        title="Feature flags at the edge",
-        content="New behaviour ships behind a flag read once at start-up.",
-        approach="Read flags in the composition root and pass them down",
-        lessons="Flags read deep inside modules were impossible to test",
-        confidence=0.8,
-        sources=["thread_def456"],
-        extracted=date(2025, 1, 18),
-    )
-    return BranchMemory(
-        branch_id="example/feature-auth",
-        last_updated=datetime(2025, 1, 19, 8, 45, tzinfo=UTC),
-        last_extraction=datetime(2025, 1, 19, 0, 15, 30, tzinfo=UTC),
-        thread_count=3,
-        summary=(
-            "This branch settled the solution's async style and state management: async/await "
-            "everywhere and the SAM pattern, chosen for its explicit control states.\n\n"
-            "A recurring race in async state updates is fixed by serialising updates."
-        ),
-        items={
-            Category.CODING_PREFERENCES: prefs,
-            Category.ARCHITECTURAL_DECISIONS: [decision],
-            Category.PROJECT_CONVENTIONS: [logging_rule],
-            Category.BUG_PATTERNS: [bug],
-            Category.IMPLEMENTATION_NOTES: [note],
-        },
-        contradictions=[
-            Contradiction(
-                title="Logging approach",
-                description=(
-                    f"{logging_rule.id} supersedes the earlier print-based debugging "
-                    "convention."
-                ),
-                status="superseded",
-                detected=day,
-                refs=[logging_rule.id],
-                items=[old_logging],
-            )
-        ],
-    )
-
-
-@functools.cache
-def format_example() -> str:
-    """The example branch file, rendered by the app's own formatter (so it always parses)."""
-    return render(_example_memory()).strip()
-
-
 @functools.cache
 def system_prompt(name: str) -> str:
     """A task's system prompt with its placeholders filled."""
-    return fill(load_prompt(name), format_example=format_example())
+    return fill(load_prompt(name))

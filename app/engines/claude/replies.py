@@ -8,7 +8,7 @@ unchecked ever reaches the memory. Forced tool use is not used: current models (
 5.5) refuse it with a 400, and every model refuses it while thinking. Extraction replies
 follow seed 001 section 2.4 and map onto `app.core.models.MemoryItem`, with the category fields
 of the contract (rationale, trade-offs, scope, root cause, fix, occurrences, approach,
-lessons).
+lessons). Evolution and consolidation answer with a change list (`app.engines.ops`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import anthropic
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from app.core.models import Category, MemoryItem
+from app.engines.ops import ChangeList
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 OptionalText = Annotated[str, StringConstraints(strip_whitespace=True)]
@@ -108,15 +109,6 @@ class ExtractionReply(_Reply):
                     )
                 )
         return items
-
-
-class FileReply(_Reply):
-    """A complete branch memory file (evolution and consolidation)."""
-
-    file: Text = Field(description="The complete updated branch memory file, in Markdown")
-    notes: list[OptionalText] = Field(
-        default_factory=list, max_length=10, description="Short notes on what changed (optional)"
-    )
 
 
 class PlanReply(_Reply):
@@ -213,10 +205,10 @@ EXTRACT_SHAPE = ReplyShape(
     "The solution-wide knowledge found in the conversation, by category.",
     ExtractionReply,
 )
-FILE_SHAPE = ReplyShape(
-    "write_branch_memory",
-    "The complete updated branch memory file.",
-    FileReply,
+CHANGES_SHAPE = ReplyShape(
+    "change_list",
+    "The operations that integrate new items into a branch memory (app.engines.ops).",
+    ChangeList,
 )
 PLAN_SHAPE = ReplyShape(
     "plan_search",
