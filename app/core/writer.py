@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from app.core.activity import ActivityLog
+from app.core.archive import Archive
 from app.core.config import Config
 from app.core.engine import Engine
 from app.core.errors import ExtractionFailed, InvalidInput, PuffinError, StorageError
@@ -54,6 +55,7 @@ class MemoryWriter:
         self.review = review
         self.maintenance_log = maintenance_log
         self.activity = activity
+        self.archive = Archive(store.home)
 
     async def memorize(self, text: str, branch: str, *, source: str = "cli") -> dict[str, Any]:
         """Extract from a conversation and integrate what passes the thresholds."""
@@ -144,10 +146,15 @@ class MemoryWriter:
                 # Nothing but the header's time stamps would change: no write, no version.
                 result.stats["unchanged"] = True
                 return result
+            # An item the evolution folded into another (a merge) leaves the file: it goes to
+            # the archive first, so a crash in between leaves it in both places, never neither.
+            archived = self.archive.add(branch, _departures(current, result))
             if self.store.write_if_unchanged(branch, data, text):
                 self.store.remember_parsed(branch, text, result.memory)
                 self.refresh_index(branch, result.memory, text)
                 return result
+            if archived:
+                self.archive.remove(branch, archived)
         raise StorageError(
             f"Branch {branch!r} kept changing while it was being updated; nothing was written."
         )
@@ -196,6 +203,17 @@ class MemoryWriter:
                 self.index.update_branch(branch, memory, signature)
         except Exception:  # the index is derived: the next sync rebuilds it
             log.exception("index update failed for %s", branch)
+
+
+def _departures(current: BranchMemory | None,
+                result: EvolutionResult) -> list[tuple[MemoryItem, str]]:
+    """Items of `current` that `result` no longer holds anywhere, each with the reason."""
+    if current is None:
+        return []
+    staying = {i.id for i in result.memory.all_items()}
+    staying |= {i.id for c in result.memory.contradictions for i in c.items}
+    return [(item, f"merged into a near-duplicate while memorizing ({result.path})")
+            for item in current.all_items() if item.id not in staying]
 
 
 def _same_but_stamp(current: BranchMemory, new: BranchMemory, data: bytes) -> bool:

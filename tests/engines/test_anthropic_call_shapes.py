@@ -385,3 +385,28 @@ def test_a_hostile_change_list_never_reaches_the_file_and_the_answer_says_why(
     old = parse(before.decode())
     assert memory.find("pref-77aa01cd") == old.find("pref-77aa01cd")
     assert memory.find("conv-1a2b3c4d") == old.find("conv-1a2b3c4d")
+
+
+def test_an_item_merged_while_memorizing_is_archived_whole(home: Path) -> None:
+    prepare_home(home)
+    MemoryStore(home).write_text(BRANCH, text("branch_duplicates.md"))
+    merge = {"ops": [
+        {"op": "merge", "ids": ["arch-7c5008ff", "arch-cc1dfa22"], "new": "", "reason": "",
+         "title": "One shared HTTP client",
+         "text": "Every HTTP call and request goes through the single shared httpx client in "
+                 "src/net/client.py; no module creates its own client."},
+    ], "notes": []}
+    fake = FakeAPI([reply("extraction_reply.json"),
+                    json_reply(merge, template="changes_reply.json")])
+
+    answer = memorize(home, fake)
+
+    assert answer.get("error") is None, answer
+    assert any("merged arch-cc1dfa22 into arch-7c5008ff" in n for n in answer["notes"])
+    memory = parse(MemoryStore(home).branch_file(BRANCH).read_text())
+    assert memory.find("arch-cc1dfa22") is None
+    api = build_api(home)
+    listed = asyncio.run(api.invoke("memory:archive-list", {"branch": BRANCH}))
+    archived = {e["id"]: e for e in listed["items"]}
+    assert "arch-cc1dfa22" in archived
+    assert "merged" in archived["arch-cc1dfa22"]["reason"]
