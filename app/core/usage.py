@@ -1,4 +1,5 @@
-"""The LLM usage ledger (`usage.json`): tokens and estimated cost per model per day.
+"""The LLM usage ledger (`usage.json`): tokens and estimated cost per model and per phase
+(extraction, evolution, consolidation, retrieval) per day.
 
 Every Claude reply's token counts (input, output, cache read, cache write) are added here, so
 the app can show what memory costs and stop calling the API once the daily token budget is
@@ -178,8 +179,10 @@ class UsageLedger:
         cache_creation_input_tokens: int = 0,
         batch: bool = False,
         day: date | None = None,
+        phase: str = "",
     ) -> dict[str, Any]:
-        """Add one reply's tokens to today's entry for `model`; returns the new day entry."""
+        """Add one reply's tokens to today's entry for `model` (and for `phase`, when given:
+        extraction, evolution, consolidation, retrieval); returns the model's day entry."""
         tokens = {
             "input_tokens": max(0, int(input_tokens)),
             "output_tokens": max(0, int(output_tokens)),
@@ -196,10 +199,15 @@ class UsageLedger:
                 per_model: dict[str, Any] = days.setdefault(key, {})
                 current = per_model.setdefault(model, _empty_totals())
                 _add(current, entry)
+                if phase:
+                    phases: dict[str, Any] = data["phases"].setdefault(key, {})
+                    _add(phases.setdefault(phase, _empty_totals()), entry)
                 newest = date.fromisoformat(max(days))
                 cutoff = (newest - timedelta(days=_KEEP_DAYS)).isoformat()
                 for old in [d for d in days if d < cutoff]:
                     del days[old]
+                for old in [d for d in data["phases"] if d < cutoff]:
+                    del data["phases"][old]
                 write_json(self.path, data)
                 return dict(current)
         except Timeout as exc:
@@ -216,6 +224,8 @@ class UsageLedger:
         totals["date"] = day.isoformat()
         totals["total_tokens"] = total_tokens(totals)
         totals["models"] = {name: dict(entry) for name, entry in per_model.items()}
+        phases = self._read()["phases"].get(day.isoformat(), {})
+        totals["phases"] = {name: dict(entry) for name, entry in phases.items()}
         return totals
 
     def today(self) -> dict[str, Any]:
@@ -234,9 +244,15 @@ class UsageLedger:
             for name, entry in per_model.items():
                 _add(totals, entry)
                 _add(models.setdefault(name, _empty_totals()), entry)
+        phases: dict[str, dict[str, Any]] = {}
+        for key, per_phase in self._read()["phases"].items():
+            if key.startswith(prefix):
+                for name, entry in per_phase.items():
+                    _add(phases.setdefault(name, _empty_totals()), entry)
         totals["month"] = prefix[:-1]
         totals["total_tokens"] = total_tokens(totals)
         totals["models"] = models
+        totals["phases"] = phases
         return totals
 
     def tokens_today(self) -> int:
@@ -249,7 +265,7 @@ class UsageLedger:
             return self._validated(read_json(self.path, default=None))
         except StorageError as exc:
             log.warning("usage ledger unreadable, showing no usage: %s", exc.message)
-            return {"version": 1, "days": {}}
+            return {"version": 1, "days": {}, "phases": {}}
 
     def _load(self) -> dict[str, Any]:
         try:
@@ -259,26 +275,34 @@ class UsageLedger:
             log.warning("usage ledger unreadable, moving it aside: %s", exc.message)
             with contextlib.suppress(OSError):
                 move_aside(self.path)
-            return {"version": 1, "days": {}}
+            return {"version": 1, "days": {}, "phases": {}}
 
     def _validated(self, data: Any) -> dict[str, Any]:
         if data is None:
-            return {"version": 1, "days": {}}
+            return {"version": 1, "days": {}, "phases": {}}
         if not isinstance(data, dict) or not isinstance(data.get("days"), dict):
             raise StorageError(f"{self.path.name} does not hold a usage ledger")
-        days: dict[str, Any] = {}
-        for key, per_model in data["days"].items():
-            if not isinstance(per_model, dict) or not _is_day(key):
-                continue
-            days[str(key)] = {
-                str(name): {
-                    **{f: _as_int(entry.get(f)) for f in (*TOKEN_FIELDS, "requests")},
-                    "cost_usd": _as_float(entry.get("cost_usd")),
-                }
-                for name, entry in per_model.items()
-                if isinstance(entry, dict)
+        return {"version": 1, "days": _clean_days(data["days"]),
+                "phases": _clean_days(data.get("phases"))}
+
+
+def _clean_days(raw: object) -> dict[str, Any]:
+    """Day -> name -> totals, keeping only well-formed entries (a hand-edited ledger)."""
+    days: dict[str, Any] = {}
+    if not isinstance(raw, dict):
+        return days
+    for key, per_name in raw.items():
+        if not isinstance(per_name, dict) or not _is_day(key):
+            continue
+        days[str(key)] = {
+            str(name): {
+                **{f: _as_int(entry.get(f)) for f in (*TOKEN_FIELDS, "requests")},
+                "cost_usd": _as_float(entry.get("cost_usd")),
             }
-        return {"version": 1, "days": days}
+            for name, entry in per_name.items()
+            if isinstance(entry, dict)
+        }
+    return days
 
 
 def _is_day(key: object) -> bool:

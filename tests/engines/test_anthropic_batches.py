@@ -136,3 +136,58 @@ def test_without_batches_the_backlog_is_extracted_one_by_one(home: Path) -> None
     assert isinstance(second, ExtractionFailed)
     assert isinstance(third, ExtractionResult) and third.no_content_to_extract
     assert all(r.url.path == "/v1/messages" for r in api.requests)
+
+
+def test_a_batch_sent_before_a_quit_is_resumed_not_paid_twice(home: Path) -> None:
+    first = FakeAPI([batch("batch_in_progress.json")] + [batch("batch_in_progress.json")] * 50)
+    engine = make_engine(first, home, make_config(use_batches=True))
+
+    async def quit_while_waiting() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(engine.extract_many(BACKLOG, poll_interval_s=0.05), 0.3)
+
+    asyncio.run(quit_while_waiting())
+    assert BATCH in (home / "batches.json").read_text()
+
+    again = FakeAPI([batch("batch_ended.json"), batch("batch_ended.json"), results()])
+    engine = make_engine(again, home, make_config(use_batches=True))
+    first_result, _second, third = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+
+    assert isinstance(first_result, ExtractionResult) and len(first_result.items) == 5
+    assert isinstance(third, ExtractionResult)
+    assert not any(r.method == "POST" and r.url.path == "/v1/messages/batches"
+                   for r in again.requests)  # nothing sent twice
+    assert BATCH not in (home / "batches.json").read_text()
+
+
+def test_a_batch_never_carries_the_day_past_its_budget(home: Path) -> None:
+    from app.engines.claude.caller import estimate_request_tokens
+
+    api = FakeAPI([batch("batch_ended.json"), batch("batch_ended.json"), results()])
+    engine = make_engine(api, home, make_config(use_batches=True))
+    one = estimate_request_tokens(engine._extraction_params(BACKLOG[0][0], 0, 1))
+    engine = make_engine(api, home, make_config(use_batches=True,
+                                                daily_token_budget=one + 50))
+
+    outcome = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+
+    assert len(api.body(0)["requests"]) == 1
+    assert isinstance(outcome[0], ExtractionResult)
+    assert all(isinstance(o, ExtractionFailed) and "budget" in o.message for o in outcome[1:])
+
+
+def test_each_request_is_checked_against_the_budget_before_it_is_sent(home: Path) -> None:
+    api = FakeAPI([])
+    engine = make_engine(api, home, make_config(daily_token_budget=200))
+    with pytest.raises(BudgetExceeded, match="the next request needs about"):
+        asyncio.run(engine.extract(text("conversation_auth.txt"), source="t"))
+    assert api.requests == []
+
+
+def test_usage_is_kept_per_phase(home: Path) -> None:
+    api = FakeAPI([reply("extraction_reply.json")])
+    engine = make_engine(api, home)
+    asyncio.run(engine.extract(text("conversation_auth.txt"), source="t"))
+    phases = UsageLedger(home / "usage.json").today()["phases"]
+    assert list(phases) == ["extraction"] and phases["extraction"]["requests"] == 1
+    assert UsageLedger(home / "usage.json").month()["phases"]["extraction"]["requests"] == 1

@@ -143,7 +143,8 @@ def test_budget_exceeded_before_any_request(home: Path) -> None:
         extract(api, home, daily_token_budget=10_000)
     assert api.requests == []
     assert caught.value.code == "BUDGET_EXCEEDED"
-    assert caught.value.context == {"tokensToday": 10_000, "dailyTokenBudget": 10_000}
+    assert caught.value.context["tokensToday"] == 10_000
+    assert caught.value.context["dailyTokenBudget"] == 10_000
 
 
 def test_budget_zero_means_no_daily_limit(home: Path) -> None:

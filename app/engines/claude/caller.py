@@ -243,17 +243,28 @@ class ClaudeCaller:
             + _OUTER_GRACE_S
         )
 
-    async def check_budget(self) -> None:
-        """Raise BudgetExceeded when today's tokens reached the daily budget (0: no limit)."""
+    async def check_budget(self, estimate: int = 0) -> None:
+        """Raise BudgetExceeded when today's tokens reached the daily budget (0: no limit), or
+        when a request of about `estimate` input tokens would take them past it."""
         budget = self.config.daily_token_budget
         if budget <= 0:
             return
         used = await asyncio.to_thread(self.usage.tokens_today)
-        if used >= budget:
+        if used >= budget or (estimate and used + estimate > budget):
+            needs = f"; the next request needs about {estimate:,}" if used < budget else ""
             raise BudgetExceeded(
-                f"{BUDGET_NOTE} ({used:,} of {budget:,} tokens used today).",
-                context={"tokensToday": used, "dailyTokenBudget": budget},
+                f"{BUDGET_NOTE} ({used:,} of {budget:,} tokens used today{needs}).",
+                context={"tokensToday": used, "dailyTokenBudget": budget,
+                         "requestEstimate": estimate},
             )
+
+    async def remaining_budget(self) -> int | None:
+        """Tokens left today under the daily budget (None: no budget)."""
+        budget = self.config.daily_token_budget
+        if budget <= 0:
+            return None
+        used = await asyncio.to_thread(self.usage.tokens_today)
+        return max(0, budget - used)
 
     def request(
         self,
@@ -279,10 +290,10 @@ class ClaudeCaller:
         }
 
     async def send(
-        self, params: dict[str, Any], *, failure: type[PuffinError]
+        self, params: dict[str, Any], *, failure: type[PuffinError], phase: str = ""
     ) -> Message:
         """Send one request (budget-checked, SDK retries, outer deadline), record usage."""
-        await self.check_budget()
+        await self.check_budget(estimate_request_tokens(params))
         model = str(params["model"])
         try:
             reply: object = await asyncio.wait_for(
@@ -303,10 +314,11 @@ class ClaudeCaller:
                 "changed. Check ANTHROPIC_BASE_URL if it is set.",
                 context={"engine": "anthropic", "model": model},
             )
-        await self.record_usage(model, reply)
+        await self.record_usage(model, reply, phase=phase)
         return reply
 
-    async def record_usage(self, model: str, reply: Message, *, batch: bool = False) -> None:
+    async def record_usage(self, model: str, reply: Message, *, batch: bool = False,
+                           phase: str = "") -> None:
         """Add a reply's tokens to the ledger (a ledger failure is logged, never fatal)."""
         usage = reply.usage
         if usage is None:
@@ -320,6 +332,7 @@ class ClaudeCaller:
                 cache_read_input_tokens=usage.cache_read_input_tokens or 0,
                 cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
                 batch=batch,
+                phase=phase,
             )
         except PuffinError as exc:
             log.warning("usage not recorded: %s", exc.message)
@@ -373,15 +386,19 @@ class ClaudeCaller:
         max_tokens: int,
         failure: type[PuffinError],
         retries_on_invalid: int = 1,
+        phase: str = "",
     ) -> ReplyT:
-        """Ask Claude for `shape`; validate; ask again (at most `retries_on_invalid`)."""
+        """Ask Claude for `shape`; validate; ask again (at most `retries_on_invalid`).
+
+        `phase` (extraction, evolution, consolidation, retrieval) labels the tokens in the
+        usage ledger."""
         attempt_content = list(content)
         for attempt in range(retries_on_invalid + 1):
             params = self.request(
                 model=model, system=system, content=attempt_content, shape=shape,
                 max_tokens=max_tokens,
             )
-            reply = await self.send(params, failure=failure)
+            reply = await self.send(params, failure=failure, phase=phase)
             try:
                 return self.structured_reply(reply, shape, failure=failure)
             except InvalidReplyError as exc:
@@ -403,6 +420,12 @@ def retry_block(shape: ReplyShape[Any], problems: list[str]) -> dict[str, Any]:
             "exactly."
         ),
     }
+
+
+def estimate_request_tokens(params: dict[str, Any]) -> int:
+    """About how many input tokens a request costs (its system prompt and messages)."""
+    sent = json.dumps(params.get("system", "")) + json.dumps(params.get("messages", []))
+    return len(sent) // 4
 
 
 def dump_json(data: Any) -> str:

@@ -204,6 +204,7 @@ class AnthropicEngine:
                 shape=EXTRACT_SHAPE,
                 max_tokens=EXTRACTION_MAX_TOKENS,
                 failure=ExtractionFailed,
+                phase="extraction",
             )
         except InvalidReplyError as exc:
             raise ExtractionFailed(
@@ -302,8 +303,8 @@ class AnthropicEngine:
 
     # ------------------------------------------------------------- evolution / consolidation
 
-    async def _changes(self, *, model: str, request: str,
-                       failure: type[PuffinError], listed: int) -> ChangeList:
+    async def _changes(self, *, model: str, request: str, failure: type[PuffinError],
+                       listed: int, phase: str) -> ChangeList:
         """Ask for a change list (the system prompt is the cached, stable prefix)."""
         try:
             return await self.caller.call(
@@ -313,6 +314,7 @@ class AnthropicEngine:
                 shape=CHANGES_SHAPE,
                 max_tokens=_changes_max_tokens(listed),
                 failure=failure,
+                phase=phase,
             )
         except InvalidReplyError as exc:
             raise failure(_invalid_twice("change list", exc),
@@ -347,7 +349,7 @@ class AnthropicEngine:
             model=self.config.models.evolution,
             request=f"Today is {now.date().isoformat()}.\n\n"
             + evolution_request(current, items, shown),
-            failure=ExtractionFailed, listed=len(shown) + len(items))
+            failure=ExtractionFailed, listed=len(shown) + len(items), phase="evolution")
         result = apply_changes(current, items, changes, branch_id=branch_id,
                                config=self.config, now=now, shown=shown)
         result.path = self.name
@@ -362,7 +364,7 @@ class AnthropicEngine:
         changes = await self._changes(
             model=self.config.models.consolidation,
             request=f"Today is {now.date().isoformat()}.\n\n" + consolidation_request(memory),
-            failure=MaintenanceFailed, listed=memory.item_count())
+            failure=MaintenanceFailed, listed=memory.item_count(), phase="consolidation")
         result = apply_consolidation(memory, changes, config=self.config, now=now)
         result.path = self.name
         return result
@@ -380,6 +382,7 @@ class AnthropicEngine:
                 shape=shape,
                 max_tokens=RETRIEVAL_MAX_TOKENS,
                 failure=RetrievalFailed,
+                phase="retrieval",
             )
         except InvalidReplyError as exc:
             raise RetrievalFailed(
