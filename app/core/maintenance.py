@@ -30,6 +30,12 @@ MONTH = timedelta(days=30)
 MaintenanceType = Literal["weekly", "monthly", "full"]
 
 
+def _digest(data: bytes) -> str:
+    import hashlib  # deferred: the hook path imports this module
+
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
 def _iso(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -80,6 +86,20 @@ class MaintenanceLog:
             self._update(lastWeeklyConsolidation=now)
         if kind in ("monthly", "full"):
             self._update(lastMonthlyReindex=now)
+
+    def consolidated(self, digests: dict[str, str]) -> None:
+        """Record each branch's file digest after consolidation (one write per run)."""
+        if not digests:
+            return
+        known = self.read().get("consolidated")
+        merged = {**(known if isinstance(known, dict) else {}), **digests}
+        self._update(consolidated=merged)
+
+    def consolidated_digest(self, branch: str) -> str | None:
+        """The digest the branch file had when consolidation last left it."""
+        known = self.read().get("consolidated")
+        value = known.get(branch) if isinstance(known, dict) else None
+        return value if isinstance(value, str) else None
 
     def last(self, key: str) -> datetime | None:
         """A recorded timestamp."""
@@ -156,11 +176,17 @@ class MaintenanceManager:
 
     async def run_weekly(self) -> dict[str, Any]:
         """Consolidate every branch: merge duplicates, cap sections, refresh summaries."""
-        consolidated = merged = pruned = 0
+        consolidated = merged = pruned = unchanged = 0
         skipped: list[dict[str, str]] = []
+        settled: dict[str, str] = {}
         for branch in self.store.list_branches():
             data = self.store.read_bytes(branch)
             if data is None:
+                continue
+            digest = _digest(data)
+            if self.log.consolidated_digest(branch) == digest:
+                # Nothing changed since consolidation last left this file: no engine call.
+                unchanged += 1
                 continue
             text = data.decode("utf-8", "replace")
             if validate(text):
@@ -178,11 +204,13 @@ class MaintenanceManager:
                 continue
             new_text = render(result.memory)
             if new_text == text or validate(new_text):
+                settled[branch] = digest
                 continue
             # Archived before the write: a crash in between leaves an item in both places,
             # never in neither.
             archived = self.archive.add(branch, self._departures(current, result))
             if self.store.write_if_unchanged(branch, data, new_text):
+                settled[branch] = _digest(new_text.encode("utf-8"))
                 consolidated += 1
                 merged += result.stats.get("merged", 0)
                 pruned += result.stats.get("pruned", 0)
@@ -193,8 +221,10 @@ class MaintenanceManager:
             else:
                 self.archive.remove(branch, archived)
                 skipped.append({"branch": branch, "reason": "changed during maintenance"})
+        self.log.consolidated(settled)
         return {
             "branchesConsolidated": consolidated,
+            "branchesUnchanged": unchanged,
             "itemsMerged": merged,
             "itemsPruned": pruned,
             "skipped": skipped,

@@ -169,3 +169,18 @@ def test_weeks_of_maintenance_lose_no_item() -> None:
     assert figures["written"] == 600
     assert figures["lost"] == 0
     assert figures["in archive"] > 0
+
+
+def test_weekly_consolidation_skips_branches_unchanged_since_it_last_ran(home: Path) -> None:
+    (home / "branches").mkdir(parents=True)
+    (home / "branches" / "small.md").write_text(render(_crowded("small", 3)), encoding="utf-8")
+    api = build_api(home, engine_override="offline")
+    first = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    again = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    assert again["results"]["branchesUnchanged"] == 1, (first, again)
+    # A change to the file makes it due again.
+    path = home / "branches" / "small.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("Summary", "Summary", 1) + "\n",
+                    encoding="utf-8")
+    third = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    assert third["results"]["branchesUnchanged"] == 0
