@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from app.core.format import parse
@@ -26,6 +27,7 @@ from tests.fixtures.anthropic.fake_api import (
     HERE,
     MODELS,
     SOURCE,
+    as_event_stream,
     asked_for,
     load,
     request_problem,
@@ -84,7 +86,12 @@ class Handler(BaseHTTPRequestHandler):
             self._send(400, json.dumps(error).encode())
         elif mode == "healthy":
             name = asked_for(body)
-            self._send(200, json.dumps(structured(load(REPLIES[name]))).encode())
+            payload = json.dumps(structured(load(REPLIES[name]))).encode()
+            if body.get("stream"):
+                streamed = as_event_stream(httpx2.Response(200, content=payload))
+                self._send(200, streamed.content, "text/event-stream")
+            else:
+                self._send(200, payload)
         elif mode in ("500", "401"):
             self._send(int(mode), json.dumps(load(f"error_{mode}.json")).encode())
         else:

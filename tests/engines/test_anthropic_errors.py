@@ -124,7 +124,7 @@ def test_html_instead_of_a_reply_is_an_api_failure(home: Path) -> None:
 def test_broken_json_is_an_api_failure(home: Path) -> None:
     api = FakeAPI([httpx2.Response(200, content=b'{"id": "msg_01',
                                    headers={"content-type": "application/json"})])
-    with pytest.raises(ExtractionFailed, match="not valid JSON"):
+    with pytest.raises(ExtractionFailed, match=r"not valid JSON|not a Messages API reply"):
         extract(api, home)
 
 
@@ -161,3 +161,13 @@ def test_retrieval_failures_are_retrieval_errors(home: Path) -> None:
     with pytest.raises(RetrievalFailed, match=r"server error \(500\)") as caught:
         asyncio.run(engine.deep_retrieve("async?", [Candidate(branch="b", item=item)]))
     assert caught.value.code == "RETRIEVAL_FAILED"
+
+
+def test_long_answers_are_streamed_and_short_ones_are_not(home: Path) -> None:
+    from app.engines.claude.caller import STREAM_ABOVE_TOKENS
+
+    api = FakeAPI([reply("extraction_reply.json")])
+    result = extract(api, home)
+    assert len(result.items) == 5  # read back from server-sent events
+    body = api.body()
+    assert body["stream"] is True and body["max_tokens"] > STREAM_ABOVE_TOKENS

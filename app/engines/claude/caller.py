@@ -5,7 +5,8 @@ budget first (raising `BudgetExceeded` without touching the network), sends the 
 the fixed instructions marked for prompt caching, lets the SDK retry rate limits, overloads
 and connection failures (`max_retries` and the per-request `timeout`, from `Config` or the
 `PUFFIN_MEMORY_LLM_RETRIES` / `PUFFIN_MEMORY_LLM_TIMEOUT_S` environment variables, which
-win), bounds the whole thing with an outer `asyncio.wait_for`, records the reply's tokens in
+win), streams requests that may write long answers, bounds the whole thing with an outer
+`asyncio.wait_for`, records the reply's tokens in
 the usage ledger, and validates the reply's JSON with its pydantic model, asking once more when
 it does not match. Requests use only shapes current models accept: structured outputs
 (`output_config.format`), no forced `tool_choice`, no sampling parameters, no assistant
@@ -44,6 +45,8 @@ EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 # deadline allows for it so that it only fires when the SDK's own timeout did not.
 _RETRY_WAIT_ALLOWANCE_S = 8.0
 _OUTER_GRACE_S = 1.0
+# Requests that may write more than this many tokens are streamed (long extractions).
+STREAM_ABOVE_TOKENS = 8_192
 TIMEOUT_ENV = "PUFFIN_MEMORY_LLM_TIMEOUT_S"
 RETRIES_ENV = "PUFFIN_MEMORY_LLM_RETRIES"
 # The same bounds `Config` puts on request_timeout_s and max_retries.
@@ -296,9 +299,9 @@ class ClaudeCaller:
         await self.check_budget(estimate_request_tokens(params))
         model = str(params["model"])
         try:
-            reply: object = await asyncio.wait_for(
-                self.client.messages.create(**params), timeout=self.outer_timeout_s
-            )
+            call = (self._streamed(params) if int(params["max_tokens"]) > STREAM_ABOVE_TOKENS
+                    else self.client.messages.create(**params))
+            reply: object = await asyncio.wait_for(call, timeout=self.outer_timeout_s)
         except (anthropic.AnthropicError, TimeoutError, ValueError) as exc:
             message, context = describe_api_error(
                 exc,
@@ -316,6 +319,17 @@ class ClaudeCaller:
             )
         await self.record_usage(model, reply, phase=phase)
         return reply
+
+    async def _streamed(self, params: dict[str, Any]) -> Message | None:
+        """A long request as a stream: the read timeout then bounds each pause between events
+        instead of the whole answer, and the SDK's 10-minute limit on plain calls is moot.
+
+        None when the answer was not an event stream at all (a proxy's HTML page, say)."""
+        async with self.client.messages.stream(**params) as stream:
+            try:
+                return await stream.get_final_message()
+            except AssertionError:  # the SDK's own check: the stream held no message
+                return None
 
     async def record_usage(self, model: str, reply: Message, *, batch: bool = False,
                            phase: str = "") -> None:
