@@ -279,6 +279,7 @@ SIMPLE: dict[str, Builder] = {
     "review": _review,
     "sources": lambda a: ("memory:sources", {}),
     "scan": _scan,
+    "improve": lambda a: ("memory:improve", {"branch": a.branch}),
     "usage": lambda a: ("memory:usage", {}),
     "list": _list,
     "get": lambda a: ("memory:get-item", {"id": a.id}),
@@ -356,6 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="only threads active since this date (YYYY-MM-DD)")
     p.add_argument("--dry-run", action="store_true")
 
+    p = sub.add_parser("improve", help="re-read a branch's threads that only the offline "
+                       "engine has read, with Claude or the local model")
+    p.add_argument("branch", help="the branch id, e.g. myproject/main")
     sub.add_parser("usage", help="LLM tokens and estimated cost, today and this month")
     p = sub.add_parser("auth", help="Anthropic API key: set (from stdin/prompt), status, clear")
     p.add_argument("auth_cmd", choices=["set", "status", "clear"])
@@ -445,7 +449,7 @@ async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any
 
         configure(home, "cli")
     api = build_api(home, engine_override=args.engine)
-    if channel == "memory:scan" and not payload.get("dryRun"):
+    if channel in ("memory:scan", "memory:improve") and not payload.get("dryRun"):
         api.progress = _progress_to_stderr
     reply = await api.invoke(channel, payload)
     if channel == "memory:scan" and _scan_failed(reply):

@@ -206,6 +206,12 @@ def _register_usage(api: MemoryApi, store: MemoryStore) -> None:
     api.register("memory:usage", Empty, usage)
 
 
+class ImproveRequest(Request):
+    """memory:improve: re-distil a branch's threads that no LLM has read yet."""
+
+    branch: str = Field(min_length=1, max_length=500)
+
+
 class ScanRequest(Request):
     """memory:scan: discover agent threads and memorize the complete, unprocessed ones."""
 
@@ -398,5 +404,43 @@ def _register_sources(
             api.activity.record("scan", f"Scan: {result['summary']}")
         return result
 
+    async def improve(req: ImproveRequest) -> dict[str, Any]:
+        from filelock import FileLock, Timeout
+
+        from app.sources.ledger import Ledger
+        from app.sources.scan import improvable, improve_threads
+
+        if api.engine_name == "offline":
+            raise InvalidInput(
+                "Improving a branch needs Claude or a local model: add an API key in Settings "
+                "(or run `puffin-memory auth set`), or choose the local engine.")
+        lock = FileLock(str(store.home / ".scan.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout as exc:
+            raise StorageError("A scan is running; improve the branch when it finishes.") from exc
+        try:
+            ledger = Ledger.open(store.home)
+            entries = improvable(ledger, req.branch)
+
+            async def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
+                return await api.invoke("memory:memorize", {
+                    "conversationText": text, "branchId": branch, "source": ref})
+
+            result = await improve_threads(entries, ledger, memorize, progress=api.progress)
+        finally:
+            lock.release()
+        result["branch"] = req.branch
+        if not entries:
+            result["summary"] = ("Nothing to improve: every thread of this branch was already "
+                                 "read by an LLM, or none was scanned from a transcript.")
+        else:
+            result["summary"] = (f"{result['improved']} of {len(entries)} threads re-read by "
+                                 f"{api.engine_name}, {result['itemsAdded']} items found"
+                                 + (f"; {result['failed']} failed" if result["failed"] else ""))
+            api.activity.record("improve", f"Improve {req.branch}: {result['summary']}")
+        return result
+
     api.register("memory:sources", Empty, sources)
     api.register("memory:scan", ScanRequest, scan)
+    api.register("memory:improve", ImproveRequest, improve)

@@ -93,6 +93,7 @@ CHANNELS: tuple[str, ...] = (
     "memory:get-config",
     "memory:set-config",
     "memory:scan",
+    "memory:improve",
     "memory:sources",
     "memory:usage",
     "memory:auth-status",
@@ -320,7 +321,8 @@ class MemoryApi:
             request = model.model_validate(payload or {})
         except ValidationError as exc:
             return error_response("INVALID_INPUT", _describe_validation(channel, exc))
-        busy = channel in {"memory:memorize", "memory:run-maintenance", "memory:scan"}
+        busy = channel in {"memory:memorize", "memory:run-maintenance", "memory:scan",
+                           "memory:improve"}
         if busy:
             self._busy += 1
         started = time.perf_counter()

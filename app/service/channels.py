@@ -63,6 +63,7 @@ CHANNEL_MEMBERS: dict[str, str] = {
     "memory:get-config": "get_config",
     "memory:set-config": "set_config",
     "memory:scan": "scan",
+    "memory:improve": "improve",
     "memory:sources": "sources",
     "memory:usage": "usage",
     "memory:auth-status": "auth_status",
@@ -369,6 +370,10 @@ class MemoryChannels(QObject):
         """memory:scan (runs as a background job unless it is a dry run)."""
         return await self.invoke("memory:scan", _drop_none(
             {"source": source, "path": path, "dryRun": dry_run or None}))
+
+    async def improve(self, branch: str) -> Reply:
+        """memory:improve (re-read the branch's offline-only threads with the LLM engine)."""
+        return await self.invoke("memory:improve", {"branch": branch})
 
     async def sources(self) -> Reply:
         """memory:sources."""

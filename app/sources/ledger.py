@@ -39,6 +39,9 @@ class LedgerEntry(BaseModel):
     messages: int = Field(default=0, ge=0)
     memorized_at: datetime = Field(default_factory=utc_now, alias="memorizedAt")
     path: str = ""
+    # The engine path that memorized it ("offline", "anthropic", "offline-fallback", ...):
+    # threads an LLM never read can be re-distilled later ("Improve with Claude").
+    engine: str = ""
 
     def dump(self) -> dict[str, Any]:
         """JSON form with the file's camelCase names."""
@@ -89,6 +92,7 @@ class Ledger:
         content_hash: str,
         messages: int,
         path: str = "",
+        engine: str = "",
         save: bool = True,
     ) -> LedgerEntry:
         """Mark a thread memorized up to `messages`; save the ledger unless told not to."""
@@ -101,6 +105,7 @@ class Ledger:
             messages=messages,
             memorized_at=utc_now(),
             path=path,
+            engine=engine,
         )
         self.entries[key] = entry
         if save:

@@ -32,7 +32,7 @@ from app.core.errors import InvalidInput, PuffinError, StorageError
 from app.core.redact import redact
 from app.sources import aider, claude_code, codex, plaintext, puffin
 from app.sources.jsonl import file_time, read_head, valid_text
-from app.sources.ledger import Ledger
+from app.sources.ledger import Ledger, LedgerEntry
 from app.sources.models import (
     Discovery,
     ParsedThread,
@@ -612,6 +612,7 @@ async def _memorize_all(
             result["errors"].append(prepared)
             continue
         text, count, digest = prepared
+        engine = ""
         if text.strip():
             try:
                 reply = await memorize(text, thread.branch_id, thread.ref)
@@ -625,6 +626,7 @@ async def _memorize_all(
                 result["errors"].append(f"{thread.ref}: {detail}")
                 continue
             result["memorized"] += 1
+            engine = str(reply.get("path") or reply.get("engine") or "")
             result["read"][thread.source] = result["read"].get(thread.source, 0) + 1
             result["itemsAdded"] += _count(reply.get("itemsExtracted"))
             result["queuedForReview"] += _count(reply.get("queuedForReview"))
@@ -634,6 +636,7 @@ async def _memorize_all(
                     engines.append(reply["engine"])
         else:
             result["skipped"] += 1
+        previous = ledger.get(thread.key)
         ledger.record(
             thread.key,
             source=thread.source,
@@ -643,6 +646,7 @@ async def _memorize_all(
             content_hash=digest,
             messages=count,
             path=str(thread.path),
+            engine=engine or (previous.engine if previous is not None else ""),
             save=False,
         )
         try:
@@ -651,6 +655,76 @@ async def _memorize_all(
             # Going on would memorize threads that the next scan memorizes again.
             result["errors"].append(f"ledger not saved, stopping: {exc.message}")
             return
+
+
+# -- re-distilling with an LLM ---------------------------------------------------------------
+
+# Memorize paths that mean an LLM read the thread; anything else (offline, a fallback, the
+# budget) can be improved later.
+LLM_PATHS = frozenset({"anthropic", "local"})
+
+
+def improvable(ledger: Ledger, branch: str) -> list[LedgerEntry]:
+    """Threads of `branch` memorized without an LLM whose transcript path is known."""
+    return [e for e in ledger.entries.values()
+            if e.branch_id == branch and e.engine not in LLM_PATHS and e.path]
+
+
+def thread_text(entry: LedgerEntry) -> str:
+    """The whole redacted conversation of a ledger entry, read again from its transcript.
+
+    Raises InvalidInput when the transcript is gone or no longer holds the thread.
+    """
+    stats = ReadStats()
+    for unit in _path_units(Path(entry.path), entry.source, stats):
+        for parsed in READERS[unit.kind](unit.paths, stats):
+            if parsed.id == entry.thread_id:
+                return redact(render(parsed.content))
+    raise InvalidInput(f"{entry.ref or entry.thread_id}: the thread is no longer in "
+                       f"{entry.path}", context={"path": entry.path})
+
+
+async def improve_threads(
+    entries: list[LedgerEntry],
+    ledger: Ledger,
+    memorize: Memorize,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Memorize each entry's whole thread again through `memorize` (the LLM engine); an
+    entry the LLM read is marked in the ledger, so it is not improved twice."""
+    result: dict[str, Any] = {"threads": len(entries), "improved": 0, "failed": 0,
+                              "skipped": 0, "itemsAdded": 0, "errors": [], "notes": []}
+    for index, entry in enumerate(entries, start=1):
+        if progress is not None:
+            progress(index, len(entries), f"{entry.branch_id} {entry.ref}")
+        try:
+            text = await asyncio.to_thread(thread_text, entry)
+            if not text.strip():
+                result["skipped"] += 1
+                continue
+            reply = await memorize(text, entry.branch_id, entry.ref or entry.thread_id)
+        except PuffinError as exc:
+            result["failed"] += 1
+            result["errors"].append(exc.message)
+            continue
+        path = str(reply.get("path") or "")
+        if "error" in reply or path not in LLM_PATHS:
+            result["failed"] += 1
+            why = reply.get("message") or "; ".join(str(n) for n in reply.get("notes", [])[-1:])
+            result["errors"].append(f"{entry.ref}: {why or 'the LLM did not read it'}")
+            continue
+        result["improved"] += 1
+        result["itemsAdded"] += _count(reply.get("itemsExtracted"))
+        result["notes"].extend(str(n) for n in reply.get("notes", []) if
+                               str(n).startswith("refused"))
+        ledger.record(
+            f"{entry.source}:{entry.thread_id}", source=entry.source,
+            thread_id=entry.thread_id, branch_id=entry.branch_id, ref=entry.ref,
+            content_hash=entry.hash, messages=entry.messages, path=entry.path,
+            engine=path, save=False)
+    ledger.save()
+    return result
 
 
 # -- sources report -------------------------------------------------------------------------
