@@ -240,8 +240,10 @@ BatchExtract = Callable[[list[tuple[str, str]]], Awaitable[list[Any]]]
 
 
 def _batch_extractor(engine: Engine, config: Config, pending: int) -> BatchExtract | None:
-    """The Message Batches path, when configured, worthwhile, and Claude is the engine."""
-    if not (config.use_batches and pending > config.batch_backlog_threshold):
+    """The Message Batches path, when configured, for a backlog, and Claude is the engine."""
+    # Opting in to batches means any backlog goes that way (half price, answers later); the
+    # threshold only decides when status suggests opting in.
+    if not (config.use_batches and pending > 1):
         return None
     if not isinstance(engine, LazyEngine):
         return None

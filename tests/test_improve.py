@@ -98,3 +98,19 @@ def test_a_vanished_transcript_is_named_not_a_traceback(home: Path, tmp_path: Pa
     result = asyncio.run(api.invoke("memory:improve", {"branch": BRANCH}))
     assert result["improved"] == 0 and result["failed"] == result["threads"] >= 1
     assert all("does not exist" in e or "no longer" in e for e in result["errors"])
+
+
+def test_a_copied_transcript_is_not_memorized_twice(home: Path, tmp_path: Path) -> None:
+    folder = _scanned_offline(home, tmp_path)
+    copy = tmp_path / "copy" / "todo-app"
+    shutil.copytree(folder, copy)
+    history = json.loads((copy / ".puffin" / "history.json").read_text(encoding="utf-8"))
+    # Same conversations under other ids: a re-export, not new knowledge.
+    text = json.dumps(history)
+    for old in ("r1", "r2", "o1"):
+        text = text.replace(f'"{old}"', f'"{old}-copy"')
+    (copy / ".puffin" / "history.json").write_text(text, encoding="utf-8")
+    outcome = asyncio.run(build_api(home, engine_override="offline").invoke(
+        "memory:scan", {"path": str(copy)}))
+    assert outcome["memorized"] == 0, outcome
+    assert len(outcome["duplicates"]) >= 1

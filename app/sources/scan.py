@@ -594,6 +594,8 @@ async def _memorize_all(
     saver: _LedgerSaver,
     result: dict[str, Any],
 ) -> None:
+    represented = {(e.branch_id, e.hash): (key, e.ref or e.thread_id)
+                   for key, e in ledger.entries.items() if e.hash}
     for index, item in enumerate(todo, start=1):
         thread = item.thread
         parsed = cache.get(thread.paths)
@@ -613,6 +615,12 @@ async def _memorize_all(
             continue
         text, count, digest = prepared
         engine = ""
+        twin = represented.get((thread.branch_id, digest))
+        if twin is not None and twin[0] != thread.key and item.start == 0:
+            # The same conversation, already memorized under another name (a copied or
+            # re-exported transcript): nothing new to read, nothing to pay for.
+            result.setdefault("duplicates", []).append(f"{thread.ref}: same as {twin[1]}")
+            text = ""
         if text.strip():
             try:
                 reply = await memorize(text, thread.branch_id, thread.ref)
@@ -649,6 +657,7 @@ async def _memorize_all(
             engine=engine or (previous.engine if previous is not None else ""),
             save=False,
         )
+        represented.setdefault((thread.branch_id, digest), (thread.key, thread.ref))
         try:
             await saver.mark()
         except StorageError as exc:
