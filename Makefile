@@ -23,7 +23,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check app tests bench
-	$(BIN)/mypy --strict app/core app/engines app/sources
+	$(BIN)/mypy --strict app
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 bench: $(STAMP)
