@@ -19,7 +19,6 @@ message.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import logging
 import math
@@ -167,24 +166,24 @@ def describe_api_error(
     return f"The call to Claude failed ({type(exc).__name__}).", context
 
 
+# Models Anthropic has announced for retirement, with the date (from the model deprecations
+# page, as shipped in anthropic 2.13's own table; checked 2026-11-24). Our own copy: the SDK
+# keeps its table in a private module that moved between releases.
+DEPRECATED_MODELS: dict[str, str] = {
+    "claude-mythos-preview": "June 30th, 2026",
+    "claude-opus-4-5": "January 22nd, 2027",
+    "claude-opus-4-5-20251101": "January 22nd, 2027",
+    "claude-sonnet-4-5": "November 30th, 2026",
+    "claude-sonnet-4-5-20250929": "November 30th, 2026",
+}
+
+
 def deprecated_models(config: Config) -> dict[str, str]:
-    """Configured models the installed SDK calls deprecated, with their end-of-life dates."""
-    table: dict[str, str] = {}
-    # The SDK keeps this table in a private module that moved between 2.x releases
-    # (messages.messages up to 2.12, anthropic._data since); look it up by name so that a
-    # move only loses the warning, never the import.
-    for module_name in ("anthropic._data", "anthropic.resources.messages.messages"):
-        try:
-            found = getattr(importlib.import_module(module_name), "DEPRECATED_MODELS", None)
-        except ImportError:
-            continue
-        if isinstance(found, dict):
-            table = {str(k): str(v) for k, v in found.items()}
-            break
+    """Configured models Anthropic has announced for retirement, with their end-of-life dates."""
     return {
-        name: table[name]
+        name: DEPRECATED_MODELS[name]
         for name in dict.fromkeys(config.models.model_dump().values())
-        if name in table
+        if name in DEPRECATED_MODELS
     }
 
 
