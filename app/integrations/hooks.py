@@ -197,9 +197,10 @@ def process_inbox(home_arg: str | None, *, engine: str | None = None) -> int:
     """Drain the inbox (the detached run started by session-end); prints its report."""
     home = resolve_home(home_arg)
     try:
+        from app.container import build_api  # this command is an entry point: it composes
         from app.integrations.inbox import drain_inbox
 
-        report = drain_inbox(home, engine=engine)
+        report = drain_inbox(home, lambda: build_api(home, engine_override=engine))
     except Exception as exc:
         hook_log(home, "process-inbox", f"failed: {_reason(exc)}")
         return EXIT_OK

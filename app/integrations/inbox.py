@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from app.integrations.hookio import hook_log, log_path, write_atomic
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from app.core.api import MemoryApi
 
 INBOX = "inbox"
@@ -260,15 +262,18 @@ async def _memorize_transcript(api: MemoryApi, home: Path, transcript: str) -> d
 
 
 async def drain_inbox_async(
-    home: Path, api: MemoryApi | None = None, *, engine: str | None = None
+    home: Path, api: MemoryApi | Callable[[], MemoryApi]
 ) -> dict[str, Any]:
-    """Drain the inbox once (see module docstring); `api` defaults to a fresh one for `home`.
+    """Drain the inbox once (see module docstring) through `api`, or through the api that
+    `api()` builds, only once a record is there (the composition root passes it in: this
+    module never builds one).
 
     Returns `{"busy", "records", "memorized", "transcripts", "failed", "gaveUp",
     "remaining"}`; `busy` is true (and nothing is done) when another drain holds the lock.
     """
     from filelock import FileLock, Timeout
 
+    from app.core.api import MemoryApi
     from app.core.errors import PuffinError
 
     report: dict[str, Any] = {
@@ -296,10 +301,8 @@ async def drain_inbox_async(
                     continue
                 groups.setdefault(record.transcript, []).append(record)
             for transcript, group in groups.items():
-                if api is None:
-                    from app.container import build_api
-
-                    api = build_api(home, engine_override=engine)
+                if not isinstance(api, MemoryApi):
+                    api = api()
                 report["records"] += len(group)
                 try:
                     result = await _memorize_transcript(api, home, transcript)
@@ -329,8 +332,8 @@ async def drain_inbox_async(
     return report
 
 
-def drain_inbox(home: Path | str, *, engine: str | None = None) -> dict[str, Any]:
+def drain_inbox(home: Path | str, api: MemoryApi | Callable[[], MemoryApi]) -> dict[str, Any]:
     """Drain the inbox from synchronous code (a worker thread of the app, the CLI)."""
     import asyncio
 
-    return asyncio.run(drain_inbox_async(Path(home).expanduser(), engine=engine))
+    return asyncio.run(drain_inbox_async(Path(home).expanduser(), api))

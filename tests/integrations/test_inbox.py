@@ -18,6 +18,11 @@ from app.integrations.inbox import MAX_ATTEMPTS, drain_inbox, drain_inbox_async,
 SESSION = "7b1c9e2a-4d3f-4a8e-9c21-5f0e6d2b8a11"
 
 
+def drain(home: Path) -> dict[str, object]:
+    """Drain as the process-inbox command does: with an api built only when needed."""
+    return drain_inbox(home, lambda: build_api(home))
+
+
 @pytest.fixture
 def offline_home(home: Path) -> Path:
     (home / "config.json").write_text('{"engine": "offline"}\n', encoding="utf-8")
@@ -60,7 +65,7 @@ def test_drain_memorizes_and_empties_the_inbox(offline_home: Path, transcript: P
     _spool(offline_home, transcript)
     _spool(offline_home, transcript, "SessionEnd")  # the same session twice: one pass
 
-    report = drain_inbox(offline_home)
+    report = drain(offline_home)
 
     assert report["busy"] is False
     assert report["records"] == 2
@@ -77,12 +82,12 @@ def test_a_grown_session_memorizes_only_the_new_part(
     lines = transcript.read_text(encoding="utf-8").splitlines(keepends=True)
     transcript.write_text("".join(lines[:2]), encoding="utf-8")
     _spool(offline_home, transcript, "PreCompact")
-    drain_inbox(offline_home)
+    drain(offline_home)
     first = _ledger(offline_home)[f"claude-code:{SESSION}"]["messages"]
 
     transcript.write_text("".join(lines), encoding="utf-8")
     _spool(offline_home, transcript)
-    report = drain_inbox(offline_home)
+    report = drain(offline_home)
 
     assert report["memorized"] == 1
     assert _ledger(offline_home)[f"claude-code:{SESSION}"]["messages"] == len(lines) > first
@@ -104,13 +109,13 @@ def test_failures_are_retried_then_given_up_with_a_reason(
     record = _spool(offline_home, tmp_path / "gone.jsonl")
 
     for attempt in range(1, MAX_ATTEMPTS):
-        report = drain_inbox(offline_home)
+        report = drain(offline_home)
         assert report["failed"][0]["attempts"] == attempt
         data = json.loads(record.read_text(encoding="utf-8"))
         assert data["attempts"] == attempt
         assert "does not exist" in data["lastError"]
 
-    report = drain_inbox(offline_home)
+    report = drain(offline_home)
 
     assert report["gaveUp"][0]["record"] == record.name
     assert not record.exists()
@@ -127,7 +132,7 @@ def test_unreadable_records_are_set_aside(offline_home: Path) -> None:
     empty = offline_home / "inbox" / "20260101T000000000001Z-empty.json"
     empty.write_text('{"session_id": "x"}', encoding="utf-8")
 
-    report = drain_inbox(offline_home)
+    report = drain(offline_home)
 
     assert report["remaining"] == 0
     assert (offline_home / "inbox" / "failed" / bad.name).is_file()
@@ -140,11 +145,11 @@ def test_only_one_drain_runs_at_a_time(offline_home: Path, transcript: Path) -> 
     with held:
         if sys.platform != "win32":
             assert inbox.drainer_busy(offline_home)
-        report = drain_inbox(offline_home)
+        report = drain(offline_home)
     assert report["busy"] is True
     assert record.exists()
     assert not inbox.drainer_busy(offline_home)
-    assert drain_inbox(offline_home)["memorized"] == 1
+    assert drain(offline_home)["memorized"] == 1
 
 
 def test_the_drain_command_names_the_home_and_engine(tmp_path: Path) -> None:
