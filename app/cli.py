@@ -297,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--home", help="memory folder (default: $PUFFIN_MEMORY_HOME or "
                         "~/.puffin/memory)")
-    parser.add_argument("--engine", choices=["auto", "offline", "anthropic"],
+    parser.add_argument("--engine", choices=["auto", "offline", "anthropic", "local"],
                         help="engine for this command (default: config 'engine')")
     parser.add_argument("--version", action="store_true", dest="show_version",
                         help="print the version and exit")

@@ -412,7 +412,8 @@ def _register_sources(
         from app.sources.ledger import Ledger
         from app.sources.scan import improvable, improve_threads
 
-        if api.engine_name == "offline":
+        built = engine.get() if isinstance(engine, LazyEngine) else engine
+        if built.name == "offline":
             raise InvalidInput(
                 "Improving a branch needs Claude or a local model: add an API key in Settings "
                 "(or run `puffin-memory auth set`), or choose the local engine.")
@@ -438,7 +439,7 @@ def _register_sources(
                                  "read by an LLM, or none was scanned from a transcript.")
         else:
             result["summary"] = (f"{result['improved']} of {len(entries)} threads re-read by "
-                                 f"{api.engine_name}, {result['itemsAdded']} items found"
+                                 f"{built.name}, {result['itemsAdded']} items found"
                                  + (f"; {result['failed']} failed" if result["failed"] else ""))
             api.activity.record("improve", f"Improve {req.branch}: {result['summary']}")
         return result

@@ -32,7 +32,7 @@ SIGNAL_TICK_MS = 200
 def _options(argv: list[str]) -> argparse.Namespace:
     """The few options the app reads itself (the CLI has parsed the rest)."""
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--engine", choices=["auto", "offline", "anthropic"])
+    parser.add_argument("--engine", choices=["auto", "offline", "anthropic", "local"])
     parser.add_argument("--hidden", action="store_true",
                         help="start in the tray without showing the window")
     options, _rest = parser.parse_known_args(argv[1:])

@@ -50,8 +50,12 @@ class Config(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    engine: Literal["auto", "offline", "anthropic"] = "auto"
+    engine: Literal["auto", "offline", "anthropic", "local"] = "auto"
     models: ModelSettings = Field(default_factory=ModelSettings)
+    # The `local` engine: any OpenAI-compatible server (Ollama, LM Studio, llama.cpp server,
+    # vLLM). Its key, when the server wants one, comes from PUFFIN_MEMORY_LOCAL_API_KEY.
+    local_base_url: str = Field(default="http://localhost:11434/v1", max_length=500)
+    local_model: str = Field(default="", max_length=200)
     request_timeout_s: float = Field(default=120.0, gt=0, le=900)
     max_retries: int = Field(default=2, ge=0, le=10)
     # Consecutive failed Claude calls after which the rest of a run goes to the offline

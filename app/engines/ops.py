@@ -130,7 +130,14 @@ def _inline(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-CHANGE_SCHEMA: dict[str, Any] = _strict(_inline(ChangeList.model_json_schema()))
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of `model` for strict JSON-schema modes: references inlined, every
+    object closed, every property required (a reply may still leave a field empty)."""
+    result: dict[str, Any] = _strict(_inline(model.model_json_schema()))
+    return result
+
+
+CHANGE_SCHEMA: dict[str, Any] = strict_schema(ChangeList)
 
 OPS_SYSTEM_PROMPT = """\
 You maintain the long-term memory of a software project branch: facts a coding agent must know
@@ -530,4 +537,5 @@ __all__ = [
     "evolution_request",
     "new_keys",
     "relevant_items",
+    "strict_schema",
 ]

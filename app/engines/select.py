@@ -33,10 +33,11 @@ from app.engines.offline import OfflineEngine
 
 if TYPE_CHECKING:
     from app.engines.claude.engine import AnthropicEngine
+    from app.engines.local.engine import LocalEngine
 
 log = logging.getLogger(__name__)
 
-ENGINE_CHOICES: tuple[str, ...] = ("auto", "offline", "anthropic")
+ENGINE_CHOICES: tuple[str, ...] = ("auto", "offline", "anthropic", "local")
 BUDGET_PATH = "offline-budget"
 FALLBACK_PATH = "offline-fallback"
 USAGE_FILE = "usage.json"
@@ -60,15 +61,19 @@ class ClaudeWithFallback:
 
     def __init__(
         self,
-        claude: AnthropicEngine,
+        claude: AnthropicEngine | LocalEngine,
         offline: Engine,
         *,
         breaker_failures: int = 3,
         cooldown_s: float = BREAKER_COOLDOWN_S,
         clock: Callable[[], float] = time.monotonic,
+        label: str = "Claude",
     ) -> None:
-        """Wrap `claude`; `offline` answers what Claude cannot."""
+        """Wrap `claude` (or the local engine, named `label` in messages); `offline` answers
+        what it cannot."""
         self.claude = claude
+        self.name = claude.name
+        self.label = label
         self.offline = offline
         self.breaker_failures = breaker_failures
         self.cooldown_s = cooldown_s
@@ -88,11 +93,13 @@ class ClaudeWithFallback:
     def _failed(self, message: str) -> None:
         self.consecutive_failures += 1
         # Until Claude answers again, status and the tray say why the offline engine works.
-        self.status_note = f"Claude's last call failed ({message}); the offline engine stood in"
+        self.status_note = (f"{self.label}'s last call failed ({message}); the offline engine "
+                            "stood in")
         if self.breaker_failures and self.consecutive_failures >= self.breaker_failures:
             self._open_until = self._clock() + self.cooldown_s
             self._breaker_reason = (
-                f"Claude failed {self.consecutive_failures} times in a row (last: {message}); "
+                f"{self.label} failed {self.consecutive_failures} times in a row (last: "
+                f"{message}); "
                 f"it is not called for the next {self.cooldown_s / 60:g} minutes and the "
                 "offline engine stands in"
             )
@@ -116,7 +123,8 @@ class ClaudeWithFallback:
         `skip_reason` sends the call offline without trying Claude (its thread already failed).
         """
         if self.breaker_open:
-            return await offline_call(), f"Claude was not called: {self._breaker_reason}.", \
+            return await offline_call(), f"{self.label} was not called: " \
+                f"{self._breaker_reason}.", \
                 FALLBACK_PATH
         if skip_reason is not None:
             return await offline_call(), skip_reason, FALLBACK_PATH
@@ -130,8 +138,8 @@ class ClaudeWithFallback:
         except PuffinError as exc:
             message = exc.message
         except Exception as exc:  # a defect or an SDK surprise must not cost the thread
-            log.exception("Claude call crashed")
-            message = f"the call to Claude crashed ({type(exc).__name__})"
+            log.exception("%s call crashed", self.label)
+            message = f"the call to {self.label} crashed ({type(exc).__name__})"
         else:
             self._succeeded()
             return result, None, None
@@ -150,7 +158,7 @@ class ClaudeWithFallback:
         if not sources or not sources <= set(self._failed_sources):
             return None
         return (
-            "Claude's extraction of this thread failed, so its merge was done offline too "
+            f"{self.label}'s extraction of this thread failed, so its merge was done offline too "
             "(no second call)."
         )
 
@@ -255,6 +263,16 @@ def build_engine(
     offline = OfflineEngine(config)
     if choice == "offline":
         return offline
+    if choice == "local":
+        import httpx2
+
+        from app.engines.local.engine import LocalEngine
+
+        if http_client is not None and not isinstance(http_client, httpx2.AsyncClient):
+            raise InvalidInput("http_client must be an httpx2.AsyncClient")
+        local = LocalEngine(config, fallback=offline, http_client=http_client)
+        return ClaudeWithFallback(local, offline, breaker_failures=config.breaker_failures,
+                                  label="The local model")
     key, origin = find_key()
     if key is None:
         if choice == "anthropic":
@@ -288,6 +306,17 @@ def describe_engine(
     `check_models` looks the models up in the SDK's deprecation table; by default only when
     the SDK is already loaded, since importing it just for status would take seconds.
     """
+    if config.engine == "local":
+        return {
+            "engine": "local",
+            "configured": "local",
+            "ready": bool(config.local_model.strip()),
+            "localBaseUrl": config.local_base_url,
+            "localModel": config.local_model,
+            "useBatches": False,
+            "note": None if config.local_model.strip() else
+            "The local engine has no model name: set one in Settings.",
+        }
     key, origin = find_key()
     wants_claude = config.engine == "anthropic" or (config.engine == "auto" and key is not None)
     today = UsageLedger(home / USAGE_FILE).today()

@@ -18,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse `[--home DIR] [--engine E] hook ACTION | install-hooks ...` and run it."""
     parser = argparse.ArgumentParser(prog="python -m app.integrations")
     parser.add_argument("--home")
-    parser.add_argument("--engine", choices=["auto", "offline", "anthropic"])
+    parser.add_argument("--engine", choices=["auto", "offline", "anthropic", "local"])
     add_parsers(parser.add_subparsers(dest="command", metavar="COMMAND"))
     try:
         args = parser.parse_args(argv)

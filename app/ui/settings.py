@@ -41,7 +41,8 @@ from app.ui.widgets import (
 
 ENGINES = (("auto", "Automatic — Claude when a key is set, otherwise offline"),
            ("offline", "Offline — rules only, nothing leaves this computer"),
-           ("anthropic", "Claude — best quality, uses the API key"))
+           ("anthropic", "Claude — best quality, uses the API key"),
+           ("local", "Local model — an OpenAI-compatible server on your machine or network"))
 MODEL_FIELDS = (("extraction", "Extraction"), ("evolution", "Rewriting"),
                 ("consolidation", "Consolidation"), ("retrieval", "Deep search"))
 
@@ -198,6 +199,20 @@ class SettingsPanel(Panel):
             combo.setAccessibleName(f"{label} model")
             self.models[key] = combo
             form.addRow(f"{label} model", combo)
+        self.local_url = QLineEdit()
+        self.local_url.setPlaceholderText("http://localhost:11434/v1")
+        self.local_url.setAccessibleName("Local model server address")
+        form.addRow("Local server", self.local_url)
+        self.local_model = QLineEdit()
+        self.local_model.setPlaceholderText("e.g. llama3.1:8b or qwen2.5-coder:14b")
+        self.local_model.setAccessibleName("Local model name")
+        form.addRow("Local model", self.local_model)
+        local_note = muted(QLabel(
+            "Ollama, LM Studio, llama.cpp server or vLLM: anything that speaks the OpenAI chat "
+            "API with JSON-schema output. Conversations go to that server only. Set "
+            "PUFFIN_MEMORY_LOCAL_API_KEY if it asks for a key."))
+        local_note.setWordWrap(True)
+        form.addRow("", local_note)
         key_row = QHBoxLayout()
         self.api_key = QLineEdit()
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
@@ -360,6 +375,8 @@ class SettingsPanel(Panel):
             combo.clear()
             combo.addItems(known)
             combo.setCurrentText(str(models.get(key, "")))
+        self.local_url.setText(str(config.get("local_base_url", "") or ""))
+        self.local_model.setText(str(config.get("local_model", "") or ""))
         self.budget.setValue(int(config.get("daily_token_budget", 0) or 0))
         self.request_timeout.setValue(float(config.get("request_timeout_s", 120) or 120))
         self.max_retries.setValue(int(config.get("max_retries", 2) or 0))
@@ -376,6 +393,8 @@ class SettingsPanel(Panel):
         return {
             "engine": self.engine.currentData(),
             "models": {key: combo.currentText().strip() for key, combo in self.models.items()},
+            "local_base_url": self.local_url.text().strip() or "http://localhost:11434/v1",
+            "local_model": self.local_model.text().strip(),
             "daily_token_budget": self.budget.value(),
             "request_timeout_s": self.request_timeout.value(),
             "max_retries": self.max_retries.value(),
