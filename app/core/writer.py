@@ -23,6 +23,7 @@ from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
 from app.core.paths import validate_branch_id
+from app.core.redact import MARK as REDACTION_MARK
 from app.core.redact import redact
 from app.core.review import ReviewQueue
 from app.core.store import MemoryStore
@@ -79,6 +80,7 @@ class MemoryWriter:
         validate_branch_id(branch)
         items, refusals = _screened(extraction.items)
         commit, queue, dropped = self._route(items)
+        secretive = sum(1 for i in dropped if REDACTION_MARK in i.text)
         queued, promoted = self.review.offer(
             branch, queue, threshold=self.config.duplicate_threshold,
             promote_at=self.config.commit_threshold,
@@ -95,7 +97,9 @@ class MemoryWriter:
             "path": None,
             # Why a path other than the configured engine's was taken (an API failure, the
             # budget), and other remarks of the engines.
-            "notes": [*extraction.notes, *refusals],
+            "notes": [*extraction.notes, *refusals] + ([
+                f"{secretive} item(s) about a secret value were not kept (the value was "
+                "removed; the rest says nothing without it)"] if secretive else []),
             # Items refused by the injection screen: never written, never queued.
             "refusedUnsafe": len(refusals),
         }
@@ -123,7 +127,12 @@ class MemoryWriter:
     ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem]]:
         commit, queue, dropped = [], [], []
         for item in items:
-            if item.confidence >= self.config.commit_threshold:
+            if REDACTION_MARK in item.text:
+                # A statement whose substance was a secret value ("use this key: ...") says
+                # nothing once the value is gone, and a placeholder is still a pointer to a
+                # secret: it is not kept, not even for review.
+                dropped.append(item)
+            elif item.confidence >= self.config.commit_threshold:
                 commit.append(item)
             elif item.confidence >= self.config.review_threshold:
                 queue.append(item)
