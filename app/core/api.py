@@ -24,7 +24,13 @@ from app.core.activity import ActivityLog
 from app.core.archive import Archive
 from app.core.config import Config
 from app.core.conflicts import find_conflicts
-from app.core.errors import InvalidInput, NotFound, PuffinError, StorageError
+from app.core.errors import (
+    InvalidInput,
+    NotFound,
+    PuffinError,
+    StorageError,
+    describe_os_error,
+)
 from app.core.format import header_last_updated, parse, validate
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog, MaintenanceManager
@@ -339,6 +345,15 @@ class MemoryApi:
             oplog.warning("op=%s%s outcome=%s ms=%.0f message=%r", channel, where, exc.code,
                           (time.perf_counter() - started) * 1000, exc.message)
             return error_response(exc.code, exc.message, exc.context or None)
+        except OSError as exc:
+            # A lock file or a folder the home cannot hold (read-only, full, no permission):
+            # the user's situation, not a defect, so it gets the storage error's sentence.
+            where_path = exc.filename if isinstance(exc.filename, str) else str(self.store.home)
+            message = describe_os_error(exc, where_path)
+            self.last_error = message
+            oplog.warning("op=%s%s outcome=STORAGE_ERROR ms=%.0f message=%r", channel, where,
+                          (time.perf_counter() - started) * 1000, message)
+            return error_response("STORAGE_ERROR", message)
         except Exception as exc:
             log.exception("%s crashed", channel)
             self.last_error = f"{channel}: {exc}"

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import StorageError
+from app.core.errors import StorageError, describe_os_error
 from app.core.models import utc_now
 
 
@@ -43,8 +43,11 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     previous content. Only for informational files (activity, maintenance timestamps) whose
     loss costs nothing, because each fsync costs ~10 ms on a memorize path.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise StorageError(describe_os_error(exc, str(path))) from exc
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -56,7 +59,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise StorageError(f"Could not write {path}: {exc.strerror or exc}") from exc
+        raise StorageError(describe_os_error(exc, str(path))) from exc
     if durable:
         fsync_dir(path.parent)
 

@@ -48,6 +48,23 @@ class StorageError(PuffinError):
     code = "STORAGE_ERROR"
 
 
+def describe_os_error(exc: OSError, what: str) -> str:
+    """A sentence for a file-system failure while working on `what` (a path or a folder)."""
+    import errno  # deferred: this module is on every cold path
+
+    number = exc.errno
+    if number in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
+        return (f"The disk holding {what} is full (or over quota): free some space and try "
+                "again. Nothing was changed.")
+    if number == errno.EROFS:
+        return (f"{what} is on a read-only file system: nothing can be written there. Use "
+                "another memory folder (--home or PUFFIN_MEMORY_HOME). Nothing was changed.")
+    if number in (errno.EACCES, errno.EPERM):
+        return (f"No permission to write {what}: check the folder's owner and permissions. "
+                "Nothing was changed.")
+    return f"Could not write {what}: {exc.strerror or exc}. Nothing was changed."
+
+
 class MaintenanceFailed(PuffinError):
     """A maintenance run failed; files were left as they were."""
 

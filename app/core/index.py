@@ -251,6 +251,9 @@ class MemoryIndex:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._file_id: tuple[int, int] | None = None
+        # True when the file could not be opened (read-only or full disk): searches use an
+        # index built in memory from the branch files.
+        self._in_memory = False
         # Why the next sync must rebuild everything ("missing", "corrupt", ...), or None.
         self._rebuild_reason: str | None = None
         with self._lock:
@@ -660,7 +663,14 @@ class MemoryIndex:
         except OSError as exc:
             raise StorageError(f"Cannot create the folder of {self.path}: {exc}") from exc
         except sqlite3.OperationalError as exc:
-            raise StorageError(f"Cannot open the search index {self.path}: {exc}") from exc
+            # A read-only or full disk: the index is derived, so searches still work from an
+            # index built in memory from the branch files (slower to start, never wrong).
+            import logging  # deferred: the hook path opens the index and never gets here
+
+            logging.getLogger(__name__).warning(
+                "search index %s unusable (%s): using one in memory", self.path, exc)
+            self._open_in_memory()
+            return
         except sqlite3.DatabaseError:
             # "file is not a database" and the like: it is only an index, so start afresh.
             self._reset("corrupt")
@@ -727,8 +737,16 @@ class MemoryIndex:
                 (self._schema_tag(),),
             )
 
+    def _open_in_memory(self) -> None:
+        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._in_memory = True
+        self._create_schema(drop=False)
+        self._rebuild_reason = "unwritable"
+
     def _check_file(self) -> None:
         """Reopen when the file was deleted or replaced (another process rebuilt it)."""
+        if self._in_memory and self._conn is not None:
+            return
         current = _file_id(self.path)
         if current is not None and current == self._file_id and self._conn is not None:
             return
