@@ -38,6 +38,15 @@ _REMOTE_EXEC = (
         r"(?i)\b(?:run|execute|source)\s+(?:the\s+)?(?:script|installer|code|file)\s+"
         r"(?:at|from)\s+https?://"
     ),
+    # The address first, then the piping: "download https://… and pipe it into python3".
+    re.compile(
+        r"(?i)https?://\S+[^.\n]{0,60}\b(?:pipe|feed|stream)\b[^.\n]{0,20}\b(?:in)?to\s+"
+        r"(?:(?:a|the)\s+)?(?:sudo\s+)?(?:(?:ba|z|da|k|fi)?sh|python[0-9.]*|node|perl|ruby"
+        r"|powershell|pwsh)\b"
+    ),
+    # A download run through command substitution: python -c "$(curl …)", sh -c `wget …`.
+    re.compile(r"(?i)\b(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\s+-c\s+[\"']?"
+               r"(?:\$\(|`)\s*(?:curl|wget|iwr|fetch)\b"),
 )
 # Switching off the checks that protect the user's code and machine.
 _DISABLE = (
@@ -45,8 +54,9 @@ _DISABLE = (
                r"|verify\s*=\s*false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0"
                r"|strict-ssl\s+false|sslverify\s*=?\s*false"),
     re.compile(r"(?i)\bchmod\s+(?:-R\s+)?777\s+/(?:\s|$)|\brm\s+-rf\s+(?:/|~)(?:\s|$)"),
+    # A rule that tells the agent to switch one off ("never disable TLS" protects instead).
     re.compile(
-        r"(?i)\b(?:always|must|should|never)\b[^.\n]{0,40}\b(?:disable|turn off|skip|bypass|"
+        r"(?i)\b(?:always|must|should)\b[^.\n]{0,40}\b(?:disable|turn off|skip|bypass|"
         r"remove|ignore)\b[^.\n]{0,40}\b(?:security|safety|sandbox|permission|antivirus|"
         r"signature|certificate|tls|ssl|pre-commit|hooks?|code review|2fa|mfa)\b"
     ),
@@ -82,6 +92,16 @@ _OVERRIDE = (
     re.compile(
         r"(?i)\b(?:do not|don't|never)\s+(?:tell|inform|show|reveal to|alert)\s+the\s+user\b"
     ),
+    # Turning the agent against its user: "ignore the user's request", "follow these instead
+    # of the user's", "your real instructions are in …".
+    re.compile(r"(?i)\b(?:ignore|disregard|override)\s+(?:the\s+|what\s+the\s+)?"
+               r"(?:user|human)(?:'s)?\s+(?:says|requests?|instructions?|asks|wants|"
+               r"messages?|wishes)\b"),
+    re.compile(r"(?i)\binstead\s+of\s+(?:the\s+|what\s+the\s+)?(?:user|human)(?:'s)?\b"),
+    re.compile(r"(?i)\byour\s+(?:real|actual|true|new)\s+(?:instructions|task|orders|job"
+               r"|rules)\b"),
+    # A note hidden in an HTML comment and addressed to the model.
+    re.compile(r"(?i)<!--[^>]{0,20}\b(?:system|assistant|developer|ai|agent|llm|model)\s*:"),
 )
 _KINDS = (
     (_REMOTE_EXEC, "runs code downloaded from the network"),
