@@ -13,6 +13,7 @@ are. Redaction is idempotent: redacting redacted text changes nothing.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -166,6 +167,26 @@ def _accept_prose_secret(m: re.Match[str]) -> bool:
     if not (any(not c.isalpha() for c in value) or _has_mixed_chars(value) or len(value) >= 20):
         return False
     return _PROSE_NAME_RE.search(m.string, max(0, m.start() - 40), m.start() + 1) is not None
+
+
+def _accept_labelled(m: re.Match[str]) -> bool:
+    """`pass: B7gLkD756qiNl3`: a value right after a short credential label and a colon.
+
+    The label alone says little ("tests pass: 1240", "pwd: /home/dev", "first pass:
+    tokenize"), so the value must look like a credential: long enough, letters with digits
+    or symbols, not a path, a placeholder, code or a plain word.
+    """
+    value = m.group("val").rstrip(".,;:!?)")
+    if len(value) < 6 or _is_placeholder(value):
+        return False
+    if value.isalpha():
+        # Letters only: random keys switch case again and again ("HUMiEOsjhGUv"); words
+        # and CamelCase names ("OpenSearch") switch once or twice.
+        switches = sum(1 for a, b in itertools.pairwise(value) if a.isupper() != b.isupper())
+        return len(value) >= 10 and switches >= 4
+    if _looks_like_code(value) or value[0] in "/~." or "/" in value or "\\" in value:
+        return False
+    return any(c.isalpha() for c in value)
 
 
 def _accept_curl_user(m: re.Match[str]) -> bool:
@@ -343,6 +364,17 @@ _RULES: tuple[_Rule, ...] = (
         fold=True,
         group=1,
         accept=_accept_prose_secret,
+    ),
+    _Rule(
+        "password",
+        # A short label and a colon or equals sign: "admin pass: …", "db pw = …". The long
+        # names (password, secret, token...) are the assignment rule's.
+        re.compile(r"(?<![\w-])(?:pass|pwd|pw)[ \t]{0,2}[:=][ \t]{0,2}[\"'`]?"
+                   r"(?P<val>[^\s\"'`,;]{6,200})", re.IGNORECASE),
+        anchors=("pass", "pwd", "pw"),
+        fold=True,
+        group=1,
+        accept=_accept_labelled,
     ),
     _Rule(
         "jwt",
