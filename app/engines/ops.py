@@ -246,19 +246,20 @@ def evolution_request(current: BranchMemory | None, items: list[MemoryItem],
         _fence("new_items", _dump([_new_row(k, i) for k, i in new_keys(items).items()])),
         "Answer with the operations that integrate the new items into this branch memory.",
     ]
-    return "\n\n".join(parts)
+    # A branch file edited outside the app may hold what the app would have redacted.
+    return redact("\n\n".join(parts))
 
 
 def consolidation_request(memory: BranchMemory) -> str:
     """The user message asking which items to merge and whether the summary still fits."""
     rows = [_existing_row(i) for i in memory.all_items()]
-    return "\n\n".join([
+    return redact("\n\n".join([
         _fence("summary", memory.summary or "(none yet)"),
         _fence("existing_items", _dump(rows) or "(none)"),
         _fence("new_items", "(none: this is a consolidation)"),
         "Consolidate this branch memory: merge items that say the same thing, and update the "
         "summary if it no longer fits. Use only merge and update_summary operations.",
-    ])
+    ]))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -178,3 +178,16 @@ def test_request_shows_only_relevant_items_fenced() -> None:
     assert len(shown) <= 12
     text = evolution_request(memory, NEW, shown)
     assert "<new_items>" in text and "N1" in text and "pref-x5" not in text
+
+
+def test_requests_never_carry_a_secret_from_a_hand_edited_file() -> None:
+    memory = branch()
+    token = "npm_a8Kd92LmQpZx7Rt4Vb1Nc6Yw0Ej3Hs5Fg2Ui"
+    memory.items[PREF].append(item("pref-key", "Deploy key for npm packages",
+                                   f"Use npm publish with token {token}"))
+    new = [item("pref-n", "Publish npm packages", "Publish npm packages from CI only.",
+                source="t-new")]
+    assert "npm_a8Kd92" not in evolution_request(memory, new)
+    from app.engines.ops import consolidation_request
+
+    assert "npm_a8Kd92" not in consolidation_request(memory)
