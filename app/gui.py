@@ -203,3 +203,14 @@ def _install_signal_handlers(app: QApplication) -> None:
         number = getattr(signal, name, None)
         if number is not None:
             signal.signal(number, handle)
+
+
+def gui_main() -> int:
+    """The `puffin-memory-app` GUI entry point (no console window on Windows).
+
+    Takes the same `--home DIR`, `--engine` and `--hidden` options as `puffin-memory`.
+    """
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--home")
+    options, _rest = parser.parse_known_args(sys.argv[1:])
+    return run_app(Path(options.home).expanduser() if options.home else None, sys.argv)
