@@ -18,16 +18,21 @@ _WORDS = {"keep-both": "keep both: each stays valid in its own scope",
 
 
 def apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
-    """Resolve a contradiction recorded inside one branch file."""
+    """Resolve a contradiction recorded inside one branch file.
+
+    The record in `memory.contradictions` is replaced by a resolved copy: contradiction
+    records (like items) are shared with the store's parse cache and never changed in place.
+    """
     section_items = {i.id: i for i in memory.all_items()}
     held = list(conflict.items)
     refs = [section_items[r] for r in conflict.refs if r in section_items]
+    items_after, refs_after = list(conflict.items), list(conflict.refs)
     if action == "keep-both":
         for item in held:
             if memory.find(item.id) is None:
                 memory.items[item.category].append(item)
-        conflict.items = []
-        conflict.refs = [*conflict.refs, *(i.id for i in held)]
+        items_after = []
+        refs_after = [*conflict.refs, *(i.id for i in held)]
     elif action in ("keep-newer", "mark-outdated"):
         everyone = sorted([*held, *refs], key=lambda i: (i.extracted, i.confidence))
         newer = everyone[-1]
@@ -42,11 +47,13 @@ def apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
             if action == "mark-outdated":
                 item = item.model_copy(update={"tags": [*item.tags, "outdated"]})
             archived.append(item)
-        conflict.items = archived
-        conflict.refs = [newer.id]
-    conflict.status = "resolved"
-    conflict.description = (f"{conflict.description} Resolved by the user on "
-                            f"{utc_now().date().isoformat()} ({_WORDS[action]}).")
+        items_after, refs_after = archived, [newer.id]
+    resolved = conflict.model_copy(update={
+        "items": items_after, "refs": refs_after, "status": "resolved",
+        "description": f"{conflict.description} Resolved by the user on "
+                       f"{utc_now().date().isoformat()} ({_WORDS[action]}).",
+    })
+    memory.contradictions = [resolved if c is conflict else c for c in memory.contradictions]
 
 
 def resolve_cross_in(
