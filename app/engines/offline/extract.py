@@ -83,6 +83,7 @@ def _with_dialogue_units(found: list[Candidate], turns: list[Turn],
     dialogue = read_dialogue(turns)
     found = _with_reversals(found, find_reversals(dialogue), statements)
     found = _with_standing_rules(found, statements)
+    found = _with_acknowledged(found, turns, statements)
     found = _with_disputes(found, find_disputes(dialogue))
     found = _with_answers(found, find_proposals(dialogue), statements)
     fixes = find_fixes(dialogue)
@@ -236,6 +237,71 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             speaker=Speaker.USER, turn=s.turn, index=i, content=content,
             confidence=STANDING_RULE, family=Family.DIRECTIVE, speakers={Speaker.USER},
         ))
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+# The agent saying it will keep what the user just told it: the user gave a fact or a rule
+# to retain, not a task ("Done." and "Sure, fixing it" acknowledge work, and do not count).
+_KEEPS = re.compile(
+    r"(?i)^\W*(?:noted|got it|understood|will remember|i'?ll remember|i will remember"
+    r"|(?:i'?ll|i will) keep (?:that|it|this) in mind|(?:ok(?:ay)?|sure|right)[,.!]?\s+"
+    r"(?:noted|got it|i'?ll remember|understood))\b"
+)
+ACKNOWLEDGED = 0.8
+
+
+def _with_acknowledged(found: list[Candidate], turns: list[Turn],
+                       statements: list[Statement]) -> list[Candidate]:
+    """What the user said in a turn the agent answered with "Noted" / "Got it" / "I'll
+    remember": a fact or rule handed over to be kept, even without a rule word in it
+    ("branch names: feature/<ticket>-<slug>"). Questions, requests for work, pasted text
+    and anything already part of an item are left out.
+    """
+    from app.core.screen import is_unsafe
+    from app.engines.offline import extract_rules as r
+    from app.engines.offline.category import choose
+    from app.engines.offline.extract_items import tokens
+
+    by_turn: dict[int, list[int]] = {}
+    for i, s in enumerate(statements):
+        by_turn.setdefault(s.turn, []).append(i)
+    kept_turns: set[int] = set()
+    for n, turn in enumerate(turns[:-1]):
+        reply = turns[n + 1]
+        if turn.speaker is not Speaker.USER or reply.speaker is not Speaker.AGENT:
+            continue
+        first = next((statements[i].text for i in by_turn.get(reply.index, [])), "")
+        if first and _KEEPS.match(first):
+            kept_turns.add(turn.index)
+    if not kept_turns:
+        return found
+    used = {c.index for c in found}
+    said = [frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))))
+            for c in found]
+    for turn_index in sorted(kept_turns):
+        for i in by_turn.get(turn_index, []):
+            s = statements[i]
+            if i in used or s.pasted or s.text.rstrip().endswith(("?", ":")):
+                continue
+            words = len(s.text.split())
+            if not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or _opens_with_request(s.text):
+                continue
+            if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or is_unsafe(s.text):
+                continue
+            if r.INJECTION.search(s.text, s.low):
+                continue
+            words_of = tokens(s.text)
+            if not words_of or any(len(words_of & known) >= 0.6 * len(words_of)
+                                   for known in said):
+                continue
+            content = _sentence_of(_unhedged(s.text))
+            found.append(Candidate(
+                category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
+                speaker=Speaker.USER, turn=s.turn, index=i, content=content,
+                confidence=ACKNOWLEDGED, family=Family.DIRECTIVE, speakers={Speaker.USER},
+            ))
+            said.append(frozenset(words_of))
     found.sort(key=lambda c: c.index)
     return found
 
