@@ -280,6 +280,7 @@ SIMPLE: dict[str, Builder] = {
     "sources": lambda a: ("memory:sources", {}),
     "scan": _scan,
     "improve": lambda a: ("memory:improve", {"branch": a.branch}),
+    "provenance": lambda a: ("memory:provenance", {"id": a.id}),
     "usage": lambda a: ("memory:usage", {}),
     "list": _list,
     "get": lambda a: ("memory:get-item", {"id": a.id}),
@@ -357,6 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="only threads active since this date (YYYY-MM-DD)")
     p.add_argument("--dry-run", action="store_true")
 
+    sub.add_parser("provenance", help="where an item came from: agent, conversation, date, "
+                   "excerpt, transcript path").add_argument("id")
     p = sub.add_parser("improve", help="re-read a branch's threads that only the offline "
                        "engine has read, with Claude or the local model")
     p.add_argument("branch", help="the branch id, e.g. myproject/main")
@@ -427,7 +430,7 @@ _READ_ONLY = frozenset({
     "memory:list-branches", "memory:context", "memory:get-stats", "memory:get-status",
     "memory:list-versions", "memory:get-version", "memory:archive-list", "memory:review-list",
     "memory:list-conflicts", "memory:activity", "memory:usage", "memory:export",
-    "memory:health",
+    "memory:health", "memory:provenance",
 })
 
 

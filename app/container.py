@@ -21,7 +21,7 @@ from app.core.api import Empty, MemoryApi, Request
 from app.core.atomic import sweep_temp_files
 from app.core.config import Config, load_config
 from app.core.engine import Candidate, DeepAnswer, Engine
-from app.core.errors import InvalidInput, PuffinError, StorageError
+from app.core.errors import InvalidInput, NotFound, PuffinError, StorageError
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog, MaintenanceManager
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
@@ -210,6 +210,13 @@ class ImproveRequest(Request):
     """memory:improve: re-distil a branch's threads that no LLM has read yet."""
 
     branch: str = Field(min_length=1, max_length=500)
+
+
+class ProvenanceRequest(Request):
+    """memory:provenance: where an item came from."""
+
+    id: str = Field(min_length=1, max_length=200)
+    branch: str | None = Field(default=None, max_length=500)
 
 
 class ScanRequest(Request):
@@ -447,3 +454,25 @@ def _register_sources(
     api.register("memory:sources", Empty, sources)
     api.register("memory:scan", ScanRequest, scan)
     api.register("memory:improve", ImproveRequest, improve)
+
+    async def provenance(req: ProvenanceRequest) -> dict[str, Any]:
+        from app.sources.provenance import provenance as trace
+
+        branch = req.branch
+        if branch is None:
+            await asyncio.to_thread(api.index.sync, store)
+            hit = api.index.get(req.id)
+            if hit is None:
+                raise NotFound(f"No item with id {req.id!r}.")
+            branch = hit.branch
+        memory = store.read(branch)
+        item = memory.find(req.id) if memory is not None else None
+        if item is None:
+            held = [i for c in (memory.contradictions if memory else []) for i in c.items
+                    if i.id == req.id]
+            if not held:
+                raise NotFound(f"Item {req.id!r} is not in {branch!r}.")
+            item = held[0]
+        return await asyncio.to_thread(trace, item, branch, store.home)
+
+    api.register("memory:provenance", ProvenanceRequest, provenance)

@@ -100,6 +100,7 @@ CHANNELS: tuple[str, ...] = (
     "memory:set-config",
     "memory:scan",
     "memory:improve",
+    "memory:provenance",
     "memory:sources",
     "memory:usage",
     "memory:auth-status",

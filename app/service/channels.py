@@ -64,6 +64,7 @@ CHANNEL_MEMBERS: dict[str, str] = {
     "memory:set-config": "set_config",
     "memory:scan": "scan",
     "memory:improve": "improve",
+    "memory:provenance": "provenance",
     "memory:sources": "sources",
     "memory:usage": "usage",
     "memory:auth-status": "auth_status",
@@ -370,6 +371,11 @@ class MemoryChannels(QObject):
         """memory:scan (runs as a background job unless it is a dry run)."""
         return await self.invoke("memory:scan", _drop_none(
             {"source": source, "path": path, "dryRun": dry_run or None}))
+
+    async def provenance(self, item_id: str, branch: str | None = None) -> Reply:
+        """memory:provenance (where an item came from, with excerpts)."""
+        return await self.invoke("memory:provenance", _drop_none({"id": item_id,
+                                                                  "branch": branch}))
 
     async def improve(self, branch: str) -> Reply:
         """memory:improve (re-read the branch's offline-only threads with the LLM engine)."""

@@ -42,6 +42,8 @@ class LedgerEntry(BaseModel):
     # The engine path that memorized it ("offline", "anthropic", "offline-fallback", ...):
     # threads an LLM never read can be re-distilled later ("Improve with Claude").
     engine: str = ""
+    # When the conversation itself last had a message (not when it was read).
+    conversed: datetime | None = None
 
     def dump(self) -> dict[str, Any]:
         """JSON form with the file's camelCase names."""
@@ -93,6 +95,7 @@ class Ledger:
         messages: int,
         path: str = "",
         engine: str = "",
+        conversed: datetime | None = None,
         save: bool = True,
     ) -> LedgerEntry:
         """Mark a thread memorized up to `messages`; save the ledger unless told not to."""
@@ -106,6 +109,7 @@ class Ledger:
             memorized_at=utc_now(),
             path=path,
             engine=engine,
+            conversed=conversed,
         )
         self.entries[key] = entry
         if save:

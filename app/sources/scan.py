@@ -655,6 +655,7 @@ async def _memorize_all(
             messages=count,
             path=str(thread.path),
             engine=engine or (previous.engine if previous is not None else ""),
+            conversed=thread.ended,
             save=False,
         )
         represented.setdefault((thread.branch_id, digest), (thread.key, thread.ref))
@@ -731,7 +732,7 @@ async def improve_threads(
             f"{entry.source}:{entry.thread_id}", source=entry.source,
             thread_id=entry.thread_id, branch_id=entry.branch_id, ref=entry.ref,
             content_hash=entry.hash, messages=entry.messages, path=entry.path,
-            engine=path, save=False)
+            engine=path, conversed=entry.conversed, save=False)
     ledger.save()
     return result
 
