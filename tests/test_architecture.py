@@ -115,3 +115,28 @@ def test_prompt_hooks_import_only_what_they_need(tmp_path: Path, action: str) ->
     assert "app.integrations.hooks" in loaded, done.stderr[-2000:]
     never = _PROMPT_HOOK_NEVER + (_PER_PROMPT_NEVER if action == "user-prompt-submit" else ())
     assert not sorted(m for m in never if m in loaded)
+
+
+# Modules a cold `retrieve` (app/readpath.py, the index) must not load: the composition
+# root's weight (models, SDKs, engines, the event loop) is what made a search cost ten
+# times Python's own start.
+_READ_PATH_NEVER = ("pydantic", "anthropic", "openai", "markdown_it", "asyncio", "argparse",
+                    "numpy", "tokenizers", "PySide6", "qasync", "app.container", "app.cli",
+                    "app.core.api", "app.core.models", "app.core.reader", "app.core.store")
+
+
+def test_the_cold_read_path_imports_only_what_it_needs() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    probe = ("import sys, app.readpath, app.core.index, app.remote\n"
+             "print(' '.join(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+                          check=True)
+    loaded = set(done.stdout.split())
+    assert "app.readpath" in loaded
+    offenders = sorted(m for m in loaded
+                       if m in _READ_PATH_NEVER or m.startswith(("app.engines", "app.ui")))
+    assert offenders == []

@@ -28,12 +28,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.errors import InvalidInput, PuffinError, StorageError
-from app.core.models import CATEGORY_HEADINGS, BranchMemory, Category, MemoryItem
-from app.core.paths import project_of
+from app.core.paths import encode_branch, project_of
 from app.core.words import STOP_WORDS
+
+if TYPE_CHECKING:
+    # Imported where used: a cold read (app/readpath.py) opens the index without pydantic.
+    from app.core.models import BranchMemory, Category, MemoryItem
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5_000
@@ -99,6 +102,8 @@ class IndexedItem:
 
     def memory_item(self) -> MemoryItem:
         """The full item as it was indexed (with its category-specific fields)."""
+        from app.core.models import MemoryItem
+
         return MemoryItem.model_validate_json(self.item_json)
 
     def to_dict(self) -> dict[str, Any]:
@@ -221,14 +226,154 @@ _FTS_RANK = (
     "INSERT INTO items_fts(items_fts, rank) "
     f"VALUES('rank', 'bm25({', '.join(str(w) for w in COLUMN_WEIGHTS)})')"
 )
-# The FTS copy of a branch's rows, with the category's heading ("Bug Patterns") as its text.
-_FTS_FILL = (
-    "INSERT INTO items_fts(rowid, title, body, category, branch, project, tags) "
-    "SELECT rowid, title, body, CASE category "
-    + " ".join(f"WHEN '{c.value}' THEN '{h}'" for c, h in CATEGORY_HEADINGS.items())
-    + " ELSE category END, ?, project, trim(replace(tags, '|', ' ')) "
-    "FROM items WHERE branch = ?"
-)
+
+
+def _fts_fill() -> str:
+    """The FTS copy of a branch's rows, with the category's heading ("Bug Patterns")."""
+    from app.core.models import CATEGORY_HEADINGS
+
+    return (
+        "INSERT INTO items_fts(rowid, title, body, category, branch, project, tags) "
+        "SELECT rowid, title, body, CASE category "
+        + " ".join(f"WHEN '{c.value}' THEN '{h}'" for c, h in CATEGORY_HEADINGS.items())
+        + " ELSE category END, ?, project, trim(replace(tags, '|', ' ')) "
+        "FROM items WHERE branch = ?"
+    )
+
+
+def search_rows(
+    conn: sqlite3.Connection, query: str, limit: int, where: str = "",
+    params: Sequence[Any] = (),
+) -> list[tuple[tuple[Any, ...], float]]:
+    """FTS5 search: `(row, relevance)` pairs, best first; rows hold the `_SELECT_ITEM` columns.
+
+    The one query behind `MemoryIndex.search` and the cold read path (app/readpath.py),
+    which calls it on a connection of its own without building `IndexedItem`s.
+    """
+    match = fts_query(query)
+    if not match:
+        return []
+    sql = (
+        f"{_SELECT_ITEM}, items_fts.rank FROM items_fts "
+        "JOIN items i ON i.rowid = items_fts.rowid "
+        "LEFT JOIN access a ON a.item_id = i.item_id "
+        f"WHERE items_fts MATCH ? {where} ORDER BY items_fts.rank LIMIT ?"
+    )
+    rows = conn.execute(sql, [match, *params, limit]).fetchall()
+    if not rows:
+        return []
+    best = float(rows[0][-1])
+    return [(tuple(row), _ratio(float(row[-1]), best)) for row in rows]
+
+
+def open_current(path: Path, branches_dir: Path) -> sqlite3.Connection | None:
+    """A query-only connection to an FTS5 index built from exactly the files on disk, or None.
+
+    None when the index is missing, of another schema or search mode, damaged, or when any
+    branch file's (mtime_ns, size) differs from what it was indexed from: the caller then
+    takes the full path, which syncs. Nothing is written: the connection is `query_only`
+    and access counts go to `ACCESS_LOG` (see `note_access`).
+    """
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("PRAGMA query_only=ON")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None or row[0] != f"{SCHEMA_VERSION}-fts5":
+            conn.close()
+            return None
+        indexed = {
+            str(branch): (int(mtime_ns), int(size))
+            for branch, mtime_ns, size in conn.execute("SELECT branch, mtime_ns, size FROM files")
+        }
+    except sqlite3.Error:
+        conn.close()
+        return None
+    if not _files_match(indexed, branches_dir):
+        conn.close()
+        return None
+    return conn
+
+
+def _files_match(indexed: dict[str, tuple[int, int]], branches_dir: Path) -> bool:
+    """Whether the branch files on disk are exactly those `indexed` (the store's listing)."""
+    expected: dict[str, tuple[int, int]] = {}
+    try:
+        for branch, signature in indexed.items():
+            expected[f"{encode_branch(branch)}.md"] = signature
+    except InvalidInput:
+        return False
+    try:
+        with os.scandir(branches_dir) as entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(".md") or (name.startswith(".") and "%" not in name):
+                    continue  # temp files of atomic writes, hidden files
+                st = entry.stat()
+                if expected.pop(name, None) != (st.st_mtime_ns, st.st_size):
+                    return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return not expected
+
+
+# -- access counts -----------------------------------------------------------------------
+# Reads never write the index: each retrieve appends one line (time, then the ids it
+# returned) to this file beside the index, with one O_APPEND write. Searches and listings
+# add the counts still in the log to those of the `access` table (ranking sees a use at
+# once), and the index folds the log into the table whenever it writes anyway (a sync that
+# changed something, a branch update, a rebuild), which keeps the log short.
+ACCESS_LOG = "access.log"
+
+
+def note_access(index_path: Path, item_ids: Iterable[str]) -> None:
+    """Record that these items were returned, in the side file (one append, no fsync).
+
+    Failures (a read-only home, a full disk) are ignored: counts are a ranking hint.
+    """
+    ids = sorted({i for i in item_ids if i and not any(c.isspace() for c in i)})
+    if not ids:
+        return
+    line = f"{time.time():.3f} {' '.join(ids)}\n".encode()
+    with contextlib.suppress(OSError):
+        fd = os.open(index_path.parent / ACCESS_LOG,
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+
+def pending_access(index_path: Path) -> dict[str, int]:
+    """Uses noted in the access log and not yet folded into the index: item id -> count."""
+    return {i: c for i, (c, _w) in _read_access_log(index_path.parent / ACCESS_LOG).items()}
+
+
+def _read_access_log(path: Path) -> dict[str, tuple[int, float]]:
+    """Item id -> (times returned, last time) from a log; a torn or garbled line is skipped."""
+    counts: dict[str, tuple[int, float]] = {}
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return counts
+    for raw in data.split(b"\n"):
+        parts = raw.decode("utf-8", errors="replace").split()
+        if len(parts) < 2:
+            continue
+        try:
+            when = float(parts[0])
+        except ValueError:
+            continue
+        for item_id in parts[1:]:
+            count, _last = counts.get(item_id, (0, 0.0))
+            counts[item_id] = (count + 1, when)
+    return counts
 
 
 def _tags_cell(tags: Sequence[str]) -> str:
@@ -256,6 +401,8 @@ class MemoryIndex:
         self._in_memory = False
         # Why the next sync must rebuild everything ("missing", "corrupt", ...), or None.
         self._rebuild_reason: str | None = None
+        # Counts of the access log not yet folded, keyed by the log's (inode, mtime, size).
+        self._pending: tuple[tuple[int, int, int], dict[str, int]] | None = None
         with self._lock:
             self._open()
 
@@ -317,6 +464,8 @@ class MemoryIndex:
                         failed[branch] = error
             except CorruptIndexError:
                 return self._rebuild(store, "corrupt", start)
+            if updated or removed:
+                self._fold_quietly()
         return _report(False, None, updated, removed, failed, start)
 
     def rebuild(self, store: BranchSource) -> dict[str, Any]:
@@ -338,6 +487,7 @@ class MemoryIndex:
                 "INSERT OR REPLACE INTO files(branch, mtime_ns, size) VALUES (?, ?, ?)",
                 (branch, *(signature or _NO_SIGNATURE)),
             )
+        self._fold_quietly()
 
     def remove_branch(self, branch: str) -> None:
         """Forget a branch's items and signature (its file is gone)."""
@@ -408,6 +558,7 @@ class MemoryIndex:
             with self._write() as conn:
                 fill(conn)
         self._rebuild_reason = None
+        self._fold_quietly()
         updated = [b for b, m in memories.items() if m is not None]
         return _report(True, reason, updated, [], failed, start)
 
@@ -436,21 +587,10 @@ class MemoryIndex:
     def _search_fts(
         self, query: str, limit: int, where: str, params: list[Any]
     ) -> list[IndexedItem]:
-        match = fts_query(query)
-        if not match:
-            return []
-        sql = (
-            f"{_SELECT_ITEM}, items_fts.rank FROM items_fts "
-            "JOIN items i ON i.rowid = items_fts.rowid "
-            "LEFT JOIN access a ON a.item_id = i.item_id "
-            f"WHERE items_fts MATCH ? {where} ORDER BY items_fts.rank LIMIT ?"
-        )
         with self._guard("search"):
-            rows = self._db().execute(sql, [match, *params, limit]).fetchall()
-        if not rows:
-            return []
-        best = float(rows[0][-1])
-        return [_item(row, _ratio(float(row[-1]), best)) for row in rows]
+            found = search_rows(self._db(), query, limit, where, params)
+        pending = self._pending_counts()
+        return [_item(row, relevance, pending) for row, relevance in found]
 
     def _search_scan(
         self, query: str, limit: int, where: str, params: list[Any]
@@ -496,7 +636,8 @@ class MemoryIndex:
         if not scored:
             return []
         best = scored[0][0]
-        return [_item(row, score / best if best > 0 else 1.0) for score, row in scored]
+        pending = self._pending_counts()
+        return [_item(row, score / best if best > 0 else 1.0, pending) for score, row in scored]
 
     # -- listing and access counts -----------------------------------------------------
     def get(self, item_id: str) -> IndexedItem | None:
@@ -507,7 +648,7 @@ class MemoryIndex:
                 "WHERE i.item_id = ? ORDER BY i.branch LIMIT 1",
                 (item_id,),
             ).fetchone()
-        return None if row is None else _item(row, 0.0)
+        return None if row is None else _item(row, 0.0, self._pending_counts())
 
     def items(
         self,
@@ -525,7 +666,8 @@ class MemoryIndex:
                 f"WHERE 1 = 1 {where} ORDER BY i.branch, i.position LIMIT ?",
                 [*params, -1 if limit is None else max(0, limit)],
             ).fetchall()
-        return [_item(row, 0.0) for row in rows]
+        pending = self._pending_counts()
+        return [_item(row, 0.0, pending) for row in rows]
 
     def record_access(self, item_ids: Iterable[str]) -> None:
         """Count one more use of each item (they were returned to someone)."""
@@ -542,12 +684,65 @@ class MemoryIndex:
             )
 
     def access_count(self, item_id: str) -> int:
-        """How often an item was returned so far."""
+        """How often an item was returned so far (folded and still in the log)."""
         with self._lock, self._guard("read"):
             row = self._db().execute(
                 "SELECT count FROM access WHERE item_id = ?", (item_id,)
             ).fetchone()
-        return 0 if row is None else int(row[0])
+        return (0 if row is None else int(row[0])) + self._pending_counts().get(item_id, 0)
+
+    def _pending_counts(self) -> dict[str, int]:
+        """`pending_access` of this index, read again only when the log changed."""
+        try:
+            st = os.stat(self.path.parent / ACCESS_LOG)
+        except OSError:
+            return {}
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._pending is None or self._pending[0] != key:
+            self._pending = (key, pending_access(self.path))
+        return self._pending[1]
+
+    def fold_access(self) -> int:
+        """Move the counts of `ACCESS_LOG` into the `access` table; how many uses were folded.
+
+        The log is renamed first, so appends that race with the fold land in a fresh file;
+        a rename left by a fold that was cut short is picked up the next time.
+        """
+        log_path = self.path.parent / ACCESS_LOG
+        pending = sorted(self.path.parent.glob(f"{ACCESS_LOG}.folding-*"))
+        if log_path.exists():
+            target = log_path.with_name(f"{ACCESS_LOG}.folding-{os.getpid()}-{time.time_ns()}")
+            try:
+                os.replace(log_path, target)
+            except OSError:
+                return 0
+            pending.append(target)
+        if not pending:
+            return 0
+        totals: dict[str, tuple[int, float]] = {}
+        for path in pending:
+            for item_id, (count, when) in _read_access_log(path).items():
+                before = totals.get(item_id, (0, 0.0))
+                totals[item_id] = (before[0] + count, max(before[1], when))
+        if totals:
+            with self._lock, self._write() as conn:
+                conn.executemany(
+                    "INSERT INTO access(item_id, count, last_access) VALUES (?, ?, ?) "
+                    "ON CONFLICT(item_id) DO UPDATE SET count = count + excluded.count, "
+                    "last_access = max(last_access, excluded.last_access)",
+                    [(i, c, w) for i, (c, w) in sorted(totals.items())],
+                )
+        for path in pending:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return sum(c for c, _w in totals.values())
+
+    def _fold_quietly(self) -> None:
+        """Fold the access log as part of another write; a failure only delays the counts."""
+        if self._in_memory:
+            return
+        with contextlib.suppress(PuffinError, OSError, sqlite3.Error):
+            self.fold_access()
 
     def health(self) -> dict[str, Any]:
         """Counts, search mode and an integrity check (reports; repairs nothing)."""
@@ -609,7 +804,7 @@ class MemoryIndex:
             ],
         )
         if self.fts5:
-            conn.execute(_FTS_FILL, (branch_words(branch), branch))
+            conn.execute(_fts_fill(), (branch_words(branch), branch))
 
     def _delete_branch(self, conn: sqlite3.Connection, branch: str) -> None:
         if self.fts5:
@@ -820,6 +1015,8 @@ class MemoryIndex:
 def _filters(
     category: Category | str | None, branch: str | None, tags: Sequence[str] | None
 ) -> tuple[str, list[Any]]:
+    from app.core.models import Category
+
     where: list[str] = []
     params: list[Any] = []
     if category is not None:
@@ -840,12 +1037,16 @@ def _filters(
     return "".join(f" AND {w}" for w in where), params
 
 
-def _item(row: Sequence[Any], relevance: float) -> IndexedItem:
+def _item(row: Sequence[Any], relevance: float, pending: dict[str, int] | None = None
+          ) -> IndexedItem:
+    from app.core.models import Category
+
     return IndexedItem(
         id=row[0], branch=row[1], project=row[2], category=Category(row[3]), title=row[4],
         content=row[5], text=row[6], confidence=float(row[7]),
         tags=tuple(t for t in str(row[8]).split("|") if t), pinned=bool(row[9]),
-        extracted=row[10], item_json=row[11], access_count=int(row[12]),
+        extracted=row[10], item_json=row[11],
+        access_count=int(row[12]) + (pending.get(row[0], 0) if pending else 0),
         relevance=relevance,
     )
 

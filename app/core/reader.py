@@ -7,8 +7,8 @@ normalised to sum 1; no time decay: facts hold until superseded), drop items bel
 relevance threshold, prefer nearby items when a branch or project is given, find
 cross-branch conflicts among the candidates, and pack conflicts first, then memories, into
 the token budget. Deep mode hands a larger pool to the engine's `deep_retrieve` and merges
-its ranking and conflicts. Returned items get their access count raised, which lifts them a
-little in later queries.
+its ranking and conflicts. Returned items are noted in the index's access log (a side file:
+reads never write the index), which lifts them a little once the index folds it in.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from app.core.index import (
     CorruptIndexError,
     IndexedItem,
     MemoryIndex,
+    note_access,
     query_terms,
 )
 from app.core.models import CATEGORY_HEADINGS
@@ -158,11 +159,8 @@ class MemoryReader:
         )
         packed_conflicts, memories, used = self._pack(conflicts, scored, max_results)
         if memories:
-            try:
-                self.index.record_access(m["id"] for m in memories)
-            except StorageError:
-                # Counting is a ranking hint; the answer is good without it.
-                log.warning("could not record access counts", exc_info=True)
+            # Reads never write the index: the uses go to the side log it folds in later.
+            note_access(self.index.path, (m["id"] for m in memories))
         return {
             "memories": memories,
             "conflicts": packed_conflicts,

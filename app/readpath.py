@@ -1,0 +1,335 @@
+"""The cold read path: `puffin-memory retrieve` answered from the index without build_api.
+
+A fresh process that only searches has no use for the composition root (pydantic models,
+asyncio, the Markdown parser, the SDKs, every engine): importing them costs several times
+the search. When the command line is a plain `[--home DIR] retrieve QUERY [--max-results N]
+[--branch B] [--project P] [--mode fast]`, this module answers it from `index.sqlite`
+(`app.core.index.open_current`: a query-only connection, trusted only when every branch
+file's signature matches) with the same ranking and packing as `MemoryReader.retrieve`, and
+prints the same JSON. Anything else returns None and the caller takes the full path, which
+gives the same answer (or the error): another form of the command line, a home or index
+that is missing or out of date, a config.json that is absent-but-odd or invalid, semantic
+search that would run (the model and its vectors are present), a SQLite without FTS5, an
+invalid argument. A running app for the home is asked first, as the full path does.
+
+Cross-branch conflicts need the item models; they are imported only when the best
+candidates come from two branches or more (one branch cannot conflict with itself).
+Reads never write: the returned items are noted in the index's access log, a side file
+whose counts ranking adds to those the index holds, as the full path does.
+tests/test_readpath.py compares answers with the full path on the same home.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from app.core import index as core_index
+from app.core.errors import InvalidInput
+from app.core.paths import project_of, resolve_home, validate_branch_id
+
+# Mirrors of app.core.reader and app.core.config (tests/test_readpath.py keeps them equal).
+FAST_POOL = 50
+CONFLICT_POOL = 20
+SAME_BRANCH, SAME_PROJECT, ELSEWHERE = 1.0, 0.9, 0.8
+CHARS_PER_TOKEN = 4
+CONFLICT_BUDGET_SHARE = 0.5
+MIN_TRUNCATED_TOKENS = 16
+MAX_RESULTS = 100
+MAX_QUERY_CHARS = 2000
+NOTHING: dict[str, Any] = {"nothing": True, "message": "nothing in memory about this"}
+CONFIG_DEFAULTS: dict[str, Any] = {
+    "retrieval_token_budget": 2_000,
+    "relevance_threshold": 0.05,
+    "relevance_weight": 0.6,
+    "confidence_weight": 0.3,
+    "frequency_weight": 0.1,
+    "semantic_search": True,
+}
+CATEGORY_HEADINGS: dict[str, str] = {
+    "coding_preferences": "Coding Preferences",
+    "architectural_decisions": "Architectural Decisions",
+    "project_conventions": "Project Conventions",
+    "bug_patterns": "Bug Patterns",
+    "implementation_notes": "Implementation Notes",
+}
+_OPTIONS = {"--max-results": "max_results", "--branch": "branch", "--project": "project",
+            "--mode": "mode"}
+
+
+class Request(NamedTuple):
+    """A plain `retrieve` command line."""
+
+    home: str | None
+    query: str
+    max_results: int
+    branch: str | None
+    project: str | None
+
+
+class _Hit(NamedTuple):
+    id: str
+    branch: str
+    project: str
+    category: str
+    title: str
+    content: str
+    confidence: float
+    access_count: int
+    relevance: float
+    item_json: str
+
+
+def parse(argv: list[str]) -> Request | None:
+    """The request of a plain `retrieve` command line, or None for any other form."""
+    home: str | None = None
+    rest = list(argv)
+    if len(rest) >= 2 and rest[0] == "--home":
+        home, rest = rest[1], rest[2:]
+    if len(rest) < 2 or rest[0] != "retrieve" or rest[1].startswith("-"):
+        return None
+    query, rest = rest[1], rest[2:]
+    values: dict[str, str] = {}
+    while rest:
+        if len(rest) < 2 or rest[0] not in _OPTIONS or rest[1].startswith("-"):
+            return None  # flags, --opt=value, abbreviations, a second query: argparse's job
+        values[_OPTIONS[rest[0]]] = rest[1]
+        rest = rest[2:]
+    if values.get("mode", "fast") != "fast":
+        return None
+    raw = values.get("max_results", "5")
+    if not raw.isascii() or not raw.isdigit():
+        return None
+    return Request(home, query, int(raw), values.get("branch"), values.get("project"))
+
+
+def main(argv: list[str]) -> int | None:
+    """Answer a plain `retrieve` and return the exit code, or None to take the full path."""
+    request = parse(argv)
+    if request is None:
+        return None
+    try:
+        home = resolve_home(request.home)
+    except Exception:  # the full path names the problem
+        return None
+    payload: dict[str, Any] = {"query": request.query, "maxResults": request.max_results,
+                               "mode": "fast"}
+    if request.branch:
+        payload["branch"] = request.branch
+    if request.project:
+        payload["project"] = request.project
+    if not home.is_dir():
+        return None
+    from app.remote import invoke
+
+    reply = invoke(home, "memory:retrieve", payload)
+    if reply is None:
+        reply = retrieve(home, request)
+        if reply is None:
+            return None
+    sys.stdout.write(json.dumps(reply, indent=2, ensure_ascii=False, default=str) + "\n")
+    if not reply.get("error"):
+        return 0
+    return 2 if reply.get("code") in {"INVALID_INPUT", "NOT_FOUND"} else 1
+
+
+def retrieve(home: Path, request: Request) -> dict[str, Any] | None:
+    """`memory:retrieve` in fast mode as `MemoryReader.retrieve` answers it, or None."""
+    start = time.perf_counter()
+    text = request.query.strip()
+    if not text or len(request.query) > MAX_QUERY_CHARS:
+        return None
+    if not 1 <= request.max_results <= MAX_RESULTS:
+        return None
+    branch, project = request.branch, request.project or None
+    if branch is not None:
+        try:
+            validate_branch_id(branch)
+        except InvalidInput:
+            return None
+    if project is None and branch is not None:
+        project = project_of(branch) or None
+    config = _config(home)
+    if config is None or _semantic_would_run(home, config):
+        return None
+    conn = core_index.open_current(home / "index.sqlite", home / "branches")
+    if conn is None:
+        return None
+    try:
+        pool = max(FAST_POOL, request.max_results * 4)
+        rows = core_index.search_rows(conn, text, pool)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    pending = core_index.pending_access(home / "index.sqlite") if rows else {}
+    hits = [_hit(row, relevance, pending.get(str(row[0]), 0)) for row, relevance in rows]
+    threshold = float(config["relevance_threshold"])
+    scored = sorted(
+        ((h, _score(h, config, branch, project)) for h in hits if h.relevance >= threshold),
+        key=lambda s: (-s[1], -s[0].relevance, s[0].branch, s[0].id),
+    )
+    near = scored[: max(CONFLICT_POOL, 2 * request.max_results)]
+    conflicts = _conflicts(near, scored) if len({h.branch for h, _ in near}) > 1 else []
+    packed_conflicts, memories, used = _pack(conflicts, scored, request.max_results,
+                                             int(config["retrieval_token_budget"]))
+    if memories:
+        core_index.note_access(home / "index.sqlite", (m["id"] for m in memories))
+    return {
+        "memories": memories,
+        "conflicts": packed_conflicts,
+        "totalTokens": used,
+        "retrievalTime": round((time.perf_counter() - start) * 1000, 3),
+        "mode": "fast",
+        **(NOTHING if not memories and not packed_conflicts else {}),
+    }
+
+
+# -- steps -------------------------------------------------------------------------------
+def _config(home: Path) -> dict[str, Any] | None:
+    """The settings retrieval uses; None when config.json needs the full loader's care."""
+    path = home / "config.json"
+    config = dict(CONFIG_DEFAULTS)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return config
+    except OSError:
+        return None
+    try:
+        given = json.loads(raw)
+    except ValueError:
+        return None  # the full loader moves it aside and says why
+    if not isinstance(given, dict):
+        return None
+    for key in CONFIG_DEFAULTS:
+        if key not in given:
+            continue
+        value = given[key]
+        if isinstance(value, bool) != isinstance(CONFIG_DEFAULTS[key], bool):
+            return None
+        if not isinstance(value, int | float) or (isinstance(value, float) and
+                                                  not math.isfinite(value)):
+            return None
+        config[key] = value
+    budget, threshold = config["retrieval_token_budget"], config["relevance_threshold"]
+    if isinstance(budget, float) or budget < 100 or not 0.0 <= threshold <= 1.0:
+        return None  # out of range: the full loader decides what happens
+    return config
+
+
+def _semantic_would_run(home: Path, config: dict[str, Any]) -> bool:
+    """Whether fast mode would fuse embeddings (then the full path, which loads the model).
+
+    Conservative: with semantic search on and the model installed, any vectors file counts
+    as "would run"; without vectors the full path searches lexically too.
+    """
+    if not config["semantic_search"]:
+        return False
+    from app.core import embeddings
+
+    if not embeddings.available():
+        return False
+    return (home / "vectors.sqlite").exists()
+
+
+def _hit(row: tuple[Any, ...], relevance: float, pending: int) -> _Hit:
+    return _Hit(id=str(row[0]), branch=str(row[1]), project=str(row[2]), category=str(row[3]),
+                title=str(row[4]), content=str(row[5]), confidence=float(row[7]),
+                access_count=int(row[12]) + pending, relevance=relevance, item_json=str(row[11]))
+
+
+def _score(hit: _Hit, config: dict[str, Any], branch: str | None, project: str | None) -> float:
+    weights = (float(config["relevance_weight"]), float(config["confidence_weight"]),
+               float(config["frequency_weight"]))
+    total = sum(weights)
+    if total <= 0:
+        weights, total = (0.6, 0.3, 0.1), 1.0
+    frequency = min(hit.access_count / 100, 1.0)
+    base = (
+        weights[0] * hit.relevance + weights[1] * hit.confidence + weights[2] * frequency
+    ) / total
+    if (branch is None and project is None) or (branch is not None and hit.branch == branch):
+        locality = SAME_BRANCH
+    elif project and hit.project == project:
+        locality = SAME_PROJECT
+    else:
+        locality = ELSEWHERE
+    return base * locality
+
+
+def _conflicts(
+    near: list[tuple[_Hit, float]], scored: list[tuple[_Hit, float]]
+) -> list[dict[str, Any]]:
+    """Cross-branch conflicts among the best candidates (the core's rules; loads the models)."""
+    from app.core.conflicts import find_conflicts
+    from app.core.models import MemoryItem
+
+    detected = find_conflicts(
+        [(h.branch, MemoryItem.model_validate_json(h.item_json)) for h, _ in near])
+    best: dict[str, float] = {}
+    for hit, score in scored:
+        best.setdefault(hit.id, score)
+    merged: list[dict[str, Any]] = []
+    seen: set[frozenset[str]] = set()
+    for conflict in detected:
+        ids = [i for i in conflict.item_ids if i in best]
+        if len(ids) < 2 or frozenset(ids) in seen:
+            continue
+        seen.add(frozenset(ids))
+        merged.append({"category": conflict.category.value, "description": conflict.description,
+                       "itemIds": ids, "branches": list(conflict.branches)})
+    merged.sort(key=lambda c: -max(best[i] for i in c["itemIds"]))
+    return merged
+
+
+def _tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _memory_text(hit: _Hit, content: str) -> str:
+    return (
+        f"**{CATEGORY_HEADINGS.get(hit.category, hit.category)}** "
+        f"(confidence: {round(hit.confidence * 100)}%)\n{hit.title}: {content}\n\n"
+    )
+
+
+def _pack(
+    conflicts: list[dict[str, Any]], scored: list[tuple[_Hit, float]], max_results: int,
+    budget: int,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Conflict warnings first, then memories by score, within the token budget."""
+    used = 0
+    packed_conflicts: list[dict[str, Any]] = []
+    for conflict in conflicts[:max_results]:
+        cost = _tokens(f"**CONFLICT** in {conflict['category']}: {conflict['description']}\n")
+        if used + cost > budget * CONFLICT_BUDGET_SHARE:
+            continue
+        used += cost
+        packed_conflicts.append(conflict)
+    memories: list[dict[str, Any]] = []
+    for hit, score in scored:
+        if len(memories) >= max_results:
+            break
+        content = hit.content
+        cost = _tokens(_memory_text(hit, content))
+        if used + cost > budget:
+            left = budget - used
+            if memories or left < MIN_TRUNCATED_TOKENS:
+                continue
+            overhead = _tokens(_memory_text(hit, ""))
+            keep = max(0, (left - overhead) * CHARS_PER_TOKEN - 1)
+            content = content[:keep].rstrip() + "…"
+            cost = _tokens(_memory_text(hit, content))
+        used += cost
+        memories.append({
+            "branch": hit.branch, "project": hit.project, "category": hit.category,
+            "title": hit.title, "content": content, "confidence": hit.confidence,
+            "score": round(score, 4), "id": hit.id, "relevance": round(hit.relevance, 4),
+        })
+    return packed_conflicts, memories, used
