@@ -12,8 +12,9 @@ that is missing or out of date, a config.json that is absent-but-odd or invalid,
 search that would run (the model and its vectors are present), a SQLite without FTS5, an
 invalid argument. A running app for the home is asked first, as the full path does.
 
-Cross-branch conflicts need the item models; they are imported only when the best
-candidates come from two branches or more (one branch cannot conflict with itself).
+Cross-branch conflicts are looked for with the core's rules (app.core.similarity, which reads
+only attributes); the item models are loaded only when two candidates of different branches
+do contradict, to describe the conflict as `find_conflicts` does.
 Reads never write: the returned items are noted in the index's access log, a side file
 whose counts ranking adds to those the index holds, as the full path does.
 tests/test_readpath.py compares answers with the full path on the same home.
@@ -125,9 +126,11 @@ def main(argv: list[str]) -> int | None:
         payload["project"] = request.project
     if not home.is_dir():
         return None
-    from app.remote import invoke
+    reply: dict[str, Any] | None = None
+    if _app_may_run(home):
+        from app.remote import invoke
 
-    reply = invoke(home, "memory:retrieve", payload)
+        reply = invoke(home, "memory:retrieve", payload)
     if reply is None:
         reply = retrieve(home, request)
         if reply is None:
@@ -136,6 +139,14 @@ def main(argv: list[str]) -> int | None:
     if not reply.get("error"):
         return 0
     return 2 if reply.get("code") in {"INVALID_INPUT", "NOT_FOUND"} else 1
+
+
+def _app_may_run(home: Path) -> bool:
+    """Whether the app's socket for this home exists (then `app.remote` asks it)."""
+    from app.service.naming import socket_path
+
+    path = socket_path(home)
+    return path is not None and path.exists()
 
 
 def retrieve(home: Path, request: Request) -> dict[str, Any] | None:
@@ -175,7 +186,7 @@ def retrieve(home: Path, request: Request) -> dict[str, Any] | None:
         key=lambda s: (-s[1], -s[0].relevance, s[0].branch, s[0].id),
     )
     near = scored[: max(CONFLICT_POOL, 2 * request.max_results)]
-    conflicts = _conflicts(near, scored) if len({h.branch for h, _ in near}) > 1 else []
+    conflicts = _conflicts(near, scored) if _may_conflict([h for h, _ in near]) else []
     packed_conflicts, memories, used = _pack(conflicts, scored, request.max_results,
                                              int(config["retrieval_token_budget"]))
     if memories:
@@ -261,6 +272,29 @@ def _score(hit: _Hit, config: dict[str, Any], branch: str | None, project: str |
     else:
         locality = ELSEWHERE
     return base * locality
+
+
+def _may_conflict(near: list[_Hit]) -> bool:
+    """Whether two candidates of different branches contradict (the core's rule, no models).
+
+    `find_conflicts` only groups pairs from different branches that `contradicts`, so when no
+    such pair exists its answer is empty; otherwise it runs, with the item models.
+    """
+    if len({h.branch for h in near}) < 2:
+        return False
+    from app.core.similarity import contradicts, item_stances
+
+    by_word: dict[str, list[int]] = {}
+    for n, hit in enumerate(near):
+        for word in {w for stance in item_stances(hit) for w in stance.subject}:  # type: ignore[arg-type]
+            by_word.setdefault(word, []).append(n)
+    for indices in by_word.values():
+        for pos, i in enumerate(indices):
+            for j in indices[pos + 1:]:
+                a, b = near[i], near[j]
+                if a.branch != b.branch and contradicts(a, b):  # type: ignore[arg-type]
+                    return True
+    return False
 
 
 def _conflicts(

@@ -17,8 +17,12 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from app.core.models import Category, MemoryItem
+if TYPE_CHECKING:
+    # Only attributes are read (title, content, category, id): the cold read path
+    # (app/readpath.py) checks candidates for contradictions without loading pydantic.
+    from app.core.models import MemoryItem
 
 __all__ = [
     "Stance",
@@ -319,9 +323,8 @@ _SUBJECT_END_RE = re.compile(
 _CLAUSE_SPLIT_RE = re.compile(r"(?<=[\w)\]\"'`])[.!?](?=\s|$)|[;\n]|\s[-–—]\s|,\s*but\s|\bbut\s")
 _SLOGAN_MAX_WORDS = 4
 # Categories whose statements are prescriptive, so a bare imperative reads as "do this".
-_PRESCRIPTIVE = frozenset(
-    {Category.CODING_PREFERENCES, Category.PROJECT_CONVENTIONS, Category.ARCHITECTURAL_DECISIONS}
-)
+# Values of `Category` (a StrEnum: its members hash and compare as these strings).
+_PRESCRIPTIVE = frozenset({"coding_preferences", "project_conventions", "architectural_decisions"})
 
 
 def _subject(phrase: str, *, leading: bool = True) -> frozenset[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import getpass
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -27,6 +26,7 @@ def socket_path(home: Path) -> Path | None:
     """The Unix socket QLocalServer creates for a home (None on Windows: named pipes)."""
     if os.name != "posix":
         return None
-    # QLocalServer puts a relative name in QDir::tempPath(): $TMPDIR, else /tmp.
-    folder = os.environ.get("TMPDIR") or tempfile.gettempdir()
+    # QLocalServer puts a relative name in QDir::tempPath(): $TMPDIR, else /tmp (Qt's own
+    # rule; not `tempfile`, which also reads TEMP and TMP and costs a cold CLI its import).
+    folder = os.environ.get("TMPDIR") or "/tmp"
     return Path(folder) / server_name(home)
