@@ -459,6 +459,10 @@ def _register_sources(
         from app.sources.provenance import provenance as trace
 
         branch = req.branch
+        queued = next((e for e in api.writer.review.entries() if e.item.id == req.id), None)
+        if queued is not None:
+            # A review candidate: not in any file yet, its sources are the queue's.
+            return await asyncio.to_thread(trace, queued.item, queued.branch, store.home)
         if branch is None:
             await asyncio.to_thread(api.index.sync, store)
             hit = api.index.get(req.id)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QMouseEvent, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -35,11 +35,16 @@ from app.ui.widgets import (
 
 
 class ResultCard(QFrame):
-    """One retrieved memory."""
+    """One retrieved memory; clicking it (or its Open button) opens it in its branch."""
+
+    opened = Signal(str, str)  # branch, item id
 
     def __init__(self, memory: dict[str, Any], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("resultCard")
+        self.branch = str(memory.get("branch", ""))
+        self.item_id = str(memory.get("id", ""))
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 10)
         layout.setSpacing(4)
@@ -62,8 +67,26 @@ class ResultCard(QFrame):
         meta.setWordWrap(True)
         layout.addWidget(title)
         layout.addWidget(content)
-        layout.addWidget(meta)
+        bottom = QHBoxLayout()
+        bottom.addWidget(meta, 1)
+        self.open_button = push_button("Open", tooltip="Open this memory in its branch, with "
+                                       "where it came from")
+        self.open_button.setAccessibleName(f"Open {memory.get('title', 'this memory')}")
+        self.open_button.setEnabled(bool(self.branch and self.item_id))
+        self.open_button.clicked.connect(self._open)
+        bottom.addWidget(self.open_button)
+        layout.addLayout(bottom)
         self.setAccessibleName(f"{memory.get('title', '')}: {memory.get('content', '')}")
+
+    def _open(self) -> None:
+        if self.branch and self.item_id:
+            self.opened.emit(self.branch, self.item_id)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        """A click anywhere on the card opens the memory."""
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._open()
+        super().mouseReleaseEvent(event)
 
 
 class ConflictCard(QFrame):
@@ -97,6 +120,8 @@ class AskPanel(Panel):
     title = "Ask"
     subtitle = "Search everything Puffin remembers. Fast search runs as you type."
     icon = "ask"
+    # A result was opened: (branch, item id), for the window to show it in the browser.
+    item_requested = Signal(str, str)
 
     def __init__(self, channels: MemoryChannels, parent: QWidget | None = None,
                  *, debounce_ms: int = 300) -> None:
@@ -257,7 +282,9 @@ class AskPanel(Panel):
             return
         position = 0
         for memory in memories:
-            self.results_layout.insertWidget(position, ResultCard(memory))
+            card = ResultCard(memory)
+            card.opened.connect(self.item_requested)
+            self.results_layout.insertWidget(position, card)
             position += 1
         if conflicts:
             label = heading(f"Conflicts ({len(conflicts)})", 1.05)

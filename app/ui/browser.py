@@ -12,8 +12,9 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import (
+    QDesktopServices,
     QFont,
     QFontDatabase,
     QKeySequence,
@@ -41,6 +42,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.service.channels import MemoryChannels, is_error
+from app.ui.provenance import ProvenanceView
 from app.ui.widgets import (
     SPACING,
     Banner,
@@ -56,6 +58,8 @@ from app.ui.widgets import (
 )
 
 BRANCH_ROLE = Qt.ItemDataRole.UserRole
+# Links of the viewer that show where an item came from, instead of opening a browser.
+ITEM_SCHEME = "puffin-item"
 _META = re.compile(r"\s*\((id: [^()]*)\)\s*$")
 _HEADER_LINE = re.compile(r"^\*\*(Last Updated|Last Extraction|Thread Count):\*\*")
 
@@ -98,6 +102,8 @@ def display_markdown(content: str) -> str:
                 if fields.get(key):
                     notes.append(fields[key])
             line = line[: match.start()] + (f" *— {' · '.join(notes)}*" if notes else "")
+            if fields.get("id"):
+                line += f" [where from]({ITEM_SCHEME}:{fields['id']})"
         lines.append(line)
     close_section()
     return "\n".join(lines)
@@ -199,6 +205,7 @@ class BranchBrowserPanel(Panel):
         self._undo_clear: tuple[str, str] | None = None
         self._resume_draft: str | None = None
         self._pending_select: str | None = None
+        self._pending_item: str | None = None
         # Unsaved editor text survives Esc, quitting and crashes of the session as a draft
         # per branch, offered back when the branch is opened or edited again.
         self._drafts = QSettings(str(channels.home / "ui-drafts.ini"),
@@ -301,10 +308,13 @@ class BranchBrowserPanel(Panel):
             top.addWidget(button)
         layout.addLayout(top)
         self.viewer = QTextBrowser()
-        self.viewer.setOpenExternalLinks(True)
+        self.viewer.setOpenLinks(False)
+        self.viewer.anchorClicked.connect(self._on_viewer_anchor_clicked)
         self.viewer.setAccessibleName("Branch memory")
         self.viewer.document().setDocumentMargin(14)
         layout.addWidget(self.viewer, 1)
+        self.provenance = ProvenanceView(self.channels)
+        layout.addWidget(self.provenance)
         return page
 
     def _build_edit_page(self) -> QWidget:
@@ -568,10 +578,37 @@ class BranchBrowserPanel(Panel):
         self.viewer.setMarkdown(display_markdown(self._content))
         tidy_headings(self.viewer)
         self.viewer.verticalScrollBar().setValue(scroll)
+        if self._pending_item:
+            self._reveal_pending_item()
         if self.pages.currentIndex() in (self.PAGE_EMPTY, self.PAGE_VIEW):
             self.pages.setCurrentIndex(self.PAGE_VIEW)
             if self.draft(branch) is not None and self._resume_draft != branch:
                 self._offer_draft(branch, f"You have unsaved edits to {branch} from before.")
+
+    def _on_viewer_anchor_clicked(self, url: QUrl) -> None:
+        if url.scheme() == ITEM_SCHEME:
+            self.provenance.show_for(url.path(), self.current)
+        else:
+            QDesktopServices.openUrl(url)
+
+    def show_item(self, branch: str, item_id: str) -> None:
+        """Open `branch`, bring the item into view and show where it came from."""
+        self._pending_item = item_id
+        if branch == self.current and self._content:
+            self._reveal_pending_item()
+        else:
+            self.select_branch(branch)
+        self.provenance.show_for(item_id, branch)
+
+    def _reveal_pending_item(self) -> None:
+        item_id, self._pending_item = self._pending_item, None
+        if not item_id:
+            return
+        line = next((ln for ln in self._content.splitlines() if f"id: {item_id}" in ln), "")
+        title = re.match(r"\s*-\s*\*\*(.+?)\*\*", line)
+        self.viewer.moveCursor(QTextCursor.MoveOperation.Start)
+        if title and self.viewer.find(title.group(1)):
+            self.viewer.ensureCursorVisible()
 
     def _show_view(self) -> None:
         if self.current:

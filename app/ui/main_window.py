@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
 
         self.dashboard.review_requested.connect(lambda: self.show_panel(3))
+        self.ask.item_requested.connect(self.open_item)
         self.review.count_changed.connect(self._on_review_count_changed)
         channels.progress.connect(self._on_channels_progress)
         channels.watch_status(self._on_channels_status_changed)
@@ -192,6 +193,11 @@ class MainWindow(QMainWindow):
         if 0 <= row < len(self.panels):
             self.stack.setCurrentIndex(row)
             self.panels[row].activate()
+
+    def open_item(self, branch: str, item_id: str) -> None:
+        """Show one memory in its branch, with where it came from (an Ask result opened)."""
+        self.show_panel(self.panels.index(self.browser))
+        self.browser.show_item(branch, item_id)
 
     def refresh(self) -> None:
         """F5: reload the visible panel and the status."""

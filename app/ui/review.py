@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.service.channels import MemoryChannels, is_error
 from app.ui.dashboard import CATEGORY_NAMES
+from app.ui.provenance import ProvenanceView
 from app.ui.widgets import (
     SPACING,
     Banner,
@@ -183,6 +184,13 @@ class ReviewPanel(Panel):
         form_box.addWidget(self.detail_title)
         form_box.addWidget(self.detail_meta)
         form_box.addWidget(self.detail_reason)
+        self.where_button = push_button("Where from", tooltip="The conversation this candidate "
+                                        "came from, with an excerpt (W)")
+        self.where_button.setAccessibleName("Show where this candidate came from")
+        self.where_button.clicked.connect(self._on_where_button_clicked)
+        form_box.addWidget(self.where_button)
+        self.provenance = ProvenanceView(self.channels)
+        form_box.addWidget(self.provenance)
         form = QFormLayout()
         form.setSpacing(8)
         self.category = QComboBox()
@@ -445,7 +453,12 @@ class ReviewPanel(Panel):
             why += f" Said in {len(sources)} threads."
         return why
 
+    def _on_where_button_clicked(self) -> None:
+        if self.current_id is not None:
+            self.provenance.show_for(self.current_id)
+
     def _show(self, item_id: str | None) -> None:
+        self.provenance.hide()
         entry = self._items.get(item_id or "")
         enabled = entry is not None
         for widget in (self.category, self.title_edit, self.content_edit):
@@ -498,7 +511,8 @@ class ReviewPanel(Panel):
                        Qt.Key.Key_K.value: lambda: self.select_next(-1),
                        Qt.Key.Key_A.value: self.approve_selected,
                        Qt.Key.Key_R.value: self.reject_selected,
-                       Qt.Key.Key_E.value: self.edit_current}
+                       Qt.Key.Key_E.value: self.edit_current,
+                       Qt.Key.Key_W.value: self._on_where_button_clicked}
             action = actions.get(int(key))
             if action is not None:
                 action()

@@ -207,3 +207,46 @@ def test_readme_keyboard_table_matches_the_menus(window: MainWindow) -> None:
 def test_the_window_fits_800_by_600(window: MainWindow) -> None:
     window.resize(800, 600)
     assert (window.width(), window.height()) == (800, 600)
+
+
+def test_an_ask_result_opens_in_its_branch_with_where_it_came_from(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    from app.ui.ask import ResultCard
+    from app.ui.provenance import ProvenanceView
+
+    window.show_panel(2)
+    window.ask.query.setText("sqlite index")
+    window.ask.search("fast")
+    qtbot.waitUntil(lambda: window.ask.result_count > 0, timeout=5000)
+    card = window.ask.results.findChildren(ResultCard)[0]
+    assert card.open_button.isEnabled() and card.open_button.accessibleName()
+
+    qtbot.mouseClick(card.open_button, Qt.MouseButton.LeftButton)
+
+    assert window.current_panel is window.browser
+    qtbot.waitUntil(lambda: window.browser.current == card.branch, timeout=5000)
+    view: ProvenanceView = window.browser.provenance
+    qtbot.waitUntil(view.isVisible, timeout=5000)
+    assert view.item_id == card.item_id
+    qtbot.waitUntil(lambda: view.source_count > 0 or "No source" in view.status.text(),
+                    timeout=5000)
+    assert view.title.text().startswith("Where")
+
+
+def test_the_browser_links_every_item_to_where_it_came_from(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    from PySide6.QtCore import QUrl
+
+    from app.ui.browser import ITEM_SCHEME
+
+    window.show_panel(1)
+    window.browser.select_branch("spotter/main")
+    qtbot.waitUntil(lambda: ITEM_SCHEME in window.browser.viewer.toMarkdown(), timeout=5000)
+    item_id = window.browser.viewer.toMarkdown().split(f"{ITEM_SCHEME}:", 1)[1].split(")")[0]
+    window.browser.viewer.anchorClicked.emit(QUrl(f"{ITEM_SCHEME}:{item_id}"))
+    view = window.browser.provenance
+    qtbot.waitUntil(lambda: view.isVisible() and view.status.text() != "Looking up the "
+                    "conversations…", timeout=5000)
+    assert view.item_id == item_id

@@ -344,3 +344,19 @@ def test_stop_ends_a_bulk_action_after_the_current_chunk(
     assert message == "Rejected 25 candidates. Stopped; 75 left in the queue."
     assert len(_queued_titles(seeded_home)) == 75
     qtbot.waitUntil(lambda: panel.count_label.text() == "75 of 75 candidates", timeout=5000)
+
+
+def test_w_shows_where_a_candidate_came_from(qtbot: QtBot, seeded_channels: MemoryChannels,
+                                             seeded_home: Path) -> None:
+    ReviewQueue(seeded_home / "review-queue.json").add("spotter/main", [MemoryItem(
+        category=Category.CODING_PREFERENCES, title="Tabs", content="Indent with tabs.",
+        confidence=0.6, sources=["cc-12345678"])])
+    panel = ReviewPanel(seeded_channels)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.refresh()
+    qtbot.waitUntil(lambda: panel.current_id is not None, timeout=5000)
+    panel.list.setFocus()
+    qtbot.keyClick(panel.list, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: panel.provenance.source_count == 1, timeout=5000)
+    assert panel.where_button.accessibleName()
