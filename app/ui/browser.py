@@ -299,12 +299,17 @@ class BranchBrowserPanel(Panel):
             tooltip="Items maintenance merged or pruned from this branch, to restore")
         self.clear_button = push_button("Clear", "clear",
                                         tooltip="Clear this memory (undoable from Versions)")
+        self.improve_button = push_button(
+            "Improve", tooltip="Re-read this branch's conversations that only the offline "
+            "engine read, with Claude or the local model")
+        self.improve_button.setAccessibleName("Improve with Claude or the local model")
+        self.improve_button.clicked.connect(self._on_improve_button_clicked)
         self.edit_button.clicked.connect(self.start_edit)
         self.versions_button.clicked.connect(self.show_versions)
         self.archive_button.clicked.connect(self.show_archive)
         self.clear_button.clicked.connect(self._on_clear_button_clicked)
         for button in (self.edit_button, self.versions_button, self.archive_button,
-                       self.clear_button):
+                       self.improve_button, self.clear_button):
             top.addWidget(button)
         layout.addLayout(top)
         self.viewer = QTextBrowser()
@@ -609,6 +614,24 @@ class BranchBrowserPanel(Panel):
         self.viewer.moveCursor(QTextCursor.MoveOperation.Start)
         if title and self.viewer.find(title.group(1)):
             self.viewer.ensureCursorVisible()
+
+    def _on_improve_button_clicked(self) -> None:
+        if self.current:
+            self.improve_button.setEnabled(False)
+            self.branch_meta.setText("Re-reading this branch's conversations…")
+            self.run(self._improve(self.current))
+
+    async def _improve(self, branch: str) -> None:
+        try:
+            reply = await self.channels.improve(branch)
+        finally:
+            self.improve_button.setEnabled(True)
+        if branch != self.current:
+            return
+        text = str(reply.get("message") if is_error(reply) else reply.get("summary", ""))
+        self.branch_meta.setText(text)
+        if not is_error(reply) and reply.get("improved"):
+            self.run(self._load_file(branch))
 
     def _show_view(self) -> None:
         if self.current:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from app.service.channels import MemoryChannels, is_error
 from app.ui import icons
 from app.ui.dashboard import CATEGORY_NAMES
+from app.ui.provenance import ProvenanceView
 from app.ui.widgets import (
     SPACING,
     Banner,
@@ -60,7 +61,9 @@ def conflict_key(conflict: dict[str, Any]) -> str:
 
 
 class StatementCard(QFrame):
-    """One statement taking part in a conflict."""
+    """One statement taking part in a conflict, with a button to see where it came from."""
+
+    where_requested = Signal(str, str)  # item id, branch
 
     def __init__(self, item: dict[str, Any], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,7 +91,16 @@ class StatementCard(QFrame):
         meta.setWordWrap(True)
         layout.addWidget(title)
         layout.addWidget(content)
-        layout.addWidget(meta)
+        row = QHBoxLayout()
+        row.addWidget(meta, 1)
+        self.where_button = push_button("Where from", tooltip="The conversation this "
+                                        "statement came from, with an excerpt")
+        self.where_button.setAccessibleName(f"Where {item.get('title', 'this')} came from")
+        item_id, branch = str(item.get("id", "")), str(item.get("branch", ""))
+        self.where_button.setEnabled(bool(item_id))
+        self.where_button.clicked.connect(lambda: self.where_requested.emit(item_id, branch))
+        row.addWidget(self.where_button)
+        layout.addLayout(row)
 
 
 class ConflictsPanel(Panel):
@@ -141,6 +153,8 @@ class ConflictsPanel(Panel):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.statements)
         box.addWidget(scroll, 1)
+        self.provenance = ProvenanceView(self.channels)
+        box.addWidget(self.provenance)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         self.action_buttons: dict[str, Any] = {}
@@ -250,8 +264,12 @@ class ConflictsPanel(Panel):
                                                          str(conflict.get("status", "open")))
                                              if p))
         self.detail_description.setText(str(conflict.get("description", "")))
+        self.provenance.hide()
         for statement in conflict.get("items", []):
-            self.statements_layout.addWidget(StatementCard(statement))
+            card = StatementCard(statement)
+            card.where_requested.connect(
+                lambda item_id, branch: self.provenance.show_for(item_id, branch or None))
+            self.statements_layout.addWidget(card)
         self.statements_layout.addStretch(1)
 
     def resolve(self, action: str) -> None:
