@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.core.store import MemoryStore
@@ -88,3 +89,19 @@ def test_no_conflicts_empty_state(qtbot: QtBot, channels: MemoryChannels) -> Non
     panel = _panel(qtbot, channels)
     qtbot.waitUntil(lambda: panel.stack.currentWidget() is panel.empty, timeout=5000)
     assert panel.empty.headline.text() == "No conflicts"
+
+
+def test_each_statement_shows_where_it_came_from(
+    qtbot: QtBot, seeded_channels: MemoryChannels
+) -> None:
+    from app.ui.conflicts import StatementCard
+
+    panel = _panel(qtbot, seeded_channels)
+    qtbot.waitUntil(lambda: bool(panel.statements.findChildren(StatementCard)), timeout=5000)
+    card = panel.statements.findChildren(StatementCard)[0]
+    assert card.where_button.isEnabled() and card.where_button.accessibleName()
+    qtbot.mouseClick(card.where_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.provenance.isVisible()
+                    and panel.provenance.status.text() != "Looking up the conversations…",
+                    timeout=5000)
+    assert panel.provenance.source_count >= 1 or panel.provenance.status.text()
