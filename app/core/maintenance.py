@@ -55,6 +55,9 @@ class MaintenanceLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.warning: str | None = None
+        # The latest memorization, written after every thread: a file of its own, of constant
+        # size, so a scan does not rewrite the log (which grows with the branches) per thread.
+        self.thread_path = path.with_name(f"{path.stem}.last-thread.json")
 
     def read(self) -> dict[str, Any]:
         """The log (empty when missing; a broken file is moved aside and reported)."""
@@ -63,8 +66,15 @@ class MaintenanceLog:
         except StorageError as exc:
             moved = move_aside(self.path)
             self.warning = f"{exc.message}; moved to {moved.name}"
-            return {}
-        return data if isinstance(data, dict) else {}
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        try:
+            latest = read_json(self.thread_path, default=None)
+        except StorageError:
+            latest = None  # torn or damaged: the next thread rewrites it
+        if isinstance(latest, dict):
+            data["lastThreadProcessed"] = latest
+        return data
 
     def _update(self, **fields: Any) -> None:
         from filelock import FileLock  # deferred: costly import, CLI start-up matters
@@ -76,8 +86,10 @@ class MaintenanceLog:
             write_json(self.path, data, durable=False)
 
     def thread_processed(self, branch: str) -> None:
-        """Record the latest memorization."""
-        self._update(lastThreadProcessed={"branchId": branch, "timestamp": _iso(utc_now())})
+        """Record the latest memorization (one small atomic write; the last writer wins)."""
+        entry = {"branchId": branch, "timestamp": _iso(utc_now())}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(self.thread_path, entry, durable=False)
 
     def ran(self, kind: MaintenanceType) -> None:
         """Record a maintenance run."""

@@ -184,3 +184,19 @@ def test_weekly_consolidation_skips_branches_unchanged_since_it_last_ran(home: P
                     encoding="utf-8")
     third = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
     assert third["results"]["branchesUnchanged"] == 0
+
+
+def test_a_thread_is_recorded_without_rewriting_the_log(tmp_path: Path) -> None:
+    path = tmp_path / "maintenance-log.json"
+    log = MaintenanceLog(path)
+    log.consolidated({"a": "1" * 64, "b": "2" * 64})
+    before = path.stat().st_mtime_ns, path.read_bytes()
+    log.thread_processed("a")
+    log.thread_processed("b")
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == before
+    entry = log.read()["lastThreadProcessed"]
+    assert entry["branchId"] == "b"
+    assert log.last_memorized() == entry["timestamp"]
+    assert log.consolidated_digest("a") == "1" * 64
+    log.ran("weekly")  # a rewrite of the log keeps the latest thread
+    assert MaintenanceLog(path).read()["lastThreadProcessed"]["branchId"] == "b"
