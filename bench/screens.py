@@ -1,12 +1,15 @@
 """Screenshots of every panel at 800x600 and 1440x900, light and dark, for a person to review.
 
+With `--scale 2` the same panels are shot at 1920x1080 logical pixels on a 200 % screen
+(3840x2160 device pixels: a 4K monitor with the usual scaling).
+
 Builds a memory home with the GUI test fixtures (two branches, a review queue, an archive
 entry), starts the real window offscreen over the real service, and saves one PNG per
 panel, size and colour scheme under `screenshots/` (or `--out`). It also prints, per shot,
 any visible control that is cut off by the window or overlaps a sibling, so layout problems
 show up without opening the images.
 
-Run: `.venv/bin/python bench/screens.py [--out screenshots]`.
+Run: `.venv/bin/python bench/screens.py [--out screenshots] [--scale 2]`.
 """
 
 from __future__ import annotations
@@ -116,7 +119,7 @@ def problems(window: QWidget) -> list[str]:
     return found
 
 
-async def shoot(out: Path) -> int:
+async def shoot(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES, scale: float = 1.0) -> int:
     from app.service.channels import MemoryChannels
     from app.service.host import MemoryHost
     from app.ui.main_window import MainWindow
@@ -143,7 +146,7 @@ async def shoot(out: Path) -> int:
             indicator = StatusIndicator(channels, use_tray=False)
             window = MainWindow(channels, indicator)
             window.show()
-            for width, height in SIZES:
+            for width, height in sizes:
                 window.resize(width, height)
                 for index, name in enumerate(PANELS):
                     window.show_panel(index)
@@ -151,7 +154,8 @@ async def shoot(out: Path) -> int:
                         window.browser.select_branch("spotter/main")
                     for _ in range(20):
                         await asyncio.sleep(0.05)
-                    shot = out / f"{name}-{width}x{height}-{scheme}.png"
+                    suffix = f"@{scale:g}x" if scale != 1 else ""
+                    shot = out / f"{name}-{width}x{height}{suffix}-{scheme}.png"
                     window.grab().save(str(shot))
                     issues = problems(window)
                     bad += bool(issues)
@@ -166,11 +170,16 @@ async def shoot(out: Path) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="device pixel ratio (2: a 4K screen at 200 %%)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.scale != 1:
+        os.environ["QT_SCALE_FACTOR"] = f"{args.scale:g}"
     app = QApplication(sys.argv[:1])
+    sizes = SIZES if args.scale == 1 else ((1920, 1080),)
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        bad = runner.run(shoot(args.out))
+        bad = runner.run(shoot(args.out, sizes, args.scale))
     print(f"{bad} shot(s) with clipped or overlapping controls; images in {args.out}")
     return 0
 
