@@ -308,10 +308,16 @@ class BranchBrowserPanel(Panel):
         self.versions_button.clicked.connect(self.show_versions)
         self.archive_button.clicked.connect(self.show_archive)
         self.clear_button.clicked.connect(self._on_clear_button_clicked)
+        # The actions get their own row: beside the title they squeezed it to a few letters
+        # in a small window.
+        layout.addLayout(top)
+        actions = QHBoxLayout()
+        actions.setSpacing(6)
         for button in (self.edit_button, self.versions_button, self.archive_button,
                        self.improve_button, self.clear_button):
-            top.addWidget(button)
-        layout.addLayout(top)
+            actions.addWidget(button)
+        actions.addStretch(1)
+        layout.addLayout(actions)
         self.viewer = QTextBrowser()
         self.viewer.setOpenLinks(False)
         self.viewer.anchorClicked.connect(self._on_viewer_anchor_clicked)
