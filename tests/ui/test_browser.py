@@ -216,7 +216,7 @@ def test_display_markdown_marks_empty_sections() -> None:
     shown = display_markdown((FIXTURES / "todo__ui.md").read_text(encoding="utf-8"))
     assert "## Architectural Decisions\n\n*Nothing yet.*" in shown
     assert "(id: pref-7d6c5b4a" not in shown
-    assert "*— 86% · puffin:ui · 2026-02-11*" in shown
+    assert "*— 86% · Puffin · 2026-02-11*" in shown
 
 
 def test_esc_keeps_unsaved_edits_as_a_draft_that_is_offered_back(
