@@ -55,6 +55,7 @@ from app.ui.widgets import (
     parse_time,
     push_button,
     search_box,
+    who_said,
 )
 
 BRANCH_ROLE = Qt.ItemDataRole.UserRole
@@ -62,25 +63,6 @@ BRANCH_ROLE = Qt.ItemDataRole.UserRole
 ITEM_SCHEME = "puffin-item"
 _META = re.compile(r"\s*\((id: [^()]*)\)\s*$")
 _HEADER_LINE = re.compile(r"^\*\*(Last Updated|Last Extraction|Thread Count):\*\*")
-
-
-# Who a source ref names, for reading (the refs themselves are thread ids: internal).
-_AGENT_PREFIXES = {"cc": "Claude Code", "cx": "Codex", "ai": "Aider", "pf": "Puffin",
-                   "tx": "a transcript", "claude-code": "Claude Code", "codex": "Codex",
-                   "aider": "Aider", "puffin": "Puffin"}
-_PEOPLE = {"user": "you", "cli": "command line", "mcp": "an agent via MCP"}
-
-
-def _who(sources: str) -> str:
-    """"cc-1a2b3c4d, cc-9f8e7d6c, user" -> "Claude Code ×2, you"."""
-    counts: dict[str, int] = {}
-    for ref in (part.strip() for part in sources.split(",")):
-        if not ref:
-            continue
-        name = (_PEOPLE.get(ref) or _AGENT_PREFIXES.get(ref.split(":", 1)[0])
-                or _AGENT_PREFIXES.get(ref.split("-", 1)[0], "a conversation"))
-        counts[name] = counts.get(name, 0) + 1
-    return ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in counts.items())
 
 
 def display_markdown(content: str) -> str:
@@ -119,7 +101,7 @@ def display_markdown(content: str) -> str:
                     notes.append(f"{round(float(fields['confidence']) * 100)}%")
             for key in ("status", "source", "extracted", "detected"):
                 if fields.get(key):
-                    notes.append(_who(fields[key]) if key == "source" else fields[key])
+                    notes.append(who_said(fields[key]) if key == "source" else fields[key])
             line = line[: match.start()] + (f" *— {' · '.join(notes)}*" if notes else "")
             if fields.get("id"):
                 line += f" [where from]({ITEM_SCHEME}:{fields['id']})"

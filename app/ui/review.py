@@ -45,6 +45,7 @@ from app.ui.widgets import (
     muted,
     push_button,
     search_box,
+    who_said,
 )
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -475,7 +476,7 @@ class ReviewPanel(Panel):
         if isinstance(confidence, int | float):
             meta.append(f"{round(confidence * 100)}% confidence")
         if entry.get("source"):
-            meta.append(f"from {entry['source']}")
+            meta.append(f"from {who_said(str(entry['source']))}")
         if entry.get("extracted"):
             meta.append(f"said {entry['extracted']}")
         meta.append(f"queued {format_time(entry.get('queued'), never='')}")

@@ -401,3 +401,22 @@ def current_data(view: QListWidget, role: int) -> str | None:
     """`role` data of the selected row, as text (None when nothing is selected)."""
     item = view.currentItem()
     return str(item.data(role)) if item is not None else None
+
+
+# Who a source ref names, for reading (the refs themselves are thread ids: internal).
+_AGENT_PREFIXES = {"cc": "Claude Code", "cx": "Codex", "ai": "Aider", "pf": "Puffin",
+                   "tx": "a transcript", "claude-code": "Claude Code", "codex": "Codex",
+                   "aider": "Aider", "puffin": "Puffin"}
+_PEOPLE = {"user": "you", "cli": "command line", "mcp": "an agent via MCP"}
+
+
+def who_said(sources: str) -> str:
+    """"cc-1a2b3c4d, cc-9f8e7d6c, user" -> "Claude Code ×2, you"."""
+    counts: dict[str, int] = {}
+    for ref in (part.strip() for part in sources.split(",")):
+        if not ref:
+            continue
+        name = (_PEOPLE.get(ref) or _AGENT_PREFIXES.get(ref.split(":", 1)[0])
+                or _AGENT_PREFIXES.get(ref.split("-", 1)[0], "a conversation"))
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in counts.items())

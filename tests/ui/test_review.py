@@ -307,7 +307,7 @@ def test_candidate_shows_provenance_and_why_it_was_queued(
     _queue(seeded_home)
     panel = _loaded(qtbot, seeded_channels, 2)
     meta = panel.detail_meta.text()
-    assert "from claude-code:short" in meta and "said " in meta and "queued " in meta
+    assert "from Claude Code" in meta and "said " in meta and "queued " in meta
     assert panel.detail_reason.text().startswith("Queued because Puffin was 62% sure")
     assert "75%" in panel.detail_reason.text()
 
