@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,13 @@ def test_access_counts_fold_into_the_index_on_its_next_write(tmp_path: Path) -> 
     assert index.fold_access() == 4
     assert (index.access_count("a"), index.access_count("b")) == (2, 1)
     assert not (tmp_path / core_index.ACCESS_LOG).exists()
+    left = tmp_path / f"{core_index.ACCESS_LOG}.folding-1-1"  # a fold cut short by a crash
+    left.write_bytes(b"17000 a\n")
+    assert index.fold_access() == 0  # young: perhaps another process's fold under way
+    old = time.time() - core_index.STALE_FOLD_S - 1
+    os.utime(left, (old, old))
+    assert index.fold_access() == 1
+    assert index.access_count("a") == 3 and not left.exists()
     index.close()
 
 

@@ -332,6 +332,16 @@ def _files_match(indexed: dict[str, tuple[int, int]], branches_dir: Path) -> boo
 ACCESS_LOG = "access.log"
 
 
+STALE_FOLD_S = 120.0
+
+
+def _age_s(path: Path) -> float:
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def note_access(index_path: Path, item_ids: Iterable[str]) -> None:
     """Record that these items were returned, in the side file (one append, no fsync).
 
@@ -706,10 +716,13 @@ class MemoryIndex:
         """Move the counts of `ACCESS_LOG` into the `access` table; how many uses were folded.
 
         The log is renamed first, so appends that race with the fold land in a fresh file;
-        a rename left by a fold that was cut short is picked up the next time.
+        a rename left by a fold that was cut short is picked up once it is `STALE_FOLD_S` old.
         """
         log_path = self.path.parent / ACCESS_LOG
-        pending = sorted(self.path.parent.glob(f"{ACCESS_LOG}.folding-*"))
+        # A fold cut short leaves its renamed log; one that young may be another process's
+        # fold under way, which must not be counted twice.
+        pending = [p for p in sorted(self.path.parent.glob(f"{ACCESS_LOG}.folding-*"))
+                   if _age_s(p) > STALE_FOLD_S]
         if log_path.exists():
             target = log_path.with_name(f"{ACCESS_LOG}.folding-{os.getpid()}-{time.time_ns()}")
             try:
