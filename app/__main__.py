@@ -10,8 +10,8 @@ def main() -> int:
 
     `hook ...` runs on every prompt of an agent session, so it skips the full command line
     (its parser and imports) and goes straight to the hook commands, which answer the same.
-    A plain `retrieve` is answered from the index by `app.readpath` when it can be (the
-    same answer, without building the API); otherwise the full command line answers.
+    A plain `retrieve` or `list` is answered from the index by `app.readpath` when it can
+    be (the same answer, without building the API); otherwise the full command line answers.
     """
     argv = sys.argv[1:]
     fast = _prompt_hook(argv)
@@ -21,7 +21,7 @@ def main() -> int:
         from app.integrations.__main__ import main as hooks_main
 
         return hooks_main(argv)
-    if len(argv) >= 2 and "retrieve" in argv[:3]:
+    if argv and ("retrieve" in argv[:3] or "list" in argv[:3]):
         from app.readpath import main as read_main
 
         answered = read_main(argv)

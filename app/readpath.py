@@ -1,4 +1,4 @@
-"""The cold read path: `puffin-memory retrieve` answered from the index without build_api.
+"""The cold read path: `retrieve` and `list` answered from the index without build_api.
 
 A fresh process that only searches has no use for the composition root (pydantic models,
 asyncio, the Markdown parser, the SDKs, every engine): importing them costs several times
@@ -6,11 +6,13 @@ the search. When the command line is a plain `[--home DIR] retrieve QUERY [--max
 [--branch B] [--project P] [--mode fast]`, this module answers it from `index.sqlite`
 (`app.core.index.open_current`: a query-only connection, trusted only when every branch
 file's signature matches) with the same ranking and packing as `MemoryReader.retrieve`, and
-prints the same JSON. Anything else returns None and the caller takes the full path, which
-gives the same answer (or the error): another form of the command line, a home or index
-that is missing or out of date, a config.json that is absent-but-odd or invalid, semantic
-search that would run (the model and its vectors are present), a SQLite without FTS5, an
-invalid argument. A running app for the home is asked first, as the full path does.
+prints the same JSON; a plain `list [--type T] [--branch B] [--limit N]` is listed from the
+index's rows as `memory:list-items` lists it. Anything else returns None and the caller
+takes the full path, which gives the same answer (or the error): another form of the
+command line, a home or index that is missing or out of date, a config.json the full
+loader must judge, semantic search that would run (the model and its vectors are present),
+a SQLite without FTS5, an invalid argument. A running app for the home is asked first, as
+the full path does.
 
 Cross-branch conflicts are looked for with the core's rules (app.core.similarity, which reads
 only attributes); the item models are loaded only when two candidates of different branches
@@ -109,8 +111,47 @@ def parse(argv: list[str]) -> Request | None:
     return Request(home, query, int(raw), values.get("branch"), values.get("project"))
 
 
+class ListRequest(NamedTuple):
+    """A plain `list` command line (no --tags)."""
+
+    home: str | None
+    category: str | None
+    branch: str | None
+    limit: int | None
+
+
+def parse_list(argv: list[str]) -> ListRequest | None:
+    """The request of `[--home DIR] list [--type T] [--branch B] [--limit N]`, else None."""
+    home: str | None = None
+    rest = list(argv)
+    if len(rest) >= 2 and rest[0] == "--home":
+        home, rest = rest[1], rest[2:]
+    if not rest or rest[0] != "list":
+        return None
+    rest = rest[1:]
+    values: dict[str, str] = {}
+    while rest:
+        if len(rest) < 2 or rest[0] not in ("--type", "--branch", "--limit") or (
+            rest[1].startswith("-")
+        ):
+            return None
+        values[rest[0]] = rest[1]
+        rest = rest[2:]
+    category = values.get("--type")
+    if category is not None and category not in CATEGORY_HEADINGS:
+        return None
+    raw = values.get("--limit")
+    if raw is not None and not (raw.isascii() and raw.isdigit()):
+        return None
+    return ListRequest(home, category, values.get("--branch") or None,
+                       int(raw) or None if raw is not None else None)
+
+
 def main(argv: list[str]) -> int | None:
-    """Answer a plain `retrieve` and return the exit code, or None to take the full path."""
+    """Answer a plain `retrieve` or `list` and return the exit code, or None (full path)."""
+    listing = parse_list(argv)
+    if listing is not None:
+        return _main_list(listing)
     request = parse(argv)
     if request is None:
         return None
@@ -139,6 +180,60 @@ def main(argv: list[str]) -> int | None:
     if not reply.get("error"):
         return 0
     return 2 if reply.get("code") in {"INVALID_INPUT", "NOT_FOUND"} else 1
+
+
+def _main_list(request: ListRequest) -> int | None:
+    try:
+        home = resolve_home(request.home)
+    except Exception:  # the full path names the problem
+        return None
+    if not home.is_dir():
+        return None
+    payload: dict[str, Any] = {}
+    if request.category:
+        payload["type"] = request.category
+    if request.branch:
+        payload["branch"] = request.branch
+    if request.limit:
+        payload["limit"] = request.limit
+    reply: dict[str, Any] | None = None
+    if _app_may_run(home):
+        from app.remote import invoke
+
+        reply = invoke(home, "memory:list-items", payload)
+    if reply is None:
+        reply = list_items(home, request)
+        if reply is None:
+            return None
+    sys.stdout.write(json.dumps(reply, indent=2, ensure_ascii=False, default=str) + "\n")
+    return 0 if not reply.get("error") else 1
+
+
+def list_items(home: Path, request: ListRequest) -> dict[str, Any] | None:
+    """`memory:list-items` without tags, as the API answers it from the index, or None."""
+    if request.branch is not None:
+        try:
+            validate_branch_id(request.branch)
+        except InvalidInput:
+            return None
+    conn = core_index.open_current(home / "index.sqlite", home / "branches")
+    if conn is None:
+        return None
+    try:
+        where, params = core_index.filter_clause(request.category, request.branch, None)
+        rows = core_index.item_rows(conn, where, params, request.limit)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    pending = core_index.pending_access(home / "index.sqlite") if rows else {}
+    items = [{
+        "id": row[0], "branch": row[1], "project": row[2], "category": row[3],
+        "title": row[4], "content": row[5], "confidence": float(row[7]),
+        "tags": [t for t in str(row[8]).split("|") if t], "pinned": bool(row[9]),
+        "extracted": row[10], "accessCount": int(row[12]) + pending.get(str(row[0]), 0),
+    } for row in rows]
+    return {"items": items, "count": len(items)}
 
 
 def _app_may_run(home: Path) -> bool:

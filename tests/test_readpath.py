@@ -126,6 +126,26 @@ def test_uses_in_the_log_count_in_both_paths(memory_home: Path) -> None:
     log.unlink(missing_ok=True)
 
 
+@pytest.mark.parametrize("args", [
+    ("list",), ("list", "--type", "coding_preferences"), ("list", "--branch", "shop/main"),
+    ("list", "--limit", "2"), ("list", "--branch", "nobody/here", "--limit", "0"),
+])
+def test_lean_list_answers_like_the_full_path(memory_home: Path, args: tuple[str, ...]) -> None:
+    request = readpath.parse_list(["--home", str(memory_home), *args])
+    assert request is not None
+    lean = readpath.list_items(memory_home, request)
+    assert lean is not None
+    code, full, _ = _run(memory_home, args, full=True)
+    assert code == 0
+    assert lean == full
+
+
+def test_other_list_forms_take_the_full_path() -> None:
+    for argv in (["list", "--tags", "a"], ["list", "--type", "gossip"], ["list", "--limit", "x"],
+                 ["branch", "list"], ["review", "list"], ["list", "extra"]):
+        assert readpath.parse_list(argv) is None, argv
+
+
 def test_a_dispute_between_branches_is_reported_by_both_paths(memory_home: Path) -> None:
     request = readpath.parse(["retrieve", "async await chains"])
     assert request is not None
@@ -147,6 +167,10 @@ def test_cold_retrieve_loads_no_heavy_module_and_writes_nothing(memory_home: Pat
     after = _snapshot(memory_home)
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     assert changed == {core_index.ACCESS_LOG}  # only the side log of access counts grew
+    code, listed, modules = _run(memory_home, ("list", "--limit", "3"), full=False, probe=True)
+    assert (code, listed["count"]) == (0, 3)
+    assert sorted(m for m in modules if m in heavy or m.startswith("app.engines")) == []
+    assert _snapshot(memory_home) == after
 
 
 @pytest.mark.parametrize("args", [

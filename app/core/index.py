@@ -266,6 +266,19 @@ def search_rows(
     return [(tuple(row), _ratio(float(row[-1]), best)) for row in rows]
 
 
+def item_rows(
+    conn: sqlite3.Connection, where: str = "", params: Sequence[Any] = (),
+    limit: int | None = None,
+) -> list[tuple[Any, ...]]:
+    """Rows (`_SELECT_ITEM` columns) in branch and file order: `MemoryIndex.items`' query,
+    also run by the cold read path on its own connection."""
+    return [tuple(row) for row in conn.execute(
+        f"{_SELECT_ITEM} FROM items i LEFT JOIN access a ON a.item_id = i.item_id "
+        f"WHERE 1 = 1 {where} ORDER BY i.branch, i.position LIMIT ?",
+        [*params, -1 if limit is None else max(0, limit)],
+    ).fetchall()]
+
+
 def open_current(path: Path, branches_dir: Path) -> sqlite3.Connection | None:
     """A query-only connection to an FTS5 index built from exactly the files on disk, or None.
 
@@ -671,11 +684,7 @@ class MemoryIndex:
         """Indexed items in branch and file order; `tags` keeps items carrying all of them."""
         where, params = _filters(category, branch, tags)
         with self._lock, self._guard("read"):
-            rows = self._db().execute(
-                f"{_SELECT_ITEM} FROM items i LEFT JOIN access a ON a.item_id = i.item_id "
-                f"WHERE 1 = 1 {where} ORDER BY i.branch, i.position LIMIT ?",
-                [*params, -1 if limit is None else max(0, limit)],
-            ).fetchall()
+            rows = item_rows(self._db(), where, params, limit)
         pending = self._pending_counts()
         return [_item(row, 0.0, pending) for row in rows]
 
@@ -1030,16 +1039,26 @@ def _filters(
 ) -> tuple[str, list[Any]]:
     from app.core.models import Category
 
-    where: list[str] = []
-    params: list[Any] = []
+    value: str | None = None
     if category is not None:
         try:
-            params.append(Category(category).value)
+            value = Category(category).value
         except ValueError as exc:
             raise InvalidInput(
                 f"Unknown category {category!r}; use one of: "
                 + ", ".join(c.value for c in Category)
             ) from exc
+    return filter_clause(value, branch, tags)
+
+
+def filter_clause(
+    category: str | None, branch: str | None, tags: Sequence[str] | None
+) -> tuple[str, list[Any]]:
+    """SQL conditions (` AND ...`) and parameters for a category value, branch and tags."""
+    where: list[str] = []
+    params: list[Any] = []
+    if category is not None:
+        params.append(category)
         where.append("i.category = ?")
     if branch is not None:
         where.append("i.branch = ?")
