@@ -380,11 +380,15 @@ def pending_access(index_path: Path) -> dict[str, int]:
 
 def _read_access_log(path: Path) -> dict[str, tuple[int, float]]:
     """Item id -> (times returned, last time) from a log; a torn or garbled line is skipped."""
-    counts: dict[str, tuple[int, float]] = {}
     try:
         data = path.read_bytes()
     except OSError:
-        return counts
+        return {}
+    return _parse_access(data)
+
+
+def _parse_access(data: bytes) -> dict[str, tuple[int, float]]:
+    counts: dict[str, tuple[int, float]] = {}
     for raw in data.split(b"\n"):
         parts = raw.decode("utf-8", errors="replace").split()
         if len(parts) < 2:
@@ -425,7 +429,9 @@ class MemoryIndex:
         # Why the next sync must rebuild everything ("missing", "corrupt", ...), or None.
         self._rebuild_reason: str | None = None
         # Counts of the access log not yet folded, keyed by the log's (inode, mtime, size).
-        self._pending: tuple[tuple[int, int, int], dict[str, int]] | None = None
+        # (inode, bytes consumed, counts): a grown log is read from where the last read
+        # stopped, so a long session of queries without writes stays cheap.
+        self._pending: tuple[tuple[int, bytes], int, dict[str, int]] | None = None
         with self._lock:
             self._open()
 
@@ -711,15 +717,36 @@ class MemoryIndex:
         return (0 if row is None else int(row[0])) + self._pending_counts().get(item_id, 0)
 
     def _pending_counts(self) -> dict[str, int]:
-        """`pending_access` of this index, read again only when the log changed."""
+        """`pending_access` of this index; only the lines appended since the last call are read.
+
+        A log of another inode (folded and started afresh) or shorter than what was read is
+        read from its start. A last line without its newline is left for the next call.
+        """
+        path = self.path.parent / ACCESS_LOG
         try:
-            st = os.stat(self.path.parent / ACCESS_LOG)
+            with open(path, "rb") as handle:
+                st = os.fstat(handle.fileno())
+                # The inode and the first line's start (a time to the millisecond) name this
+                # log: a new log that reused the inode of a folded one is read afresh.
+                ident = (st.st_ino, handle.read(32))
+                cached = self._pending
+                if cached is not None and cached[0] == ident and cached[1] <= st.st_size:
+                    _ident, offset, counts = cached
+                    if offset == st.st_size:
+                        return counts
+                    counts = dict(counts)
+                else:
+                    offset, counts = 0, {}
+                handle.seek(offset)
+                data = handle.read()
         except OSError:
+            self._pending = None
             return {}
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if self._pending is None or self._pending[0] != key:
-            self._pending = (key, pending_access(self.path))
-        return self._pending[1]
+        complete = data.rfind(b"\n") + 1
+        for item_id, (count, _when) in _parse_access(data[:complete]).items():
+            counts[item_id] = counts.get(item_id, 0) + count
+        self._pending = (ident, offset + complete, counts)
+        return counts
 
     def fold_access(self) -> int:
         """Move the counts of `ACCESS_LOG` into the `access` table; how many uses were folded.
@@ -757,6 +784,7 @@ class MemoryIndex:
         for path in pending:
             with contextlib.suppress(OSError):
                 path.unlink()
+        self._pending = None
         return sum(c for c, _w in totals.values())
 
     def _fold_quietly(self) -> None:
