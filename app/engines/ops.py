@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.config import Config
+from app.core.engine import Engine
+from app.core.errors import InvalidInput
 from app.core.guard import MERGE_SIMILARITY
 from app.core.models import (
     BranchMemory,
@@ -527,6 +530,57 @@ def apply_consolidation(
     return result
 
 
+# An engine's way to get a change list: (request text, how many items it lists) -> answer.
+AskChanges = Callable[[str, int], Awaitable[ChangeList]]
+
+
+async def evolve_through(
+    engine_name: str, ask: AskChanges, fallback: Engine, current: BranchMemory | None,
+    items: list[MemoryItem], *, branch_id: str, config: Config, now: datetime,
+) -> EvolutionResult:
+    """The evolution every LLM engine runs: a change list when there is something to weigh.
+
+    No call is made for no new items, a branch without items yet (its first file is built
+    by the offline rules), or new items no existing item bears on (they are simply added);
+    otherwise the model sees only the existing items the new ones could bear on.
+    """
+    if not branch_id.strip():
+        raise InvalidInput("A branch id is required to evolve a branch memory")
+    if current is not None and current.branch_id != branch_id:
+        raise InvalidInput(
+            f"Branch memory of {current.branch_id!r} cannot be evolved as {branch_id!r}")
+    shown = relevant_items(current, items) if items else []
+    if not shown:
+        result = await fallback.evolve(current, items, branch_id=branch_id)
+        if items:
+            result.path = engine_name
+            result.notes.append("no existing item bears on the new ones: placed by the "
+                                "offline rules without a call")
+        return result
+    request = f"Today is {now.date().isoformat()}.\n\n" + evolution_request(current, items,
+                                                                            shown)
+    changes = await ask(request, len(shown) + len(items))
+    result = apply_changes(current, items, changes, branch_id=branch_id, config=config,
+                           now=now, shown=shown)
+    result.path = engine_name
+    result.notes.extend(n for n in changes.notes[:10] if n.strip())
+    return result
+
+
+async def consolidate_through(
+    engine_name: str, ask: AskChanges, fallback: Engine, memory: BranchMemory, *,
+    config: Config, now: datetime,
+) -> EvolutionResult:
+    """The consolidation every LLM engine runs: merges and the summary, as a change list."""
+    if memory.item_count() < 2:
+        return await fallback.consolidate(memory)
+    request = f"Today is {now.date().isoformat()}.\n\n" + consolidation_request(memory)
+    changes = await ask(request, memory.item_count())
+    result = apply_consolidation(memory, changes, config=config, now=now)
+    result.path = engine_name
+    return result
+
+
 __all__ = [
     "CHANGE_SCHEMA",
     "OPS_SYSTEM_PROMPT",
@@ -534,8 +588,10 @@ __all__ = [
     "ChangeOp",
     "apply_changes",
     "apply_consolidation",
+    "consolidate_through",
     "consolidation_request",
     "evolution_request",
+    "evolve_through",
     "new_keys",
     "relevant_items",
     "strict_schema",

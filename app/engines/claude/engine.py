@@ -30,7 +30,6 @@ from app.core.config import Config
 from app.core.engine import Candidate, CrossConflict, DeepAnswer, Engine
 from app.core.errors import (
     ExtractionFailed,
-    InvalidInput,
     MaintenanceFailed,
     PuffinError,
     RetrievalFailed,
@@ -69,11 +68,8 @@ from app.engines.claude.replies import (
 from app.engines.ops import (
     OPS_SYSTEM_PROMPT,
     ChangeList,
-    apply_changes,
-    apply_consolidation,
-    consolidation_request,
-    evolution_request,
-    relevant_items,
+    consolidate_through,
+    evolve_through,
 )
 
 log = logging.getLogger(__name__)
@@ -323,51 +319,24 @@ class AnthropicEngine:
     async def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
-        """Integrate `items` through a change list from Claude (see `app.engines.ops`).
+        """Integrate `items` through a change list from Claude (`ops.evolve_through`)."""
+        async def ask(request: str, listed: int) -> ChangeList:
+            return await self._changes(model=self.config.models.evolution, request=request,
+                                       failure=ExtractionFailed, listed=listed,
+                                       phase="evolution")
 
-        No call is made when there is nothing to weigh: no new items, a branch without items
-        yet (its first file is built by the offline rules), or no existing item close to any
-        new one (they are simply added). Otherwise Claude sees only the existing items the new
-        ones could bear on and answers with operations, which are validated and applied here.
-        """
-        if not branch_id.strip():
-            raise InvalidInput("A branch id is required to evolve a branch memory")
-        if current is not None and current.branch_id != branch_id:
-            raise InvalidInput(
-                f"Branch memory of {current.branch_id!r} cannot be evolved as {branch_id!r}"
-            )
-        shown = relevant_items(current, items) if items else []
-        if not shown:
-            result = await self.fallback.evolve(current, items, branch_id=branch_id)
-            if items:
-                result.path = self.name
-                result.notes.append("no existing item bears on the new ones: placed by the "
-                                    "offline rules without a call")
-            return result
-        now = self._now()
-        changes = await self._changes(
-            model=self.config.models.evolution,
-            request=f"Today is {now.date().isoformat()}.\n\n"
-            + evolution_request(current, items, shown),
-            failure=ExtractionFailed, listed=len(shown) + len(items), phase="evolution")
-        result = apply_changes(current, items, changes, branch_id=branch_id,
-                               config=self.config, now=now, shown=shown)
-        result.path = self.name
-        result.notes.extend(n for n in changes.notes[:10] if n.strip())
-        return result
+        return await evolve_through(self.name, ask, self.fallback, current, items,
+                                    branch_id=branch_id, config=self.config, now=self._now())
 
     async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Weekly consolidation through a change list (merges and the summary only)."""
-        if memory.item_count() < 2:
-            return await self.fallback.consolidate(memory)
-        now = self._now()
-        changes = await self._changes(
-            model=self.config.models.consolidation,
-            request=f"Today is {now.date().isoformat()}.\n\n" + consolidation_request(memory),
-            failure=MaintenanceFailed, listed=memory.item_count(), phase="consolidation")
-        result = apply_consolidation(memory, changes, config=self.config, now=now)
-        result.path = self.name
-        return result
+        async def ask(request: str, listed: int) -> ChangeList:
+            return await self._changes(model=self.config.models.consolidation,
+                                       request=request, failure=MaintenanceFailed,
+                                       listed=listed, phase="consolidation")
+
+        return await consolidate_through(self.name, ask, self.fallback, memory,
+                                         config=self.config, now=self._now())
 
     # ------------------------------------------------------------------------- retrieval
 

@@ -42,11 +42,8 @@ from app.engines.ops import (
     CHANGE_SCHEMA,
     OPS_SYSTEM_PROMPT,
     ChangeList,
-    apply_changes,
-    apply_consolidation,
-    consolidation_request,
-    evolution_request,
-    relevant_items,
+    consolidate_through,
+    evolve_through,
     strict_schema,
 )
 
@@ -242,38 +239,22 @@ class LocalEngine:
     async def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
-        """Integrate `items` through a change list (no call when nothing needs weighing)."""
-        shown = relevant_items(current, items) if items else []
-        if not shown:
-            result = await self.fallback.evolve(current, items, branch_id=branch_id)
-            if items:
-                result.path = self.name
-                result.notes.append("no existing item bears on the new ones: placed by the "
-                                    "offline rules without a call")
-            return result
-        now = self._now()
-        changes = await self._ask(
-            OPS_SYSTEM_PROMPT,
-            f"Today is {now.date().isoformat()}.\n\n" + evolution_request(current, items, shown),
-            "change_list", CHANGE_SCHEMA, ChangeList, ExtractionFailed)
-        result = apply_changes(current, items, changes, branch_id=branch_id,
-                               config=self.config, now=now, shown=shown)
-        result.path = self.name
-        result.notes.extend(n for n in changes.notes[:10] if n.strip())
-        return result
+        """Integrate `items` through a change list (`ops.evolve_through`)."""
+        async def ask(request: str, _listed: int) -> ChangeList:
+            return await self._ask(OPS_SYSTEM_PROMPT, request, "change_list", CHANGE_SCHEMA,
+                                   ChangeList, ExtractionFailed)
+
+        return await evolve_through(self.name, ask, self.fallback, current, items,
+                                    branch_id=branch_id, config=self.config, now=self._now())
 
     async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Merges and the summary through a change list."""
-        if memory.item_count() < 2:
-            return await self.fallback.consolidate(memory)
-        now = self._now()
-        changes = await self._ask(
-            OPS_SYSTEM_PROMPT,
-            f"Today is {now.date().isoformat()}.\n\n" + consolidation_request(memory),
-            "change_list", CHANGE_SCHEMA, ChangeList, MaintenanceFailed)
-        result = apply_consolidation(memory, changes, config=self.config, now=now)
-        result.path = self.name
-        return result
+        async def ask(request: str, _listed: int) -> ChangeList:
+            return await self._ask(OPS_SYSTEM_PROMPT, request, "change_list", CHANGE_SCHEMA,
+                                   ChangeList, MaintenanceFailed)
+
+        return await consolidate_through(self.name, ask, self.fallback, memory,
+                                         config=self.config, now=self._now())
 
     async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """The offline re-ranking: retrieval stays local and instant."""
