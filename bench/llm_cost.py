@@ -35,6 +35,7 @@ from app.core.format import render  # noqa: E402
 from app.core.models import BranchMemory, Category, MemoryItem, derive_title  # noqa: E402
 from app.core.store import MemoryStore  # noqa: E402
 from app.engines.offline.extract import extract  # noqa: E402
+from tests.fixtures.anthropic.fake_api import as_event_stream  # noqa: E402
 
 CHARS_PER_TOKEN = 4
 BRANCH = "bench/main"
@@ -81,13 +82,15 @@ class StandIn:
         reply = json.dumps(answer)
         used_in, used_out = tokens(sent), tokens(reply)
         self.calls.append((kind, used_in, used_out))
-        return httpx2.Response(200, json={
+        answer = httpx2.Response(200, json={
             "id": "msg_bench", "type": "message", "role": "assistant", "model": body["model"],
             "content": [{"type": "text", "text": reply}], "stop_reason": "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": used_in, "output_tokens": used_out,
                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
         })
+        # Long answers are asked for as a stream: answer in server-sent events then.
+        return as_event_stream(answer) if body.get("stream") else answer
 
     def _extraction(self, text: str) -> dict[str, Any]:
         conversation = text.split("<conversation>", 1)[-1].rsplit("</conversation>", 1)[0]
@@ -146,6 +149,9 @@ def main() -> None:
                 "source": f"bench-thread-{index}"}))
             if answer.get("error"):
                 raise SystemExit(f"memorize failed: {answer['error']}")
+            if str(answer.get("path", "")).startswith("offline-"):
+                # A stand-in the engine cannot talk to would make the figure meaningless.
+                raise SystemExit(f"Claude was not used: {answer.get('notes')}")
             calls = stand_in.calls[calls_before:]
             calls_before = len(stand_in.calls)
             extraction = sum(i + o for kind, i, o in calls if kind == "extraction")
