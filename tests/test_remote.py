@@ -25,6 +25,10 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix sockets")
 def _seeded(home: Path) -> Path:
     (home / "branches").mkdir(parents=True, exist_ok=True)
     (home / "branches" / "feature-auth.md").write_bytes(SEED.read_bytes())
+    # No start-up scan or maintenance: on a slow machine they could rewrite the seeded file
+    # between the cold read and the app's answer, and the two would differ for that reason.
+    (home / "config.json").write_text(
+        json.dumps({"scan_on_start": False, "maintenance_on_start": False}), encoding="utf-8")
     return home
 
 
