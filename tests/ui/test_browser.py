@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -259,3 +260,14 @@ def test_quitting_with_unsaved_edits_keeps_them_for_the_next_session(
     later.save()  # saving clears the draft
     qtbot.waitUntil(lambda: not later.editing, timeout=5000)
     assert later.draft("spotter/main") is None
+
+
+def test_improve_without_an_llm_says_what_to_add(qtbot: QtBot,
+                                                 seeded_channels: MemoryChannels) -> None:
+    panel = _panel(qtbot, seeded_channels)
+    panel.select_branch("spotter/main")
+    qtbot.waitUntil(lambda: panel.current == "spotter/main", timeout=5000)
+    assert panel.improve_button.accessibleName()
+    qtbot.mouseClick(panel.improve_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "API key" in panel.branch_meta.text(), timeout=5000)
+    assert panel.improve_button.isEnabled()
