@@ -9,10 +9,12 @@ simply computes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from app.core.errors import ExtractionFailed
 from app.core.models import BranchMemory, Category, EvolutionResult, ExtractionResult, MemoryItem
 
 
@@ -68,3 +70,17 @@ class Engine(Protocol):
     async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """Deep retrieval tiers over candidate items from several branches."""
         ...
+
+
+async def extract_each(
+    engine: Engine, conversations: Sequence[tuple[str, str]]
+) -> list[ExtractionResult | ExtractionFailed]:
+    """A backlog of `(conversation, source)` pairs extracted one after another; a
+    conversation that fails gets its `ExtractionFailed` in its place."""
+    results: list[ExtractionResult | ExtractionFailed] = []
+    for text, source in conversations:
+        try:
+            results.append(await engine.extract(text, source=source))
+        except ExtractionFailed as exc:
+            results.append(exc)
+    return results

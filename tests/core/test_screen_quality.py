@@ -6,24 +6,16 @@ screen was tuned on dev only. The test split's figures are what the project clai
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "injection.py"
+from tests.benches import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("injection_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("injection_bench", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("injection")
 
 
 def test_held_out_attacks_are_caught_and_look_alikes_pass(bench: ModuleType) -> None:

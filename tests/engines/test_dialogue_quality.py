@@ -8,26 +8,20 @@ reached so far, so a change that loses ground fails here; the issue's targets (p
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "dialogue_quality.py"
+from tests.benches import load_bench
+
 SETS = Path(__file__).resolve().parents[1] / "fixtures" / "dialogue"
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("dialogue_quality", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("dialogue_quality", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("dialogue_quality")
 
 
 def test_the_labeled_set_is_large_enough_and_split() -> None:

@@ -7,27 +7,19 @@ with confidence >= 0.5, with no `must_not` chatter extracted.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from app.core.models import Category
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "extraction_quality.py"
+from tests.benches import load_bench
 
 
 @pytest.fixture(scope="module")
 def quality() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("extraction_quality", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("extraction_quality", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("extraction_quality")
 
 
 def test_fixture_set_is_large_enough_and_well_formed(fixtures_dir: Path) -> None:

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import httpx2
 from anthropic.types import Message
 
 from app.core.config import Config
-from app.core.engine import Candidate, CrossConflict, DeepAnswer, Engine
+from app.core.engine import Candidate, CrossConflict, DeepAnswer, Engine, extract_each
 from app.core.errors import (
     ExtractionFailed,
     MaintenanceFailed,
@@ -131,6 +131,18 @@ def merge_extracted(items: list[MemoryItem]) -> list[MemoryItem]:
     return merged
 
 
+def extraction_result(replies: list[ExtractionReply], source: str, parts: int, today: date,
+                      engine: str) -> ExtractionResult:
+    """The items of one conversation's chunk replies, merged (shared by every LLM engine)."""
+    items = merge_extracted([i for r in replies for i in r.to_items(source, today)])
+    return ExtractionResult(
+        items=items,
+        no_content_to_extract=not items and all(r.no_content_to_extract for r in replies),
+        engine=engine,
+        notes=[f"conversation split into {parts} parts"] if parts > 1 else [],
+    )
+
+
 def _extraction_content(chunk: str, part: int, parts: int) -> list[dict[str, Any]]:
     return [{"type": "text", "text": extraction_request(chunk, part=part, parts=parts)}]
 
@@ -210,15 +222,7 @@ class AnthropicEngine:
     def _extraction_result(
         self, replies: list[ExtractionReply], source: str, parts: int
     ) -> ExtractionResult:
-        today = self._now().date()
-        items = merge_extracted([i for r in replies for i in r.to_items(source, today)])
-        notes = [f"conversation split into {parts} parts"] if parts > 1 else []
-        return ExtractionResult(
-            items=items,
-            no_content_to_extract=not items and all(r.no_content_to_extract for r in replies),
-            engine=self.name,
-            notes=notes,
-        )
+        return extraction_result(replies, source, parts, self._now().date(), self.name)
 
     async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         """Solution-wide knowledge in a conversation, per chunk, merged (see module doc)."""
@@ -247,13 +251,7 @@ class AnthropicEngine:
         gets an `ExtractionFailed` in its place; a budget overrun stops the whole backlog.
         """
         if not self.config.use_batches:
-            results: list[ExtractionResult | ExtractionFailed] = []
-            for text, source in conversations:
-                try:
-                    results.append(await self.extract(text, source=source))
-                except ExtractionFailed as exc:
-                    results.append(exc)
-            return results
+            return await extract_each(self, conversations)
         chunked = [self._chunks(text) for text, _source in conversations]
         requests = {
             f"t{index}-p{part}": self._extraction_params(chunk, part, len(chunks))
@@ -263,7 +261,7 @@ class AnthropicEngine:
         outcomes = await run_batch(
             self.caller, requests, poll_interval_s=poll_interval_s, max_wait_s=max_wait_s
         ) if requests else {}
-        results = []
+        results: list[ExtractionResult | ExtractionFailed] = []
         for index, ((_text, source), chunks) in enumerate(
             zip(conversations, chunked, strict=True)
         ):

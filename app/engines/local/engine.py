@@ -25,12 +25,12 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from app.core.config import Config
-from app.core.engine import Candidate, DeepAnswer, Engine
+from app.core.engine import Candidate, DeepAnswer, Engine, extract_each
 from app.core.errors import ExtractionFailed, InvalidInput, MaintenanceFailed, PuffinError
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem, utc_now
 from app.core.redact import redact
 from app.engines.claude.caller import call_limits
-from app.engines.claude.engine import merge_extracted
+from app.engines.claude.engine import extraction_result
 from app.engines.claude.prompts import (
     CHARS_PER_TOKEN,
     chunk_text,
@@ -215,24 +215,13 @@ class LocalEngine:
                             ExtractionFailed)
             for part, chunk in enumerate(chunks)
         ]
-        today = self._now().date()
-        items = merge_extracted([i for r in replies for i in r.to_items(source, today)])
-        return ExtractionResult(
-            items=items, engine=self.name,
-            no_content_to_extract=not items and all(r.no_content_to_extract for r in replies),
-            notes=[f"conversation split into {len(chunks)} parts"] if len(chunks) > 1 else [])
+        return extraction_result(replies, source, len(chunks), self._now().date(), self.name)
 
     async def extract_many(
         self, conversations: Sequence[tuple[str, str]], **_options: float
     ) -> list[ExtractionResult | ExtractionFailed]:
         """A backlog, one conversation after another (local servers have no batch API)."""
-        results: list[ExtractionResult | ExtractionFailed] = []
-        for text, source in conversations:
-            try:
-                results.append(await self.extract(text, source=source))
-            except ExtractionFailed as exc:
-                results.append(exc)
-        return results
+        return await extract_each(self, conversations)
 
     # ------------------------------------------------------------- evolution / consolidation
 
