@@ -23,6 +23,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check app tests bench
+	$(BIN)/ruff format --check app tests bench
 	$(BIN)/mypy --strict app
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 

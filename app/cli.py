@@ -25,7 +25,10 @@ from app.integrations.cli_hooks import run as run_hooks
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
 CATEGORIES = (
-    "coding_preferences", "architectural_decisions", "project_conventions", "bug_patterns",
+    "coding_preferences",
+    "architectural_decisions",
+    "project_conventions",
+    "bug_patterns",
     "implementation_notes",
 )
 
@@ -119,8 +122,9 @@ def _read_regular(file: Path, shown: str) -> bytes:
         if stat.S_ISDIR(mode):
             raise UsageError(f"{shown} is a folder, not a file.")
         if not stat.S_ISREG(mode):
-            raise UsageError(f"{shown} is not a regular file (a pipe or device); pipe it on "
-                             "stdin instead.")
+            raise UsageError(
+                f"{shown} is not a regular file (a pipe or device); pipe it on stdin instead."
+            )
         try:
             return handle.read()
         except OSError as exc:
@@ -136,8 +140,11 @@ Builder = Callable[[argparse.Namespace], tuple[str, dict[str, Any]]]
 
 
 def _memorize(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    return "memory:memorize", {"conversationText": _read_input(a.file), "branchId": a.branch,
-                               "source": a.source}
+    return "memory:memorize", {
+        "conversationText": _read_input(a.file),
+        "branchId": a.branch,
+        "source": a.source,
+    }
 
 
 def _retrieve(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
@@ -245,8 +252,11 @@ def _remember(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
 def _recall(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     # keyword: the FTS index alone; semantic and hybrid add the engine's deep tiers.
-    payload: dict[str, Any] = {"query": a.query, "maxResults": a.limit,
-                               "mode": "fast" if a.mode == "keyword" else "deep"}
+    payload: dict[str, Any] = {
+        "query": a.query,
+        "maxResults": a.limit,
+        "mode": "fast" if a.mode == "keyword" else "deep",
+    }
     if a.tags:
         payload["tags"] = _csv(a.tags)
     if a.include_archive:
@@ -296,12 +306,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="puffin-memory",
         description="Local-first memory for coding agents. With no command, opens the app.",
     )
-    parser.add_argument("--home", help="memory folder (default: $PUFFIN_MEMORY_HOME or "
-                        "~/.puffin/memory)")
-    parser.add_argument("--engine", choices=["auto", "offline", "anthropic", "local"],
-                        help="engine for this command (default: config 'engine')")
-    parser.add_argument("--version", action="store_true", dest="show_version",
-                        help="print the version and exit")
+    parser.add_argument(
+        "--home", help="memory folder (default: $PUFFIN_MEMORY_HOME or ~/.puffin/memory)"
+    )
+    parser.add_argument(
+        "--engine",
+        choices=["auto", "offline", "anthropic", "local"],
+        help="engine for this command (default: config 'engine')",
+    )
+    parser.add_argument(
+        "--version", action="store_true", dest="show_version", help="print the version and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("memorize", help="extract memories from a conversation")
@@ -315,8 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--branch")
     p.add_argument("--project")
     p.add_argument("--mode", choices=["fast", "deep"], default="fast")
-    p.add_argument("--include-archive", action="store_true",
-                   help="also search items archived by maintenance")
+    p.add_argument(
+        "--include-archive", action="store_true", help="also search items archived by maintenance"
+    )
 
     p = sub.add_parser("archive", help="items maintenance took out of a branch: list, restore")
     asub = p.add_subparsers(dest="archive_cmd", metavar="ACTION")
@@ -358,10 +374,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="only threads active since this date (YYYY-MM-DD)")
     p.add_argument("--dry-run", action="store_true")
 
-    sub.add_parser("provenance", help="where an item came from: agent, conversation, date, "
-                   "excerpt, transcript path").add_argument("id")
-    p = sub.add_parser("improve", help="re-read a branch's threads that only the offline "
-                       "engine has read, with Claude or the local model")
+    sub.add_parser(
+        "provenance",
+        help="where an item came from: agent, conversation, date, excerpt, transcript path",
+    ).add_argument("id")
+    p = sub.add_parser(
+        "improve",
+        help="re-read a branch's threads that only the offline "
+        "engine has read, with Claude or the local model",
+    )
     p.add_argument("branch", help="the branch id, e.g. myproject/main")
     sub.add_parser("usage", help="LLM tokens and estimated cost, today and this month")
     p = sub.add_parser("auth", help="Anthropic API key: set (from stdin/prompt), status, clear")
@@ -393,12 +414,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tags")
     p.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid")
     p.add_argument("--limit", type=int, default=5)
-    p.add_argument("--include-archive", action="store_true",
-                   help="also search items archived by maintenance")
-    sub.add_parser("context", help="a markdown digest of memory").add_argument(
-        "topic", nargs="*")
+    p.add_argument(
+        "--include-archive", action="store_true", help="also search items archived by maintenance"
+    )
+    sub.add_parser("context", help="a markdown digest of memory").add_argument("topic", nargs="*")
     sub.add_parser("health", help="check files (and the index)").add_argument(
-        "--index", action="store_true")
+        "--index", action="store_true"
+    )
     sub.add_parser("repair", help="rebuild the index, fix what can be fixed")
     p = sub.add_parser("export", help="write every branch memory to one file")
     p.add_argument("out", help="output file ('-' for stdout)")
@@ -412,26 +434,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path", action="store_true", help="print only the log file's path")
     p.add_argument("--lines", type=int, default=50)
     sub.add_parser("gui", help="open the desktop app")
-    sub.add_parser("mcp", help="serve the memory to MCP clients on stdio (Claude Code, "
-                               "Codex, Cursor)")
-    p = sub.add_parser("connect", help="register the MCP server with Codex, Cursor or Claude "
-                                       "Code (merged, with a backup)")
+    sub.add_parser(
+        "mcp", help="serve the memory to MCP clients on stdio (Claude Code, Codex, Cursor)"
+    )
+    p = sub.add_parser(
+        "connect",
+        help="register the MCP server with Codex, Cursor or Claude Code (merged, with a backup)",
+    )
     p.add_argument("client", choices=("codex", "cursor", "claude"))
     p.add_argument("--uninstall", action="store_true", help="remove only our entry")
-    p.add_argument("--project", metavar="DIR",
-                   help="project folder (Cursor: .cursor/mcp.json there; Claude: .mcp.json)")
+    p.add_argument(
+        "--project",
+        metavar="DIR",
+        help="project folder (Cursor: .cursor/mcp.json there; Claude: .mcp.json)",
+    )
     return parser
 
 
 # Channels that only read: with no memory home yet they answer from an empty one and
 # must not create `~/.puffin/memory` as a side effect.
-_READ_ONLY = frozenset({
-    "memory:retrieve", "memory:list-items", "memory:get-item", "memory:get-branch-memory",
-    "memory:list-branches", "memory:context", "memory:get-stats", "memory:get-status",
-    "memory:list-versions", "memory:get-version", "memory:archive-list", "memory:review-list",
-    "memory:list-conflicts", "memory:activity", "memory:usage", "memory:export",
-    "memory:health", "memory:provenance",
-})
+_READ_ONLY = frozenset(
+    {
+        "memory:retrieve",
+        "memory:list-items",
+        "memory:get-item",
+        "memory:get-branch-memory",
+        "memory:list-branches",
+        "memory:context",
+        "memory:get-stats",
+        "memory:get-status",
+        "memory:list-versions",
+        "memory:get-version",
+        "memory:archive-list",
+        "memory:review-list",
+        "memory:list-conflicts",
+        "memory:activity",
+        "memory:usage",
+        "memory:export",
+        "memory:health",
+        "memory:provenance",
+    }
+)
 
 
 async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any]) -> int:
@@ -559,8 +602,10 @@ def _logs(args: argparse.Namespace) -> int:
         return EXIT_OK
     text = tail(home, args.lines)
     if not text:
-        sys.stderr.write(f"No log yet at {log_file(home)}: the app, the MCP server and "
-                         "writing commands (scan, memorize, maintain) add to it.\n")
+        sys.stderr.write(
+            f"No log yet at {log_file(home)}: the app, the MCP server and "
+            "writing commands (scan, memorize, maintain) add to it.\n"
+        )
         return EXIT_OK
     sys.stdout.write(text + "\n")
     return EXIT_OK
@@ -595,9 +640,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.integrations.connect import connect
 
         try:
-            return _emit(connect(args.client, uninstall=args.uninstall,
-                                 project=Path(args.project).expanduser() if args.project
-                                 else None))
+            return _emit(
+                connect(
+                    args.client,
+                    uninstall=args.uninstall,
+                    project=Path(args.project).expanduser() if args.project else None,
+                )
+            )
         except PuffinError as exc:
             return _emit(_error(exc.code, exc.message))
     if args.command == "mcp":

@@ -37,8 +37,9 @@ log = logging.getLogger(__name__)
 class LazyEngine:
     """Builds the configured engine on first use and delegates to it."""
 
-    def __init__(self, config: Config, home: Path, override: str | None,
-                 http_client: object | None) -> None:
+    def __init__(
+        self, config: Config, home: Path, override: str | None, http_client: object | None
+    ) -> None:
         self._config = config
         self._home = home
         self._override = override
@@ -52,7 +53,9 @@ class LazyEngine:
             from app.engines.select import build_engine
 
             self._engine = build_engine(
-                self._config, self._home, override=self._override,
+                self._config,
+                self._home,
+                override=self._override,
                 http_client=self._http_client,
             )
             self.name = self._engine.name
@@ -76,9 +79,6 @@ class LazyEngine:
 
     async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         return await self.get().deep_retrieve(query, candidates)
-
-
-
 
 
 def _vector_progress(api: MemoryApi) -> Callable[[int, int], None] | None:
@@ -116,7 +116,8 @@ def build_api(
     index = MemoryIndex(store.index_path)
     merger = OfflineEngine(config)
     engine: Engine = (
-        merger if (engine_override or config.engine) == "offline"
+        merger
+        if (engine_override or config.engine) == "offline"
         else LazyEngine(config, home_path, engine_override, http_client)
     )
     review = ReviewQueue(store.review_queue_path)
@@ -128,9 +129,17 @@ def build_api(
         store, index, engine, merger, maintenance_log, section_cap=config.section_cap
     )
     api = MemoryApi(
-        store=store, index=index, writer=writer, reader=reader, maintenance=maintenance,
-        review=review, activity=activity, maintenance_log=maintenance_log, config=config,
-        engine_name=engine.name, warnings=[config_warning] if config_warning else [],
+        store=store,
+        index=index,
+        writer=writer,
+        reader=reader,
+        maintenance=maintenance,
+        review=review,
+        activity=activity,
+        maintenance_log=maintenance_log,
+        config=config,
+        engine_name=engine.name,
+        warnings=[config_warning] if config_warning else [],
     )
     if isinstance(engine, LazyEngine):
         api.status_notes.append(lambda: engine.status_note)
@@ -264,7 +273,10 @@ def _batch_extractor(engine: Engine, config: Config, pending: int) -> BatchExtra
 
 
 async def _prepare_batch(
-    planned: list[Any], ledger: Any, memorize_pending: Any, extract_many: BatchExtract,
+    planned: list[Any],
+    ledger: Any,
+    memorize_pending: Any,
+    extract_many: BatchExtract,
     api: MemoryApi,
 ) -> Memorize:
     """Extract the whole backlog in one batch (half price), then memorize from the results.
@@ -295,15 +307,14 @@ async def _prepare_batch(
                 return {"error": True, "code": exc.code, "message": exc.message}
         if isinstance(outcome, PuffinError):
             return {"error": True, "code": outcome.code, "message": outcome.message}
-        return await api.invoke("memory:memorize", {
-            "conversationText": text, "branchId": branch, "source": ref})
+        return await api.invoke(
+            "memory:memorize", {"conversationText": text, "branchId": branch, "source": ref}
+        )
 
     return apply
 
 
-def _register_sources(
-    api: MemoryApi, store: MemoryStore, config: Config, engine: Engine
-) -> None:
+def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine: Engine) -> None:
     async def sources(req: Any) -> dict[str, Any]:
         from app.sources.scan import sources_report
 
@@ -340,7 +351,11 @@ def _register_sources(
             ) from exc
         try:
             discovery = await asyncio.to_thread(
-                discover, config.sources, source=req.source, path=path, since=since,
+                discover,
+                config.sources,
+                source=req.source,
+                path=path,
+                since=since,
                 settled=None if req.dry_run else settled,
             )
             ledger = Ledger.open(store.home)
@@ -353,8 +368,7 @@ def _register_sources(
 
             async def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
                 return await api.invoke(
-                    "memory:memorize", {"conversationText": text, "branchId": branch,
-                                        "source": ref}
+                    "memory:memorize", {"conversationText": text, "branchId": branch, "source": ref}
                 )
 
             fallbacks = 0
@@ -372,9 +386,7 @@ def _register_sources(
             memorize_fn: Memorize = memorize
             batcher = _batch_extractor(engine, config, pending)
             if batcher is not None:
-                memorize_fn = await _prepare_batch(
-                    planned, ledger, memorize_pending, batcher, api
-                )
+                memorize_fn = await _prepare_batch(planned, ledger, memorize_pending, batcher, api)
             result = await memorize_pending(planned, ledger, counted, progress=api.progress)
             # Items get their vectors in the scan's time, not a query's (also items written
             # before semantic search existed, once).
@@ -382,16 +394,18 @@ def _register_sources(
             settled.update(settled_transcripts(discovery, planned, ledger))
         finally:
             lock.release()
-        result.update({
-            "threads": len(planned),
-            "pending": pending,
-            "discoveryErrors": list(discovery.errors),
-            "fallbacks": fallbacks,
-            "skippedRecords": dict(discovery.skipped),
-            "unchangedTranscripts": discovery.unchanged,
-            "batchRecommended": pending > config.batch_backlog_threshold
-            and api.engine_name != "offline",
-        })
+        result.update(
+            {
+                "threads": len(planned),
+                "pending": pending,
+                "discoveryErrors": list(discovery.errors),
+                "fallbacks": fallbacks,
+                "skippedRecords": dict(discovery.skipped),
+                "unchangedTranscripts": discovery.unchanged,
+                "batchRecommended": pending > config.batch_backlog_threshold
+                and api.engine_name != "offline",
+            }
+        )
         # Files that could not be read are named with the threads that failed, so a user
         # reading `errors` sees every problem of the scan in one place.
         result["errors"] = [*discovery.errors, *result["errors"]]
@@ -423,7 +437,8 @@ def _register_sources(
         if built.name == "offline":
             raise InvalidInput(
                 "Improving a branch needs Claude or a local model: add an API key in Settings "
-                "(or run `puffin-memory auth set`), or choose the local engine.")
+                "(or run `puffin-memory auth set`), or choose the local engine."
+            )
         lock = FileLock(str(store.home / ".scan.lock"))
         try:
             lock.acquire(timeout=0)
@@ -434,20 +449,25 @@ def _register_sources(
             entries = improvable(ledger, req.branch)
 
             async def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
-                return await api.invoke("memory:memorize", {
-                    "conversationText": text, "branchId": branch, "source": ref})
+                return await api.invoke(
+                    "memory:memorize", {"conversationText": text, "branchId": branch, "source": ref}
+                )
 
             result = await improve_threads(entries, ledger, memorize, progress=api.progress)
         finally:
             lock.release()
         result["branch"] = req.branch
         if not entries:
-            result["summary"] = ("Nothing to improve: every thread of this branch was already "
-                                 "read by an LLM, or none was scanned from a transcript.")
+            result["summary"] = (
+                "Nothing to improve: every thread of this branch was already "
+                "read by an LLM, or none was scanned from a transcript."
+            )
         else:
-            result["summary"] = (f"{result['improved']} of {len(entries)} threads re-read by "
-                                 f"{built.name}, {result['itemsAdded']} items found"
-                                 + (f"; {result['failed']} failed" if result["failed"] else ""))
+            result["summary"] = (
+                f"{result['improved']} of {len(entries)} threads re-read by "
+                f"{built.name}, {result['itemsAdded']} items found"
+                + (f"; {result['failed']} failed" if result["failed"] else "")
+            )
             api.activity.record("improve", f"Improve {req.branch}: {result['summary']}")
         return result
 
@@ -472,8 +492,12 @@ def _register_sources(
         memory = store.read(branch)
         item = memory.find(req.id) if memory is not None else None
         if item is None:
-            held = [i for c in (memory.contradictions if memory else []) for i in c.items
-                    if i.id == req.id]
+            held = [
+                i
+                for c in (memory.contradictions if memory else [])
+                for i in c.items
+                if i.id == req.id
+            ]
             if not held:
                 raise NotFound(f"Item {req.id!r} is not in {branch!r}.")
             item = held[0]

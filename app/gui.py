@@ -33,8 +33,9 @@ def _options(argv: list[str]) -> argparse.Namespace:
     """The few options the app reads itself (the CLI has parsed the rest)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--engine", choices=["auto", "offline", "anthropic", "local"])
-    parser.add_argument("--hidden", action="store_true",
-                        help="start in the tray without showing the window")
+    parser.add_argument(
+        "--hidden", action="store_true", help="start in the tray without showing the window"
+    )
     options, _rest = parser.parse_known_args(argv[1:])
     return options
 
@@ -54,14 +55,18 @@ class _QuitInterceptor(QObject):
         return False
 
 
-async def _answer_remote(host: Any, instance: Any, client: object, channel: str,
-                         payload: dict[str, Any]) -> None:
+async def _answer_remote(
+    host: Any, instance: Any, client: object, channel: str, payload: dict[str, Any]
+) -> None:
     """Answer a command-line request (`app/remote.py`) with the running core."""
     from app.remote import REMOTE_CHANNELS
 
     if channel not in REMOTE_CHANNELS:
-        reply = {"error": True, "code": "INVALID_INPUT",
-                 "message": f"{channel} is not answered for the command line"}
+        reply = {
+            "error": True,
+            "code": "INVALID_INPUT",
+            "message": f"{channel} is not answered for the command line",
+        }
     else:
         reply = await host.invoke(channel, payload)
     instance.answer(client, reply)
@@ -70,15 +75,21 @@ async def _answer_remote(host: Any, instance: Any, client: object, channel: str,
 # What Qt's xcb platform plugin links against beyond libX11/libxcb, as (library, Debian
 # package); desktops often lack the first few, and Qt then aborts with a cryptic message.
 _XCB_LIBRARIES: tuple[tuple[str, str], ...] = (
-    ("xcb-cursor", "libxcb-cursor0"), ("xcb-icccm", "libxcb-icccm4"),
-    ("xcb-keysyms", "libxcb-keysyms1"), ("xcb-image", "libxcb-image0"),
-    ("xcb-render-util", "libxcb-render-util0"), ("xkbcommon-x11", "libxkbcommon-x11-0"),
-    ("xcb-randr", "libxcb-randr0"), ("xcb-shape", "libxcb-shape0"), ("xcb-xkb", "libxcb-xkb1"),
+    ("xcb-cursor", "libxcb-cursor0"),
+    ("xcb-icccm", "libxcb-icccm4"),
+    ("xcb-keysyms", "libxcb-keysyms1"),
+    ("xcb-image", "libxcb-image0"),
+    ("xcb-render-util", "libxcb-render-util0"),
+    ("xkbcommon-x11", "libxkbcommon-x11-0"),
+    ("xcb-randr", "libxcb-randr0"),
+    ("xcb-shape", "libxcb-shape0"),
+    ("xcb-xkb", "libxcb-xkb1"),
 )
 
 
-def display_problem(env: dict[str, str] | None = None, platform: str = sys.platform,
-                    find_library: Any = None) -> str | None:
+def display_problem(
+    env: dict[str, str] | None = None, platform: str = sys.platform, find_library: Any = None
+) -> str | None:
     """Why Qt could not open a window here, said before Qt aborts the process over it.
 
     Qt's xcb plugin (X11) needs the system library libxcb-cursor0, which some desktops do
@@ -88,16 +99,20 @@ def display_problem(env: dict[str, str] | None = None, platform: str = sys.platf
     if platform != "linux" or env.get("QT_QPA_PLATFORM") or env.get("WAYLAND_DISPLAY"):
         return None
     if not env.get("DISPLAY"):
-        return ("no display was found (DISPLAY and WAYLAND_DISPLAY are not set). Start it "
-                "from a desktop session, or set QT_QPA_PLATFORM=offscreen to run headless; "
-                "the command line (puffin-memory status, scan, retrieve ...) needs no display.")
+        return (
+            "no display was found (DISPLAY and WAYLAND_DISPLAY are not set). Start it "
+            "from a desktop session, or set QT_QPA_PLATFORM=offscreen to run headless; "
+            "the command line (puffin-memory status, scan, retrieve ...) needs no display."
+        )
     if find_library is None:
         from ctypes.util import find_library
     missing = [package for library, package in _XCB_LIBRARIES if find_library(library) is None]
     if missing:
-        return ("Qt needs these system libraries to open windows on X11: "
-                f"{' '.join(missing)}. Install them (Debian/Ubuntu: sudo apt install "
-                f"{' '.join(missing)}) and start it again.")
+        return (
+            "Qt needs these system libraries to open windows on X11: "
+            f"{' '.join(missing)}. Install them (Debian/Ubuntu: sudo apt install "
+            f"{' '.join(missing)}) and start it again."
+        )
     return None
 
 
@@ -127,12 +142,12 @@ def run_app(home: Path | None, argv: list[str]) -> int:
 
     instance = SingleInstance(resolved)
     if instance.notify_running():
-        sys.stderr.write(f"Puffin Memory is already running for {resolved}; "
-                         "brought its window forward.\n")
+        sys.stderr.write(
+            f"Puffin Memory is already running for {resolved}; brought its window forward.\n"
+        )
         return 0
     if not instance.listen():
-        log.warning("could not listen on %s; a second launch will not find this one",
-                    instance.name)
+        log.warning("could not listen on %s; a second launch will not find this one", instance.name)
     try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
             return runner.run(_main(app, resolved, options, instance))
@@ -140,8 +155,9 @@ def run_app(home: Path | None, argv: list[str]) -> int:
         instance.close()
 
 
-async def _main(app: QApplication, home: Path, options: argparse.Namespace,
-                instance: object) -> int:
+async def _main(
+    app: QApplication, home: Path, options: argparse.Namespace, instance: object
+) -> int:
     from app.service.channels import MemoryChannels
     from app.service.host import MemoryHost
     from app.service.instance import SingleInstance

@@ -50,7 +50,8 @@ def configure(home: Path, component: str) -> Path | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
+            path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
+        )
     except OSError:
         return None
     handler.setFormatter(_UTCFormatter(FORMAT))
@@ -65,8 +66,9 @@ def configure(home: Path, component: str) -> Path | None:
     if root.level > logging.INFO or root.level == logging.NOTSET:
         root.setLevel(logging.INFO)
     _configured.add(path)
-    logging.getLogger("puffin").info("start component=%s pid=%s", component,
-                                     __import__("os").getpid())
+    logging.getLogger("puffin").info(
+        "start component=%s pid=%s", component, __import__("os").getpid()
+    )
     _route_uncaught()
     return path
 
@@ -74,11 +76,11 @@ def configure(home: Path, component: str) -> Path | None:
 def _route_uncaught() -> None:
     previous = sys.excepthook
 
-    def main_hook(kind: type[BaseException], value: BaseException,
-                  tb: TracebackType | None) -> None:
+    def main_hook(
+        kind: type[BaseException], value: BaseException, tb: TracebackType | None
+    ) -> None:
         if not issubclass(kind, KeyboardInterrupt):
-            logging.getLogger("puffin").critical("uncaught exception",
-                                                 exc_info=(kind, value, tb))
+            logging.getLogger("puffin").critical("uncaught exception", exc_info=(kind, value, tb))
         previous(kind, value, tb)
 
     def thread_hook(args: threading.ExceptHookArgs) -> None:
@@ -86,7 +88,8 @@ def _route_uncaught() -> None:
             logging.getLogger("puffin").critical(
                 "uncaught exception in thread %s",
                 args.thread.name if args.thread else "?",
-                exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
+                exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+            )
 
     sys.excepthook = main_hook
     threading.excepthook = thread_hook

@@ -61,8 +61,12 @@ CATEGORY_HEADINGS: dict[str, str] = {
     "bug_patterns": "Bug Patterns",
     "implementation_notes": "Implementation Notes",
 }
-_OPTIONS = {"--max-results": "max_results", "--branch": "branch", "--project": "project",
-            "--mode": "mode"}
+_OPTIONS = {
+    "--max-results": "max_results",
+    "--branch": "branch",
+    "--project": "project",
+    "--mode": "mode",
+}
 
 
 class Request(NamedTuple):
@@ -131,8 +135,10 @@ def parse_list(argv: list[str]) -> ListRequest | None:
     rest = rest[1:]
     values: dict[str, str] = {}
     while rest:
-        if len(rest) < 2 or rest[0] not in ("--type", "--branch", "--limit") or (
-            rest[1].startswith("-")
+        if (
+            len(rest) < 2
+            or rest[0] not in ("--type", "--branch", "--limit")
+            or (rest[1].startswith("-"))
         ):
             return None
         values[rest[0]] = rest[1]
@@ -143,8 +149,12 @@ def parse_list(argv: list[str]) -> ListRequest | None:
     raw = values.get("--limit")
     if raw is not None and not (raw.isascii() and raw.isdigit()):
         return None
-    return ListRequest(home, category, values.get("--branch") or None,
-                       int(raw) or None if raw is not None else None)
+    return ListRequest(
+        home,
+        category,
+        values.get("--branch") or None,
+        int(raw) or None if raw is not None else None,
+    )
 
 
 def main(argv: list[str]) -> int | None:
@@ -159,8 +169,11 @@ def main(argv: list[str]) -> int | None:
         home = resolve_home(request.home)
     except Exception:  # the full path names the problem
         return None
-    payload: dict[str, Any] = {"query": request.query, "maxResults": request.max_results,
-                               "mode": "fast"}
+    payload: dict[str, Any] = {
+        "query": request.query,
+        "maxResults": request.max_results,
+        "mode": "fast",
+    }
     if request.branch:
         payload["branch"] = request.branch
     if request.project:
@@ -227,12 +240,22 @@ def list_items(home: Path, request: ListRequest) -> dict[str, Any] | None:
     finally:
         conn.close()
     pending = core_index.pending_access(home / "index.sqlite") if rows else {}
-    items = [{
-        "id": row[0], "branch": row[1], "project": row[2], "category": row[3],
-        "title": row[4], "content": row[5], "confidence": float(row[7]),
-        "tags": [t for t in str(row[8]).split("|") if t], "pinned": bool(row[9]),
-        "extracted": row[10], "accessCount": int(row[12]) + pending.get(str(row[0]), 0),
-    } for row in rows]
+    items = [
+        {
+            "id": row[0],
+            "branch": row[1],
+            "project": row[2],
+            "category": row[3],
+            "title": row[4],
+            "content": row[5],
+            "confidence": float(row[7]),
+            "tags": [t for t in str(row[8]).split("|") if t],
+            "pinned": bool(row[9]),
+            "extracted": row[10],
+            "accessCount": int(row[12]) + pending.get(str(row[0]), 0),
+        }
+        for row in rows
+    ]
     return {"items": items, "count": len(items)}
 
 
@@ -282,8 +305,9 @@ def retrieve(home: Path, request: Request) -> dict[str, Any] | None:
     )
     near = scored[: max(CONFLICT_POOL, 2 * request.max_results)]
     conflicts = _conflicts(near, scored) if _may_conflict([h for h, _ in near]) else []
-    packed_conflicts, memories, used = _pack(conflicts, scored, request.max_results,
-                                             int(config["retrieval_token_budget"]))
+    packed_conflicts, memories, used = _pack(
+        conflicts, scored, request.max_results, int(config["retrieval_token_budget"])
+    )
     if memories:
         core_index.note_access(home / "index.sqlite", (m["id"] for m in memories))
     return {
@@ -319,8 +343,9 @@ def _config(home: Path) -> dict[str, Any] | None:
         value = given[key]
         if isinstance(value, bool) != isinstance(CONFIG_DEFAULTS[key], bool):
             return None
-        if not isinstance(value, int | float) or (isinstance(value, float) and
-                                                  not math.isfinite(value)):
+        if not isinstance(value, int | float) or (
+            isinstance(value, float) and not math.isfinite(value)
+        ):
             return None
         config[key] = value
     budget, threshold = config["retrieval_token_budget"], config["relevance_threshold"]
@@ -345,14 +370,26 @@ def _semantic_would_run(home: Path, config: dict[str, Any]) -> bool:
 
 
 def _hit(row: tuple[Any, ...], relevance: float, pending: int) -> _Hit:
-    return _Hit(id=str(row[0]), branch=str(row[1]), project=str(row[2]), category=str(row[3]),
-                title=str(row[4]), content=str(row[5]), confidence=float(row[7]),
-                access_count=int(row[12]) + pending, relevance=relevance, item_json=str(row[11]))
+    return _Hit(
+        id=str(row[0]),
+        branch=str(row[1]),
+        project=str(row[2]),
+        category=str(row[3]),
+        title=str(row[4]),
+        content=str(row[5]),
+        confidence=float(row[7]),
+        access_count=int(row[12]) + pending,
+        relevance=relevance,
+        item_json=str(row[11]),
+    )
 
 
 def _score(hit: _Hit, config: dict[str, Any], branch: str | None, project: str | None) -> float:
-    weights = (float(config["relevance_weight"]), float(config["confidence_weight"]),
-               float(config["frequency_weight"]))
+    weights = (
+        float(config["relevance_weight"]),
+        float(config["confidence_weight"]),
+        float(config["frequency_weight"]),
+    )
     total = sum(weights)
     if total <= 0:
         weights, total = (0.6, 0.3, 0.1), 1.0
@@ -385,7 +422,7 @@ def _may_conflict(near: list[_Hit]) -> bool:
             by_word.setdefault(word, []).append(n)
     for indices in by_word.values():
         for pos, i in enumerate(indices):
-            for j in indices[pos + 1:]:
+            for j in indices[pos + 1 :]:
                 a, b = near[i], near[j]
                 if a.branch != b.branch and contradicts(a, b):  # type: ignore[arg-type]
                     return True
@@ -400,7 +437,8 @@ def _conflicts(
     from app.core.models import MemoryItem
 
     detected = find_conflicts(
-        [(h.branch, MemoryItem.model_validate_json(h.item_json)) for h, _ in near])
+        [(h.branch, MemoryItem.model_validate_json(h.item_json)) for h, _ in near]
+    )
     best: dict[str, float] = {}
     for hit, score in scored:
         best.setdefault(hit.id, score)
@@ -411,8 +449,14 @@ def _conflicts(
         if len(ids) < 2 or frozenset(ids) in seen:
             continue
         seen.add(frozenset(ids))
-        merged.append({"category": conflict.category.value, "description": conflict.description,
-                       "itemIds": ids, "branches": list(conflict.branches)})
+        merged.append(
+            {
+                "category": conflict.category.value,
+                "description": conflict.description,
+                "itemIds": ids,
+                "branches": list(conflict.branches),
+            }
+        )
     merged.sort(key=lambda c: -max(best[i] for i in c["itemIds"]))
     return merged
 
@@ -429,7 +473,9 @@ def _memory_text(hit: _Hit, content: str) -> str:
 
 
 def _pack(
-    conflicts: list[dict[str, Any]], scored: list[tuple[_Hit, float]], max_results: int,
+    conflicts: list[dict[str, Any]],
+    scored: list[tuple[_Hit, float]],
+    max_results: int,
     budget: int,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """Conflict warnings first, then memories by score, within the token budget."""
@@ -456,9 +502,17 @@ def _pack(
             content = content[:keep].rstrip() + "…"
             cost = _tokens(_memory_text(hit, content))
         used += cost
-        memories.append({
-            "branch": hit.branch, "project": hit.project, "category": hit.category,
-            "title": hit.title, "content": content, "confidence": hit.confidence,
-            "score": round(score, 4), "id": hit.id, "relevance": round(hit.relevance, 4),
-        })
+        memories.append(
+            {
+                "branch": hit.branch,
+                "project": hit.project,
+                "category": hit.category,
+                "title": hit.title,
+                "content": content,
+                "confidence": hit.confidence,
+                "score": round(score, 4),
+                "id": hit.id,
+                "relevance": round(hit.relevance, 4),
+            }
+        )
     return packed_conflicts, memories, used

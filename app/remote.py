@@ -18,16 +18,25 @@ from typing import Any
 from app.service.naming import socket_path
 
 # Read-only channels that are safe and quick to answer from the app.
-REMOTE_CHANNELS = frozenset({
-    "memory:retrieve", "memory:get-branch-memory", "memory:list-branches", "memory:get-stats",
-    "memory:get-status", "memory:list-items", "memory:get-item", "memory:list-versions",
-})
+REMOTE_CHANNELS = frozenset(
+    {
+        "memory:retrieve",
+        "memory:get-branch-memory",
+        "memory:list-branches",
+        "memory:get-stats",
+        "memory:get-status",
+        "memory:list-items",
+        "memory:get-item",
+        "memory:list-versions",
+    }
+)
 INVOKE = b"invoke "
 _MAX_REPLY = 64 * 1024 * 1024
 
 
-def invoke(home: Path, channel: str, payload: dict[str, Any],
-           timeout_s: float = 1.5) -> dict[str, Any] | None:
+def invoke(
+    home: Path, channel: str, payload: dict[str, Any], timeout_s: float = 1.5
+) -> dict[str, Any] | None:
     """The running app's reply, or None when it cannot answer (the caller then does).
 
     The timeout is short on purpose: an app busy with a long job (a first scan, maintenance)

@@ -52,10 +52,16 @@ def add_solo_branch(home: Path) -> None:
     store = MemoryStore(home)
     memory = BranchMemory(branch_id="solo/main", summary="Kerberos work.")
     for k in range(10):
-        memory.items[Category.IMPLEMENTATION_NOTES].append(MemoryItem(
-            category=Category.IMPLEMENTATION_NOTES, title=f"Kerberos ticket renewal {k}",
-            content=f"Renew the kerberos ticket {k} minutes before expiry with kinit -R.",
-            confidence=0.8, extracted=date(2026, 3, 1 + k), sources=["bench"]))
+        memory.items[Category.IMPLEMENTATION_NOTES].append(
+            MemoryItem(
+                category=Category.IMPLEMENTATION_NOTES,
+                title=f"Kerberos ticket renewal {k}",
+                content=f"Renew the kerberos ticket {k} minutes before expiry with kinit -R.",
+                confidence=0.8,
+                extracted=date(2026, 3, 1 + k),
+                sources=["bench"],
+            )
+        )
     store.write_text("solo/main", render(memory))
     with MemoryIndex(store.index_path) as index:
         index.sync(store)
@@ -64,8 +70,9 @@ def add_solo_branch(home: Path) -> None:
 def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
     """(CPU ms of the child, wall ms, stdout) of one fresh process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                            cwd=tempfile.gettempdir())
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir()
+    )
     assert proc.stdout is not None
     out = proc.stdout.read()
     _pid, _status, usage = os.wait4(proc.pid, 0)
@@ -105,11 +112,15 @@ def main() -> int:
         home = tmp / "home"
         build_home(home, args.branches, args.items)
         add_solo_branch(home)
-        print(f"memory home: {args.branches} + {max(1, args.branches // 4)} branches x "
-              f"{args.items} items; {args.runs} runs each, CPU = user + system of the child")
+        print(
+            f"memory home: {args.branches} + {max(1, args.branches // 4)} branches x "
+            f"{args.items} items; {args.runs} runs each, CPU = user + system of the child"
+        )
         floor, floor_wall, _ = measure([python, "-c", "import sqlite3, json"], env, args.runs)
-        print(f"floor  python -c 'import sqlite3, json'   CPU p50 {floor:6.1f} ms   "
-              f"wall p50 {floor_wall:6.1f} ms")
+        print(
+            f"floor  python -c 'import sqlite3, json'   CPU p50 {floor:6.1f} ms   "
+            f"wall p50 {floor_wall:6.1f} ms"
+        )
         queries = [
             ("one branch", ["--branch", "solo/main", "kerberos ticket renewal"]),
             ("across branches", ["why does the watcher lose events after a rename"]),
@@ -118,17 +129,21 @@ def main() -> int:
             query = [w for w in words if not w.startswith("--") and "/" not in w][-1]
             rest = [w for w in words if w != query]
             cli = ["--home", str(home), "retrieve", query, *rest]
-            for how, argv in (("lean", [python, "-m", "app", *cli]),
-                              ("full", [python, "-c", FULL, *cli])):
+            for how, argv in (
+                ("lean", [python, "-m", "app", *cli]),
+                ("full", [python, "-c", FULL, *cli]),
+            ):
                 cpu, wall, out = measure(argv, env, args.runs)
                 reply = json.loads(out)
                 found = len(reply.get("memories", []))
                 conflicts = len(reply.get("conflicts", []))
                 ratio = cpu / floor
                 verdict = ("meets" if ratio <= TARGET else "MISSES") if how == "lean" else ""
-                print(f"{how:<5} retrieve, {label:<16} CPU p50 {cpu:6.1f} ms   wall p50 "
-                      f"{wall:6.1f} ms   {ratio:4.2f}x the floor (target {TARGET}x) {verdict}"
-                      f"   [{found} memories, {conflicts} conflicts]")
+                print(
+                    f"{how:<5} retrieve, {label:<16} CPU p50 {cpu:6.1f} ms   wall p50 "
+                    f"{wall:6.1f} ms   {ratio:4.2f}x the floor (target {TARGET}x) {verdict}"
+                    f"   [{found} memories, {conflicts} conflicts]"
+                )
         writes = sorted(p.name for p in home.iterdir() if p.name.startswith("access.log"))
         print(f"files written by the reads: {writes or 'none'} (the side log of access counts)")
     finally:

@@ -47,8 +47,9 @@ COMMIT = 0.75
 REVIEW = 0.5
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 _DANGLING = re.compile(r"^(?:this|that|it|they|these|those|he|she)\b", re.IGNORECASE)
-_CHATTER = re.compile(r"^(?:i(?:'ll| will| think| am|'m)|let me|ok(?:ay)?\b|sure\b|thanks)",
-                      re.IGNORECASE)
+_CHATTER = re.compile(
+    r"^(?:i(?:'ll| will| think| am|'m)|let me|ok(?:ay)?\b|sure\b|thanks)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,7 @@ def _entry(data: dict[str, object]) -> Entry:
     raw = data.get("category", [])
     names = [raw] if isinstance(raw, str) else list(raw)  # type: ignore[call-overload]
     keywords = data.get("keywords", [])
-    return Entry(tuple(Category(n) for n in names),
-                 tuple(str(k) for k in keywords))  # type: ignore[attr-defined]
+    return Entry(tuple(Category(n) for n in names), tuple(str(k) for k in keywords))  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -101,8 +101,12 @@ class Conversation:
         return any(e.matches(item) for e in self.must)
 
     def violations(self) -> list[tuple[MemoryItem, tuple[str, ...]]]:
-        return [(i, words) for i in self.reviewed() for words in self.must_not
-                if all(w.lower() in i.text.lower() for w in words)]
+        return [
+            (i, words)
+            for i in self.reviewed()
+            for words in self.must_not
+            if all(w.lower() in i.text.lower() for w in words)
+        ]
 
 
 @dataclass
@@ -175,8 +179,12 @@ def score_conversation(path: Path) -> tuple[Conversation, list[MemoryItem]]:
     text = path.read_text(encoding="utf-8")
     labels = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
     items = _extract(text, path.stem)
-    conv = Conversation(path.stem, items, [_entry(e) for e in labels.get("must", [])],
-                        [tuple(g) for g in labels.get("must_not", [])])
+    conv = Conversation(
+        path.stem,
+        items,
+        [_entry(e) for e in labels.get("must", [])],
+        [tuple(g) for g in labels.get("must_not", [])],
+    )
     return conv, _secret_leaks(text, conv.reviewed())
 
 
@@ -185,11 +193,18 @@ def score_sequence(folder: Path) -> Sequence:
     labels = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
     memory: BranchMemory | None = None
     for day, path in enumerate(sorted(folder.glob("*.txt"))):
-        items = [i for i in _extract(path.read_text(encoding="utf-8"),
-                                     f"{folder.name}-{path.stem}", day)
-                 if i.confidence >= COMMIT]
-        result = evolve(memory, items, branch_id=f"seq/{folder.name}", config=Config(),
-                        now=START + timedelta(days=day))
+        items = [
+            i
+            for i in _extract(path.read_text(encoding="utf-8"), f"{folder.name}-{path.stem}", day)
+            if i.confidence >= COMMIT
+        ]
+        result = evolve(
+            memory,
+            items,
+            branch_id=f"seq/{folder.name}",
+            config=Config(),
+            now=START + timedelta(days=day),
+        )
         memory = result.memory
     assert memory is not None
     active = memory.all_items()
@@ -208,17 +223,23 @@ def score_sequence(folder: Path) -> Sequence:
         # only an active item that is not one of the wanted ones keeps the old choice alive.
         if any(entry.matches(i) and not any(w.matches(i) for w in wanted) for i in active):
             failures.append(f"still active: {entry.keywords}")
-        elif not any(c.status == "superseded" and any(entry.matches(i) for i in c.items)
-                     for c in memory.contradictions):
+        elif not any(
+            c.status == "superseded" and any(entry.matches(i) for i in c.items)
+            for c in memory.contradictions
+        ):
             failures.append(f"not recorded as superseded: {entry.keywords}")
     for data in labels.get("contradiction", []):
         entry = _entry(data)
         checks += 1
-        if not any(c.status == "open" and (
+        if not any(
+            c.status == "open"
+            and (
                 entry.within(f"{c.title} {c.description}")
                 or any(entry.matches(i) for i in c.items)
-                or any(entry.matches(i) for i in active if i.id in c.refs))
-                for c in memory.contradictions):
+                or any(entry.matches(i) for i in active if i.id in c.refs)
+            )
+            for c in memory.contradictions
+        ):
             failures.append(f"no open contradiction: {entry.keywords}")
     return Sequence(folder.name, failures, checks)
 
@@ -247,13 +268,19 @@ def _print(report: SplitReport, verbose: bool) -> None:
     committed = sum(len(c.committed()) for c in report.conversations)
     musts = sum(len(c.must) for c in report.conversations)
     passed, total = report.sequence_checks()
-    print(f"[{report.split}] {len(report.conversations)} conversations, {musts} required items,"
-          f" {committed} items in the file")
-    print(f"  precision {report.precision():.2f}   recall {report.recall():.2f}   "
-          f"recall with review {report.recall(True):.2f}")
-    print(f"  must-not violations {len(report.violations())}   sequence checks "
-          f"{passed}/{total}   secrets {len(report.secrets)}   form problems {len(report.form)}"
-          f" of {committed}")
+    print(
+        f"[{report.split}] {len(report.conversations)} conversations, {musts} required items,"
+        f" {committed} items in the file"
+    )
+    print(
+        f"  precision {report.precision():.2f}   recall {report.recall():.2f}   "
+        f"recall with review {report.recall(True):.2f}"
+    )
+    print(
+        f"  must-not violations {len(report.violations())}   sequence checks "
+        f"{passed}/{total}   secrets {len(report.secrets)}   form problems {len(report.form)}"
+        f" of {committed}"
+    )
     if not verbose:
         return
     for conv in report.conversations:
@@ -261,14 +288,18 @@ def _print(report: SplitReport, verbose: bool) -> None:
         print(f"  -- {conv.name}")
         for entry, ok in zip(conv.must, found, strict=True):
             if not ok:
-                print(f"     MISS {entry.categories[0].value if entry.categories else '*'} "
-                      f"{entry.keywords}")
+                print(
+                    f"     MISS {entry.categories[0].value if entry.categories else '*'} "
+                    f"{entry.keywords}"
+                )
         for item in conv.reviewed():
             mark = "ok  " if conv.good(item) else "FP  "
             if item.confidence < COMMIT:
                 mark = "rev " if conv.good(item) else "rFP "
-            print(f"     {mark}{item.confidence:.2f} {item.category.value}: {item.title} :: "
-                  f"{item.content[:160]}")
+            print(
+                f"     {mark}{item.confidence:.2f} {item.category.value}: {item.title} :: "
+                f"{item.content[:160]}"
+            )
     for name, item, words in report.violations():
         print(f"  MUST-NOT {name}: {words} in {item.content[:120]!r}")
     for seq in report.sequences:

@@ -40,30 +40,51 @@ def samples(split: str) -> list[dict[str, Any]]:
             continue
         labels = json.loads(labels_path.read_text(encoding="utf-8"))
         musts = [[k.lower() for k in e.get("keywords", [])] for e in labels.get("must", [])]
-        reading = read_statements(split_turns(redact(path.read_text(encoding="utf-8"))),
-                                  skip_section)
+        reading = read_statements(
+            split_turns(redact(path.read_text(encoding="utf-8"))), skip_section
+        )
         for s in reading.statements:
             if s.speaker not in (Speaker.USER, Speaker.AGENT):
                 continue
             low = s.text.lower()
-            out.append({"conv": path.stem, "text": s.text, "user": s.speaker is Speaker.USER,
-                        "pasted": s.pasted, "first": s.first_in_turn, "bullet": s.bullet,
-                        "hits": [i for i, m in enumerate(musts) if m and all(k in low for k in m)],
-                        "musts": len(musts)})
+            out.append(
+                {
+                    "conv": path.stem,
+                    "text": s.text,
+                    "user": s.speaker is Speaker.USER,
+                    "pasted": s.pasted,
+                    "first": s.first_in_turn,
+                    "bullet": s.bullet,
+                    "hits": [i for i, m in enumerate(musts) if m and all(k in low for k in m)],
+                    "musts": len(musts),
+                }
+            )
     return out
 
 
 def features(rows: list[dict[str, Any]]) -> Array:
     vectors = embeddings.embed([r["text"] for r in rows])
     assert vectors is not None
-    extra = np.array([[r["user"], r["pasted"], r["first"], r["bullet"],
-                       r["text"].rstrip().endswith("?"), min(len(r["text"]), 300) / 300]
-                      for r in rows], dtype=np.float64)
+    extra = np.array(
+        [
+            [
+                r["user"],
+                r["pasted"],
+                r["first"],
+                r["bullet"],
+                r["text"].rstrip().endswith("?"),
+                min(len(r["text"]), 300) / 300,
+            ]
+            for r in rows
+        ],
+        dtype=np.float64,
+    )
     return np.hstack([vectors.astype(np.float64), extra])
 
 
-def fit(x: Array, y: Array, l2: float = 1.0, epochs: int = 400,
-        rate: float = 0.5) -> tuple[Array, float]:
+def fit(
+    x: Array, y: Array, l2: float = 1.0, epochs: int = 400, rate: float = 0.5
+) -> tuple[Array, float]:
     weights, bias = np.zeros(x.shape[1]), 0.0
     balance = np.where(y == 1, (len(y) - y.sum()) / max(1.0, y.sum()), 1.0)
     for _ in range(epochs):
@@ -83,9 +104,11 @@ def score(name: str, prob: Array, rows: list[dict[str, Any]], threshold: float) 
     good = sum(1 for r, p in zip(rows, picked, strict=True) if p and r["hits"])
     found = {(r["conv"], h) for r, p in zip(rows, picked, strict=True) if p for h in r["hits"]}
     total = sum({r["conv"]: r["musts"] for r in rows}.values())
-    print(f"{name:<34} threshold {threshold:.2f}: {int(picked.sum()):>3} sentences, "
-          f"precision {good / max(1, int(picked.sum())):.2f}, "
-          f"required items found {len(found)}/{total} = {len(found) / total:.2f}")
+    print(
+        f"{name:<34} threshold {threshold:.2f}: {int(picked.sum()):>3} sentences, "
+        f"precision {good / max(1, int(picked.sum())):.2f}, "
+        f"required items found {len(found)}/{total} = {len(found) / total:.2f}"
+    )
 
 
 def main() -> None:
@@ -102,8 +125,10 @@ def main() -> None:
     for threshold in (0.5, 0.7):
         score("dev, leave one conversation out", loo, dev, threshold)
         score("test, trained on all of dev", predict(x_test, model), test, threshold)
-    print("rules (bench/dialogue_quality.py): dev precision 0.97 recall 0.71; "
-          "test precision 0.59 recall 0.43")
+    print(
+        "rules (bench/dialogue_quality.py): dev precision 0.97 recall 0.71; "
+        "test precision 0.59 recall 0.43"
+    )
 
 
 if __name__ == "__main__":

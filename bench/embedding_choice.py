@@ -101,12 +101,16 @@ def main() -> None:
             row = result[kind]
             n = int(row["n"])
             if kind == "unanswerable":
-                print(f"{name:10} {kind:13} {n:3d} mean top cosine "
-                      f"{row.get('top', 0.0) / max(1, n):.2f}")
+                print(
+                    f"{name:10} {kind:13} {n:3d} mean top cosine "
+                    f"{row.get('top', 0.0) / max(1, n):.2f}"
+                )
             else:
                 print(f"{name:10} {kind:13} {n:3d} {row['hit1'] / n:6.2f} {row['hit5'] / n:6.2f}")
-        print(f"{name:10} load {load_s:.2f} s, {result['_']['ms']:.1f} ms a query, "
-              f"{size:.0f} MB on disk")
+        print(
+            f"{name:10} load {load_s:.2f} s, {result['_']['ms']:.1f} ms a query, "
+            f"{size:.0f} MB on disk"
+        )
 
 
 if __name__ == "__main__":

@@ -121,8 +121,9 @@ def _load_expected(path: Path) -> tuple[list[Expectation], list[tuple[str, ...]]
     return must, must_not
 
 
-def score_fixture(name: str, text: str, must: list[Expectation],
-                  must_not: list[tuple[str, ...]]) -> FixtureResult:
+def score_fixture(
+    name: str, text: str, must: list[Expectation], must_not: list[tuple[str, ...]]
+) -> FixtureResult:
     """Extract from one conversation and score the items with confidence >= 0.5."""
     result = extract(text, source=name, today=TODAY)
     items = [i for i in result.items if i.confidence >= COUNTED]
@@ -173,14 +174,20 @@ def _print_report(report: Report, verbose: bool) -> None:
     print(f"{'category':<26}{'precision':>10}{'recall':>8}{'tp/extracted':>14}{'hit/must':>10}")
     for category in Category:
         tp, extracted, hit, total = report.counts(category)
-        print(f"{category.value:<26}{report.precision(category):>10.2f}"
-              f"{report.recall(category):>8.2f}{f'{tp}/{extracted}':>14}{f'{hit}/{total}':>10}")
+        print(
+            f"{category.value:<26}{report.precision(category):>10.2f}"
+            f"{report.recall(category):>8.2f}{f'{tp}/{extracted}':>14}{f'{hit}/{total}':>10}"
+        )
     tp, extracted, hit, total = report.counts()
-    print(f"{'overall':<26}{report.precision():>10.2f}{report.recall():>8.2f}"
-          f"{f'{tp}/{extracted}':>14}{f'{hit}/{total}':>10}")
+    print(
+        f"{'overall':<26}{report.precision():>10.2f}{report.recall():>8.2f}"
+        f"{f'{tp}/{extracted}':>14}{f'{hit}/{total}':>10}"
+    )
     redundant = sum(f.redundant for f in report.fixtures)
-    print(f"fixtures: {len(report.fixtures)}; must_not violations: {len(report.violations())}; "
-          f"duplicate matches: {redundant}")
+    print(
+        f"fixtures: {len(report.fixtures)}; must_not violations: {len(report.violations())}; "
+        f"duplicate matches: {redundant}"
+    )
     for name, item, words in report.violations():
         print(f"  VIOLATION {name}: {list(words)} in {item.title!r}: {item.content}")
     if not verbose:
@@ -189,12 +196,15 @@ def _print_report(report: Report, verbose: bool) -> None:
         print(f"\n== {fixture.name}")
         for item, good in zip(fixture.items, fixture.true_positive, strict=True):
             mark = "TP" if good else "FP"
-            print(f"  {mark} [{item.category.value}] {item.confidence:.2f} "
-                  f"{item.title}: {item.content}")
+            print(
+                f"  {mark} [{item.category.value}] {item.confidence:.2f} "
+                f"{item.title}: {item.content}"
+            )
         for entry, found in zip(fixture.must, fixture.matched, strict=True):
             if not found:
-                print(f"  MISS [{'/'.join(c.value for c in entry.categories)}] "
-                      f"{list(entry.keywords)}")
+                print(
+                    f"  MISS [{'/'.join(c.value for c in entry.categories)}] {list(entry.keywords)}"
+                )
 
 
 def main(argv: list[str] | None = None) -> int:

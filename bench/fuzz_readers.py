@@ -58,11 +58,17 @@ class Tally:
             self.failures.append(f"{traceback.format_exc(limit=3)}input: {shown!r:.300}")
 
 
-def _fuzz(tally: Tally, strategy: st.SearchStrategy[object], run: Callable[[object], object],
-          examples: int, rng_seed: int) -> None:
+def _fuzz(
+    tally: Tally,
+    strategy: st.SearchStrategy[object],
+    run: Callable[[object], object],
+    examples: int,
+    rng_seed: int,
+) -> None:
     @seed(rng_seed)
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(value=strategy)
     def check(value: object) -> None:
         shown = value if isinstance(value, bytes | str) else repr(value)

@@ -102,8 +102,11 @@ def lay_out(corpus: Path, target: Path, copy: int = 0) -> list[Path]:
 
 def corpus_texts(corpus: Path) -> list[str]:
     """Every transcript of the corpus as text."""
-    paths = sorted(p for p in corpus.rglob("*")
-                   if p.suffix in (".md", ".jsonl", ".json") and p.name != "README.md")
+    paths = sorted(
+        p
+        for p in corpus.rglob("*")
+        if p.suffix in (".md", ".jsonl", ".json") and p.name != "README.md"
+    )
     return [p.read_text(encoding="utf-8", errors="replace") for p in paths]
 
 
@@ -118,9 +121,17 @@ async def measure(
     with tempfile.TemporaryDirectory(prefix="puffin-gui-lag-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
-        (home / "config.json").write_text(json.dumps(
-            {"scan_on_start": False, "maintenance_on_start": False, "auto_memorize": False,
-             "idle_minutes": 0}), encoding="utf-8")
+        (home / "config.json").write_text(
+            json.dumps(
+                {
+                    "scan_on_start": False,
+                    "maintenance_on_start": False,
+                    "auto_memorize": False,
+                    "idle_minutes": 0,
+                }
+            ),
+            encoding="utf-8",
+        )
         channels = MemoryChannels(MemoryHost(home, engine_override=engine))
         indicator = StatusIndicator(channels, use_tray=False)
         window = MainWindow(channels, indicator)
@@ -188,22 +199,35 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--engine", default="offline")
     parser.add_argument("--panel", choices=["dashboard", "branches"], default="branches")
-    parser.add_argument("--copies", type=int, default=1,
-                        help="lay the projects out this many times (more work, same content)")
-    parser.add_argument("--memorize", type=int, default=0, metavar="N",
-                        help="also memorize whole corpus files into N branches (heavier)")
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        help="lay the projects out this many times (more work, same content)",
+    )
+    parser.add_argument(
+        "--memorize",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also memorize whole corpus files into N branches (heavier)",
+    )
     args = parser.parse_args()
     if not args.corpus.is_dir():
         print(f"corpus not found: {args.corpus}", file=sys.stderr)
         return 2
     app = QApplication(sys.argv[:1])
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        result = runner.run(measure(args.corpus, args.engine, args.panel, max(args.copies, 1),
-                                    max(args.memorize, 0)))
+        result = runner.run(
+            measure(
+                args.corpus, args.engine, args.panel, max(args.copies, 1), max(args.memorize, 0)
+            )
+        )
     print(json.dumps(result, indent=2))
     verdict = "OK" if result["max_stall_ms"] <= TARGET_MS else "OVER TARGET"
-    print(f"longest GUI stall: {result['max_stall_ms']} ms (target <= {TARGET_MS:.0f} ms): "
-          f"{verdict}")
+    print(
+        f"longest GUI stall: {result['max_stall_ms']} ms (target <= {TARGET_MS:.0f} ms): {verdict}"
+    )
     return 0
 
 

@@ -55,14 +55,20 @@ def build_home(home: Path, branches: int, items: int) -> None:
         memory = BranchMemory(branch_id=branch, summary=f"Work on {branch}: indexing, caching.")
         for k in range(items):
             category = Category.BUG_PATTERNS if k % 4 == 0 else CATEGORIES[k % 5]
-            memory.items[category].append(MemoryItem(
-                category=category, title=f"Lesson {n}-{k} about the watcher",
-                content=f"The file watcher on {branch} lost events number {k} after an "
-                        "atomic replace; watch the folder instead of the inode.",
-                root_cause="inotify watches the inode" if category is Category.BUG_PATTERNS
-                else "", confidence=0.6 + (k % 40) / 100,
-                extracted=date(2026, 1 + k % 12, 1 + n % 28), sources=["bench"],
-            ))
+            memory.items[category].append(
+                MemoryItem(
+                    category=category,
+                    title=f"Lesson {n}-{k} about the watcher",
+                    content=f"The file watcher on {branch} lost events number {k} after an "
+                    "atomic replace; watch the folder instead of the inode.",
+                    root_cause="inotify watches the inode"
+                    if category is Category.BUG_PATTERNS
+                    else "",
+                    confidence=0.6 + (k % 40) / 100,
+                    extracted=date(2026, 1 + k % 12, 1 + n % 28),
+                    sources=["bench"],
+                )
+            )
         store.write_text(branch, render(memory))
     with MemoryIndex(store.index_path) as index:
         index.sync(store)
@@ -85,10 +91,14 @@ def wait_drained(home: Path, timeout: float = 60.0) -> int:
     return len(list((home / "inbox").glob("*.json")))
 
 
-def measure(argv: list[str], stdin: bytes | Callable[[int], bytes], runs: int,
-            env: dict[str, str],
-            settle: Path | None = None, cwd: Path | None = None) -> tuple[
-                list[float], bytes, int]:
+def measure(
+    argv: list[str],
+    stdin: bytes | Callable[[int], bytes],
+    runs: int,
+    env: dict[str, str],
+    settle: Path | None = None,
+    cwd: Path | None = None,
+) -> tuple[list[float], bytes, int]:
     """Run `argv` `runs` times; with `settle`, wait for that home's inbox to drain between
     runs, so a run is not timed while competing for the CPU with the previous run's drain
     (sessions do not end several times a second). `stdin` may be a function of the run's
@@ -103,8 +113,14 @@ def measure(argv: list[str], stdin: bytes | Callable[[int], bytes], runs: int,
         # Claude Code starts hooks in the project folder (never in this checkout, which
         # `-m` would put first on sys.path).
         given = stdin(run) if callable(stdin) else stdin
-        done = subprocess.run(argv, input=given, capture_output=True, env=env, check=False,
-                              cwd=cwd or tempfile.gettempdir())
+        done = subprocess.run(
+            argv,
+            input=given,
+            capture_output=True,
+            env=env,
+            check=False,
+            cwd=cwd or tempfile.gettempdir(),
+        )
         times.append((time.perf_counter() - start) * 1000)
         out, code = done.stdout, done.returncode
     return times, out, code
@@ -113,8 +129,9 @@ def measure(argv: list[str], stdin: bytes | Callable[[int], bytes], runs: int,
 def figures(times: list[float]) -> str:
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return (f"p50 {statistics.median(ordered):6.1f} ms   p95 {p95:6.1f} ms   "
-            f"max {ordered[-1]:6.1f} ms")
+    return (
+        f"p50 {statistics.median(ordered):6.1f} ms   p95 {p95:6.1f} ms   max {ordered[-1]:6.1f} ms"
+    )
 
 
 def logged_ms(home: Path, event: str) -> list[float]:
@@ -123,8 +140,11 @@ def logged_ms(home: Path, event: str) -> list[float]:
     if not log.is_file():
         return []
     pattern = re.compile(rf" {re.escape(event)}: .*\((\d+) ms\)$")
-    return [float(m.group(1)) for line in log.read_text("utf-8").splitlines()
-            if (m := pattern.search(line))]
+    return [
+        float(m.group(1))
+        for line in log.read_text("utf-8").splitlines()
+        if (m := pattern.search(line))
+    ]
 
 
 def main() -> int:
@@ -132,9 +152,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--branches", type=int, default=40)
     parser.add_argument("--items", type=int, default=25)
-    parser.add_argument("--root", type=Path, default=REPO,
-                        help="folder holding the `app` package the hooks run from "
-                        "(default: this checkout)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=REPO,
+        help="folder holding the `app` package the hooks run from (default: this checkout)",
+    )
     args = parser.parse_args()
 
     python = sys.executable
@@ -152,22 +175,36 @@ def main() -> int:
         start = time.perf_counter()
         build_home(home, args.branches, args.items)
         cwd = make_checkout(tmp / "repos")
-        print(f"memory home: {args.branches} + {max(1, args.branches // 4)} branches x "
-              f"{args.items} items, built in {time.perf_counter() - start:.1f} s")
-        start_in = json.dumps({
-            "session_id": "bench", "transcript_path": str(tmp / "t.jsonl"), "cwd": str(cwd),
-            "hook_event_name": "SessionStart", "source": "startup",
-        }).encode()
+        print(
+            f"memory home: {args.branches} + {max(1, args.branches // 4)} branches x "
+            f"{args.items} items, built in {time.perf_counter() - start:.1f} s"
+        )
+        start_in = json.dumps(
+            {
+                "session_id": "bench",
+                "transcript_path": str(tmp / "t.jsonl"),
+                "cwd": str(cwd),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            }
+        ).encode()
 
         base, _, _ = measure([python, "-c", "pass"], b"", args.runs, env, cwd=cwd)
         print(f"python start-up (reference)             {figures(base)}")
-        floor, _, _ = measure([python, "-c", "import sqlite3, json"], b"", args.runs, env,
-                              cwd=cwd)
+        floor, _, _ = measure([python, "-c", "import sqlite3, json"], b"", args.runs, env, cwd=cwd)
         print(f"floor: python -c 'import sqlite3, json' {figures(floor)}")
 
         commands: list[tuple[str, list[str]]] = []
-        routed = subprocess.run([python, "-m", "app", "hook", "--help"], capture_output=True,
-                                env=env, check=False, cwd=cwd).returncode == 0
+        routed = (
+            subprocess.run(
+                [python, "-m", "app", "hook", "--help"],
+                capture_output=True,
+                env=env,
+                check=False,
+                cwd=cwd,
+            ).returncode
+            == 0
+        )
         if routed:
             commands.append(("python -m app hook", [python, "-m", "app"]))
         else:
@@ -179,50 +216,79 @@ def main() -> int:
 
         for label, argv in commands:
             times, out, code = measure(
-                [*argv, "--home", str(home), "hook", "session-start"], start_in, args.runs, env,
+                [*argv, "--home", str(home), "hook", "session-start"],
+                start_in,
+                args.runs,
+                env,
                 cwd=cwd,
             )
             reply = json.loads(out) if out.strip() else {}
             context = reply.get("hookSpecificOutput", {}).get("additionalContext", "")
             ok = code == 0 and "## Known Constraints" in context and "Branch Memory" in context
-            print(f"session-start: {label:<24} {figures(times)}   "
-                  f"{len(context)} chars, {'ok' if ok else 'WRONG OUTPUT'}")
+            print(
+                f"session-start: {label:<24} {figures(times)}   "
+                f"{len(context)} chars, {'ok' if ok else 'WRONG OUTPUT'}"
+            )
+
             # A new session each run: within one session the hook leaves out what it has
             # already injected, so later runs would find nothing new and do less work.
             def prompt_in(run: int, label: str = label) -> bytes:
-                return json.dumps({
-                    "session_id": f"bench-prompt-{label}-{run}", "cwd": str(cwd),
-                    "hook_event_name": "UserPromptSubmit",
-                    "prompt": "why does the watcher lose files after a rename?",
-                }).encode()
+                return json.dumps(
+                    {
+                        "session_id": f"bench-prompt-{label}-{run}",
+                        "cwd": str(cwd),
+                        "hook_event_name": "UserPromptSubmit",
+                        "prompt": "why does the watcher lose files after a rename?",
+                    }
+                ).encode()
+
             times, out, code = measure(
-                [*argv, "--home", str(home), "hook", "user-prompt-submit"], prompt_in, args.runs,
-                env, cwd=cwd,
+                [*argv, "--home", str(home), "hook", "user-prompt-submit"],
+                prompt_in,
+                args.runs,
+                env,
+                cwd=cwd,
             )
             ratio = statistics.median(times) / statistics.median(floor)
-            print(f"user-prompt:   {label:<24} {figures(times)}   {ratio:.2f}x the floor "
-                  f"(target 2x), {len(out)} bytes out, exit {code}")
+            print(
+                f"user-prompt:   {label:<24} {figures(times)}   {ratio:.2f}x the floor "
+                f"(target 2x), {len(out)} bytes out, exit {code}"
+            )
         inner = logged_ms(home, "session-start")
         if inner:
-            print(f"  (work inside the hook, from its log: median {statistics.median(inner):.0f}"
-                  f" ms)")
+            print(
+                f"  (work inside the hook, from its log: median {statistics.median(inner):.0f} ms)"
+            )
 
         if CORPUS.is_file():
             transcript = tmp / "transcripts" / "bench-session.jsonl"
             transcript.parent.mkdir()
             shutil.copyfile(CORPUS, transcript)
-            end_in = json.dumps({
-                "session_id": "bench-session", "transcript_path": str(transcript),
-                "cwd": str(cwd), "hook_event_name": "SessionEnd", "reason": "exit",
-            }).encode()
+            end_in = json.dumps(
+                {
+                    "session_id": "bench-session",
+                    "transcript_path": str(transcript),
+                    "cwd": str(cwd),
+                    "hook_event_name": "SessionEnd",
+                    "reason": "exit",
+                }
+            ).encode()
             for label, argv in commands:
-                times, _, _ = measure([*argv, "--home", str(home), "hook", "session-end"],
-                                      end_in, args.runs, env, settle=home, cwd=cwd)
+                times, _, _ = measure(
+                    [*argv, "--home", str(home), "hook", "session-end"],
+                    end_in,
+                    args.runs,
+                    env,
+                    settle=home,
+                    cwd=cwd,
+                )
                 print(f"session-end:   {label:<24} {figures(times)}")
             inner = logged_ms(home, "SessionEnd")
             if inner:
-                print(f"  (work inside the hook, from its log: median "
-                      f"{statistics.median(inner):.0f} ms)")
+                print(
+                    f"  (work inside the hook, from its log: median "
+                    f"{statistics.median(inner):.0f} ms)"
+                )
             left = wait_drained(home)
             print(f"  inbox drained by the background runs: {left or 'yes'}")
     finally:

@@ -47,9 +47,7 @@ def _claude_sources() -> list[tuple[bytes, bytes]]:
     found = []
     for path in sorted((CORPUS / "claude-code").glob("*.jsonl")):
         data = path.read_bytes()
-        first = next(
-            (json.loads(line) for line in data.splitlines() if b'"sessionId"' in line), {}
-        )
+        first = next((json.loads(line) for line in data.splitlines() if b'"sessionId"' in line), {})
         found.append((data, str(first.get("sessionId", "")).encode()))
     return found
 
@@ -60,21 +58,43 @@ def _giant_lines(session: bytes, rng: random.Random) -> bytes:
         rng.randint(2, 6) * MB // 56
     )
     tool = {
-        "parentUuid": None, "isSidechain": False, "type": "user", "cwd": "/home/u/spotter",
-        "sessionId": session.decode(), "gitBranch": "master",
-        "timestamp": "2026-02-10T22:00:00.000Z", "uuid": str(uuid.uuid4()),
-        "message": {"role": "user", "content": [
-            {"tool_use_id": "toolu_x", "type": "tool_result", "content": body}]},
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": "user",
+        "cwd": "/home/u/spotter",
+        "sessionId": session.decode(),
+        "gitBranch": "master",
+        "timestamp": "2026-02-10T22:00:00.000Z",
+        "uuid": str(uuid.uuid4()),
+        "message": {
+            "role": "user",
+            "content": [{"tool_use_id": "toolu_x", "type": "tool_result", "content": body}],
+        },
         "toolUseResult": {"stdout": body, "stderr": ""},
     }
     image = {
-        "parentUuid": None, "isSidechain": False, "type": "user", "cwd": "/home/u/spotter",
-        "sessionId": session.decode(), "gitBranch": "master",
-        "timestamp": "2026-02-10T22:00:01.000Z", "uuid": str(uuid.uuid4()),
-        "message": {"role": "user", "content": [
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": "iVBORw0KGgo" * (2 * MB // 11)}},
-            {"type": "text", "text": "why does the button look like this?"}]},
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": "user",
+        "cwd": "/home/u/spotter",
+        "sessionId": session.decode(),
+        "gitBranch": "master",
+        "timestamp": "2026-02-10T22:00:01.000Z",
+        "uuid": str(uuid.uuid4()),
+        "message": {
+            "role": "user",
+            "content": [
+                {
+                    "type": "image",
+                    "source": {
+                        "type": "base64",
+                        "media_type": "image/png",
+                        "data": "iVBORw0KGgo" * (2 * MB // 11),
+                    },
+                },
+                {"type": "text", "text": "why does the button look like this?"},
+            ],
+        },
     }
     return (json.dumps(tool) + "\n" + json.dumps(image) + "\n").encode()
 
@@ -146,8 +166,12 @@ def _rss_mb() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=100.0, help="size of the tree to build")
-    parser.add_argument("--giant", type=int, default=10,
-                        help="extra sessions carrying multi-MB lines (scanned separately)")
+    parser.add_argument(
+        "--giant",
+        type=int,
+        default=10,
+        help="extra sessions carrying multi-MB lines (scanned separately)",
+    )
     parser.add_argument("--tracemalloc", action="store_true", help="also trace Python allocations")
     parser.add_argument("--keep", action="store_true", help="keep the temporary tree")
     parser.add_argument("--build-only", metavar="DIR", help=argparse.SUPPRESS)
@@ -165,13 +189,25 @@ def main() -> None:
         started = time.perf_counter()
         # Built in a child process so that this process's peak memory is the scan's alone.
         child = subprocess.run(
-            [sys.executable, __file__, "--build-only", str(root), "--mb", str(args.mb),
-             "--giant", str(args.giant)],
-            check=True, capture_output=True, text=True,
+            [
+                sys.executable,
+                __file__,
+                "--build-only",
+                str(root),
+                "--mb",
+                str(args.mb),
+                "--giant",
+                str(args.giant),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         )
         size, giant = (int(v) for v in child.stdout.split())
-        print(f"built {size / MB:.1f} MB of corpus replicas and {giant / MB:.1f} MB of "
-              f"sessions with giant lines in {time.perf_counter() - started:.1f} s")
+        print(
+            f"built {size / MB:.1f} MB of corpus replicas and {giant / MB:.1f} MB of "
+            f"sessions with giant lines in {time.perf_counter() - started:.1f} s"
+        )
         settings = SourceSettings(
             claude_projects_dir=str(root / "claude" / "projects"),
             codex_sessions_dir=str(root / "codex" / "sessions"),
@@ -187,8 +223,10 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         raw_mb = found.raw_bytes / MB
         scan_speed = raw_mb / elapsed
-        print(f"discover (read + group): {len(found.threads)} threads from {found.files} files, "
-              f"{raw_mb:.1f} MB in {elapsed:.2f} s = {scan_speed:.0f} MB/s")
+        print(
+            f"discover (read + group): {len(found.threads)} threads from {found.files} files, "
+            f"{raw_mb:.1f} MB in {elapsed:.2f} s = {scan_speed:.0f} MB/s"
+        )
         print(f"  skipped: {found.skipped}  errors: {len(found.errors)}")
         print(f"  peak RSS: {_rss_mb():.0f} MB (before the scan {rss_before:.0f} MB)")
 
@@ -196,12 +234,15 @@ def main() -> None:
             started = time.perf_counter()
             big = discover(
                 SourceSettings(claude_projects_dir=str(root / "giant" / "projects")),
-                source="claude-code", home=home,
+                source="claude-code",
+                home=home,
             )
             elapsed = time.perf_counter() - started
-            print(f"discover, sessions with giant lines: {big.raw_bytes / MB:.1f} MB in "
-                  f"{elapsed:.2f} s = {big.raw_bytes / MB / elapsed:.0f} MB/s; "
-                  f"skipped {big.skipped}")
+            print(
+                f"discover, sessions with giant lines: {big.raw_bytes / MB:.1f} MB in "
+                f"{elapsed:.2f} s = {big.raw_bytes / MB / elapsed:.0f} MB/s; "
+                f"skipped {big.skipped}"
+            )
             print(f"  peak RSS: {_rss_mb():.0f} MB")
 
         load_s = render_s = redact_s = 0.0
@@ -224,17 +265,23 @@ def main() -> None:
             t3 = time.perf_counter()
             load_s, render_s, redact_s = load_s + t1 - t0, render_s + t2 - t1, redact_s + t3 - t2
             rendered += sum(len(text.encode()) for text in texts)
-        print(f"reload {raw_mb / load_s:.0f} MB/s; render {render_s:.2f} s; "
-              f"redact {rendered / MB / redact_s:.1f} MB/s of rendered text")
+        print(
+            f"reload {raw_mb / load_s:.0f} MB/s; render {render_s:.2f} s; "
+            f"redact {rendered / MB / redact_s:.1f} MB/s of rendered text"
+        )
         reduction = 100 * (1 - rendered / found.raw_bytes)
-        print(f"rendered text: {rendered / MB:.2f} MB of {raw_mb:.1f} MB raw "
-              f"({reduction:.1f}% smaller, {found.raw_bytes / max(rendered, 1):.0f}x); "
-              f"discovery's own measure: {found.rendered_bytes / MB:.2f} MB")
+        print(
+            f"rendered text: {rendered / MB:.2f} MB of {raw_mb:.1f} MB raw "
+            f"({reduction:.1f}% smaller, {found.raw_bytes / max(rendered, 1):.0f}x); "
+            f"discovery's own measure: {found.rendered_bytes / MB:.2f} MB"
+        )
         peak = _rss_mb()
         print(f"  peak RSS after rendering: {peak:.0f} MB")
-        print(f"targets: discovery {scan_speed:.0f} MB/s (>= 50: "
-              f"{'met' if scan_speed >= 50 else 'MISSED'}), peak memory {peak:.0f} MB "
-              f"(<= 300: {'met' if peak <= 300 else 'MISSED'})")
+        print(
+            f"targets: discovery {scan_speed:.0f} MB/s (>= 50: "
+            f"{'met' if scan_speed >= 50 else 'MISSED'}), peak memory {peak:.0f} MB "
+            f"(<= 300: {'met' if peak <= 300 else 'MISSED'})"
+        )
 
         if args.tracemalloc:
             tracemalloc.start()
@@ -243,8 +290,10 @@ def main() -> None:
             elapsed = time.perf_counter() - started
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
-            print(f"tracemalloc: discover peak {peak / MB:.0f} MB of Python allocations "
-                  f"({raw_mb / elapsed:.0f} MB/s while tracing)")
+            print(
+                f"tracemalloc: discover peak {peak / MB:.0f} MB of Python allocations "
+                f"({raw_mb / elapsed:.0f} MB/s while tracing)"
+            )
     finally:
         if args.keep:
             print(f"kept {root}")

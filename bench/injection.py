@@ -46,8 +46,7 @@ def evaluate(split: str) -> Score:
     """Screen every case of one split."""
     data = json.loads((CASES / split / "cases.json").read_text(encoding="utf-8"))
     missed = [c["text"] for c in data["attacks"] if not screen_text(c["text"])]
-    alarms = [(c["text"], screen_text(c["text"])) for c in data["benign"]
-              if screen_text(c["text"])]
+    alarms = [(c["text"], screen_text(c["text"])) for c in data["benign"] if screen_text(c["text"])]
     return Score(split, len(data["attacks"]), missed, len(data["benign"]), alarms)
 
 
@@ -56,10 +55,12 @@ def main() -> None:
     parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
-    for split in (["dev", "test"] if args.split == "all" else [args.split]):
+    for split in ["dev", "test"] if args.split == "all" else [args.split]:
         score = evaluate(split)
-        print(f"[{split}] attacks caught {score.caught}/{score.attacks}   "
-              f"false alarms {len(score.false_alarms)}/{score.benign}")
+        print(
+            f"[{split}] attacks caught {score.caught}/{score.attacks}   "
+            f"false alarms {len(score.false_alarms)}/{score.benign}"
+        )
         if args.verbose:
             for text in score.missed:
                 print(f"  missed: {text}")

@@ -42,9 +42,13 @@ BRANCH = "bench/main"
 ITEMS = ROOT / "tests" / "fixtures" / "retrieval" / "items.txt"
 THREADS = ROOT / "tests" / "fixtures" / "dialogue" / "dev"
 TARGET = 0.30
-_CATEGORY = {"p": Category.CODING_PREFERENCES, "a": Category.ARCHITECTURAL_DECISIONS,
-             "c": Category.PROJECT_CONVENTIONS, "b": Category.BUG_PATTERNS,
-             "i": Category.IMPLEMENTATION_NOTES}
+_CATEGORY = {
+    "p": Category.CODING_PREFERENCES,
+    "a": Category.ARCHITECTURAL_DECISIONS,
+    "c": Category.PROJECT_CONVENTIONS,
+    "b": Category.BUG_PATTERNS,
+    "i": Category.IMPLEMENTATION_NOTES,
+}
 
 
 def tokens(text: str) -> int:
@@ -53,15 +57,25 @@ def tokens(text: str) -> int:
 
 def branch_of(count: int = 150) -> BranchMemory:
     items: dict[Category, list[MemoryItem]] = {c: [] for c in Category}
-    rows = [line.split("|", 3) for line in ITEMS.read_text(encoding="utf-8").splitlines()
-            if line and not line.startswith("#")]
+    rows = [
+        line.split("|", 3)
+        for line in ITEMS.read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    ]
     for key, _branch, cat, content in rows[:count]:
         category = _CATEGORY[cat]
-        items[category].append(MemoryItem(category=category, content=content,
-                                          title=derive_title(content),
-                                          confidence=0.85, sources=[f"thread-{key}"]))
-    return BranchMemory(branch_id=BRANCH, summary="A long-lived branch.", items=items,
-                        thread_count=40)
+        items[category].append(
+            MemoryItem(
+                category=category,
+                content=content,
+                title=derive_title(content),
+                confidence=0.85,
+                sources=[f"thread-{key}"],
+            )
+        )
+    return BranchMemory(
+        branch_id=BRANCH, summary="A long-lived branch.", items=items, thread_count=40
+    )
 
 
 class StandIn:
@@ -82,13 +96,24 @@ class StandIn:
         reply = json.dumps(answer)
         used_in, used_out = tokens(sent), tokens(reply)
         self.calls.append((kind, used_in, used_out))
-        answer = httpx2.Response(200, json={
-            "id": "msg_bench", "type": "message", "role": "assistant", "model": body["model"],
-            "content": [{"type": "text", "text": reply}], "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": used_in, "output_tokens": used_out,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
-        })
+        answer = httpx2.Response(
+            200,
+            json={
+                "id": "msg_bench",
+                "type": "message",
+                "role": "assistant",
+                "model": body["model"],
+                "content": [{"type": "text", "text": reply}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": used_in,
+                    "output_tokens": used_out,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                },
+            },
+        )
         # Long answers are asked for as a stream: answer in server-sent events then.
         return as_event_stream(answer) if body.get("stream") else answer
 
@@ -98,27 +123,42 @@ class StandIn:
         answer: dict[str, Any] = {"no_content_to_extract": not found.items}
         for category in Category:
             answer[category.value] = [
-                {"title": i.title, "content": i.content, "confidence": max(i.confidence, 0.8),
-                 "tags": []}
-                for i in found.items if i.category is category]
+                {
+                    "title": i.title,
+                    "content": i.content,
+                    "confidence": max(i.confidence, 0.8),
+                    "tags": [],
+                }
+                for i in found.items
+                if i.category is category
+            ]
         return answer
 
     @staticmethod
     def _changes(text: str) -> dict[str, Any]:
         listed = text.split("<existing_items>", 1)[-1].split("</existing_items>", 1)[0]
-        shown = [json.loads(line) for line in listed.strip().splitlines()
-                 if line.startswith("{")]
+        shown = [json.loads(line) for line in listed.strip().splitlines() if line.startswith("{")]
         new = text.split("<new_items>", 1)[-1].split("</new_items>", 1)[0]
-        keys = [json.loads(line)["key"] for line in new.strip().splitlines()
-                if line.startswith("{")]
+        keys = [
+            json.loads(line)["key"] for line in new.strip().splitlines() if line.startswith("{")
+        ]
         ops = []
         for n, key in enumerate(keys):
             if n == 0 and shown:
-                ops.append({"op": "reinforce", "new": key, "ids": [shown[0]["id"]],
-                            "title": "", "text": "", "reason": ""})
+                ops.append(
+                    {
+                        "op": "reinforce",
+                        "new": key,
+                        "ids": [shown[0]["id"]],
+                        "title": "",
+                        "text": "",
+                        "reason": "",
+                    }
+                )
             else:
-                ops.append({"op": "add", "new": key, "ids": [], "title": "", "text": "",
-                            "reason": ""})
+                ops.append(
+                    {"op": "add", "new": key, "ids": [], "title": "", "text": "", "reason": ""}
+                )
         return {"ops": ops, "notes": []}
 
 
@@ -144,9 +184,16 @@ def main() -> None:
         api = build_api(home, http_client=client)
         for index, path in enumerate(threads):
             before = store.parse_bytes(BRANCH, store.read_bytes(BRANCH) or b"")
-            answer = asyncio.run(api.invoke("memory:memorize", {
-                "conversationText": path.read_text(encoding="utf-8"), "branchId": BRANCH,
-                "source": f"bench-thread-{index}"}))
+            answer = asyncio.run(
+                api.invoke(
+                    "memory:memorize",
+                    {
+                        "conversationText": path.read_text(encoding="utf-8"),
+                        "branchId": BRANCH,
+                        "source": f"bench-thread-{index}",
+                    },
+                )
+            )
             if answer.get("error"):
                 raise SystemExit(f"memorize failed: {answer['error']}")
             if str(answer.get("path", "")).startswith("offline-"):
@@ -157,8 +204,7 @@ def main() -> None:
             extraction = sum(i + o for kind, i, o in calls if kind == "extraction")
             spent = sum(i + o for _kind, i, o in calls)
             after = store.parse_bytes(BRANCH, store.read_bytes(BRANCH) or b"")
-            committed = [i for i in after.all_items()
-                         if f"bench-thread-{index}" in i.sources]
+            committed = [i for i in after.all_items() if f"bench-thread-{index}" in i.sources]
             if not committed:
                 continue
             memorized += 1
@@ -169,14 +215,20 @@ def main() -> None:
     per_ours, per_naive = ours / memorized, naive / memorized
     share = per_ours / per_naive
     changes = [i + o for kind, i, o in stand_in.calls if kind == "changes"]
-    print(f"threads memorized            {memorized} of {len(threads)} "
-          f"(150-item branch, {len(stand_in.calls)} calls)")
+    print(
+        f"threads memorized            {memorized} of {len(threads)} "
+        f"(150-item branch, {len(stand_in.calls)} calls)"
+    )
     print(f"naive whole-file pipeline    {per_naive:>8,.0f} tokens per thread")
     print(f"change lists (this build)    {per_ours:>8,.0f} tokens per thread")
-    print(f"share                        {share:>8.0%}   target <= {TARGET:.0%}   "
-          f"{'OK' if share <= TARGET else 'OVER'}")
-    print(f"change-list calls            {len(changes)} (the other threads needed none), "
-          f"{sum(changes) // max(1, len(changes)):,} tokens each on average")
+    print(
+        f"share                        {share:>8.0%}   target <= {TARGET:.0%}   "
+        f"{'OK' if share <= TARGET else 'OVER'}"
+    )
+    print(
+        f"change-list calls            {len(changes)} (the other threads needed none), "
+        f"{sum(changes) // max(1, len(changes)):,} tokens each on average"
+    )
 
 
 if __name__ == "__main__":

@@ -24,9 +24,14 @@ RUNS = 30
 def _branch() -> BranchMemory:
     items = {
         cat: [
-            MemoryItem(category=cat, title=f"{cat.heading} rule {i}",
-                       content=f"Distinct rule {i} about component c{i} in the {cat.value} "
-                       f"area, with detail d{i * 7}.", confidence=0.85, sources=[f"t{i}"])
+            MemoryItem(
+                category=cat,
+                title=f"{cat.heading} rule {i}",
+                content=f"Distinct rule {i} about component c{i} in the {cat.value} "
+                f"area, with detail d{i * 7}.",
+                confidence=0.85,
+                sources=[f"t{i}"],
+            )
             for i in range(10)
         ]
         for cat in Category
@@ -63,8 +68,12 @@ def main() -> None:
             asyncio.run(engine.extract(conversation, source="bench"))
             extract_ms = (time.perf_counter() - start) * 1000
             start = time.perf_counter()
-            reply = asyncio.run(api.invoke("memory:memorize", {
-                "conversationText": conversation, "branchId": "bench", "source": "bench"}))
+            reply = asyncio.run(
+                api.invoke(
+                    "memory:memorize",
+                    {"conversationText": conversation, "branchId": "bench", "source": "bench"},
+                )
+            )
             elapsed = (time.perf_counter() - start) * 1000
             assert "error" not in reply, reply
             if _run:  # the first run fills caches (regexes, similarity)
@@ -73,11 +82,12 @@ def main() -> None:
         timings.sort()
         p95 = timings[int(len(timings) * 0.95) - 1]
         print(f"conversation: {len(conversation) / 1000:.0f} KB, branch: 50 items, runs: {RUNS}")
-        print(f"memorize  p50 {statistics.median(timings):6.1f} ms   p95 {p95:6.1f} ms   "
-              f"(target <= 50 ms)")
+        print(
+            f"memorize  p50 {statistics.median(timings):6.1f} ms   p95 {p95:6.1f} ms   "
+            f"(target <= 50 ms)"
+        )
         print(f"  of which extract p50 {statistics.median(extract_timings):6.1f} ms")
-        print(f"last reply: {reply['itemsExtracted']} committed, "
-              f"{reply['queuedForReview']} queued")
+        print(f"last reply: {reply['itemsExtracted']} committed, {reply['queuedForReview']} queued")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

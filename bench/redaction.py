@@ -74,7 +74,9 @@ def throughput(detector: Callable[[str], str], text: str) -> float:
 
 def main() -> None:
     detectors: list[tuple[str, Callable[[str], str]]] = [
-        ("rules only", rules_only), ("rules + entropy (redact)", layers.redact)]
+        ("rules only", rules_only),
+        ("rules + entropy (redact)", layers.redact),
+    ]
     ds = detect_secrets()
     if ds is not None:
         detectors.append(("detect-secrets defaults", ds))

@@ -47,48 +47,127 @@ from app.core.reader import MemoryReader  # noqa: E402
 from app.core.store import MemoryStore  # noqa: E402
 
 TOPICS = [
-    "async/await", "logging", "retries", "database migrations", "feature flags", "caching",
-    "authentication", "rate limiting", "websocket reconnect", "error handling", "pagination",
-    "file uploads", "background jobs", "i18n", "dependency injection", "config loading",
-    "unit tests", "integration tests", "CI pipeline", "docker images", "API versioning",
-    "GraphQL schema", "REST endpoints", "state management", "CSS modules", "bundle size",
-    "TypeScript strict mode", "lint rules", "code review", "release process", "monorepo",
-    "SQL indexes", "connection pooling", "timeouts", "telemetry", "secrets handling",
-    "C++ bindings", "foo-bar service", "search ranking", "email delivery",
+    "async/await",
+    "logging",
+    "retries",
+    "database migrations",
+    "feature flags",
+    "caching",
+    "authentication",
+    "rate limiting",
+    "websocket reconnect",
+    "error handling",
+    "pagination",
+    "file uploads",
+    "background jobs",
+    "i18n",
+    "dependency injection",
+    "config loading",
+    "unit tests",
+    "integration tests",
+    "CI pipeline",
+    "docker images",
+    "API versioning",
+    "GraphQL schema",
+    "REST endpoints",
+    "state management",
+    "CSS modules",
+    "bundle size",
+    "TypeScript strict mode",
+    "lint rules",
+    "code review",
+    "release process",
+    "monorepo",
+    "SQL indexes",
+    "connection pooling",
+    "timeouts",
+    "telemetry",
+    "secrets handling",
+    "C++ bindings",
+    "foo-bar service",
+    "search ranking",
+    "email delivery",
 ]
 TOOLS = [
-    "pnpm", "ruff", "pytest", "structlog", "Postgres", "Redis", "SQLite", "Celery", "Vite",
-    "React Query", "Zod", "pydantic", "httpx", "tenacity", "OpenTelemetry", "Sentry",
-    "GitHub Actions", "Terraform", "Kubernetes", "nginx", "Alembic", "Prisma", "Jest",
+    "pnpm",
+    "ruff",
+    "pytest",
+    "structlog",
+    "Postgres",
+    "Redis",
+    "SQLite",
+    "Celery",
+    "Vite",
+    "React Query",
+    "Zod",
+    "pydantic",
+    "httpx",
+    "tenacity",
+    "OpenTelemetry",
+    "Sentry",
+    "GitHub Actions",
+    "Terraform",
+    "Kubernetes",
+    "nginx",
+    "Alembic",
+    "Prisma",
+    "Jest",
 ]
 VERBS = ["Use", "Prefer", "Always use", "Avoid", "Never use", "Keep", "Wrap", "Document"]
-PLACES = ["in the API layer", "for every service", "in tests", "in the worker", "on the client",
-          "across the monorepo", "in migrations", "behind a feature flag"]
+PLACES = [
+    "in the API layer",
+    "for every service",
+    "in tests",
+    "in the worker",
+    "on the client",
+    "across the monorepo",
+    "in migrations",
+    "behind a feature flag",
+]
 QUERIES = [
-    "async pattern", "how do we handle retries", "logging format", "database migrations",
-    "feature flags default", "rate limiting strategy", "websocket reconnect backoff",
-    "c++ bindings", "foo-bar service timeouts", "what do we use for caching",
-    "pnpm", "error handling in the worker", "TypeScript strict", "release process",
-    "connection pooling Postgres", "secrets", "pagination cursor", "docker images size",
-    "GraphQL schema versioning", "search ranking",
+    "async pattern",
+    "how do we handle retries",
+    "logging format",
+    "database migrations",
+    "feature flags default",
+    "rate limiting strategy",
+    "websocket reconnect backoff",
+    "c++ bindings",
+    "foo-bar service timeouts",
+    "what do we use for caching",
+    "pnpm",
+    "error handling in the worker",
+    "TypeScript strict",
+    "release process",
+    "connection pooling Postgres",
+    "secrets",
+    "pagination cursor",
+    "docker images size",
+    "GraphQL schema versioning",
+    "search ranking",
 ]
 
 
 def make_item(rng: random.Random, category: Category, n: int) -> MemoryItem:
     topic, tool = rng.choice(TOPICS), rng.choice(TOOLS)
-    content = (f"{rng.choice(VERBS)} {tool} for {topic} {rng.choice(PLACES)}; "
-               f"decided after incident {rng.randint(100, 999)} ({n}).")
+    content = (
+        f"{rng.choice(VERBS)} {tool} for {topic} {rng.choice(PLACES)}; "
+        f"decided after incident {rng.randint(100, 999)} ({n})."
+    )
     extra: dict[str, Any] = {}
     if category is Category.ARCHITECTURAL_DECISIONS:
         extra = {"rationale": f"keeps {topic} predictable", "trade_offs": f"more {tool} setup"}
     elif category is Category.BUG_PATTERNS:
         extra = {"root_cause": f"{topic} race in {tool}", "fix": f"serialise {topic} calls"}
     return MemoryItem(
-        category=category, title="", content=content,
+        category=category,
+        title="",
+        content=content,
         confidence=round(rng.uniform(0.75, 1.0), 2),
         sources=[f"thread-{rng.randint(1, 10_000)}"],
         extracted=date(2024, 1, 1) + timedelta(days=rng.randint(0, 600)),
-        tags=[f"topic:{topic.split()[0].lower()}"], **extra,
+        tags=[f"topic:{topic.split()[0].lower()}"],
+        **extra,
     )
 
 
@@ -130,8 +209,9 @@ class NoEngine:
     async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         raise NotImplementedError
 
-    async def evolve(self, current: BranchMemory | None, items: list[MemoryItem], *,
-                     branch_id: str) -> EvolutionResult:
+    async def evolve(
+        self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
+    ) -> EvolutionResult:
         raise NotImplementedError
 
     async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
@@ -150,8 +230,10 @@ def percentiles(samples_ms: list[float]) -> tuple[float, float, float]:
 def show(label: str, samples_ms: list[float], target: float | None = None) -> None:
     p50, p95, worst = percentiles(samples_ms)
     verdict = "" if target is None else ("  OK" if p95 <= target else f"  OVER {target:g} ms")
-    print(f"{label:<34} n={len(samples_ms):<4} p50={p50:8.3f} ms  p95={p95:8.3f} ms  "
-          f"max={worst:8.3f} ms{verdict}")
+    print(
+        f"{label:<34} n={len(samples_ms):<4} p50={p50:8.3f} ms  p95={p95:8.3f} ms  "
+        f"max={worst:8.3f} ms{verdict}"
+    )
 
 
 def timed(fn: Callable[[], object], runs: int) -> list[float]:
@@ -190,7 +272,11 @@ def cli_samples(python: Path, home: Path, runs: int) -> list[float] | None:
         start = time.perf_counter()
         done = subprocess.run(
             [str(python), "-m", "app", "--home", str(home), "retrieve", query],
-            cwd=REPO, capture_output=True, text=True, check=False, env=_bytecode_env(home),
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+            env=_bytecode_env(home),
         )
         elapsed = (time.perf_counter() - start) * 1000
         if done.returncode != 0:
@@ -212,8 +298,13 @@ def with_app_running(python: Path, home: Path, runs: int) -> list[float] | None:
         encoding="utf-8",
     )
     env = {**_bytecode_env(home), "QT_QPA_PLATFORM": "offscreen"}
-    app = subprocess.Popen([str(python), "-m", "app", "--home", str(home)], cwd=REPO,
-                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    app = subprocess.Popen(
+        [str(python), "-m", "app", "--home", str(home)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         # Steady state: wait until the app has finished its start-up work (maintenance that
         # is due, a scan) and is idle, as it is most of a working day.
@@ -239,8 +330,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--cli-runs", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the temporary home")
-    parser.add_argument("--no-semantic", action="store_true",
-                        help="skip the semantic measurement (10,000 vectors take minutes)")
+    parser.add_argument(
+        "--no-semantic",
+        action="store_true",
+        help="skip the semantic measurement (10,000 vectors take minutes)",
+    )
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="puffin-bench-"))
@@ -248,14 +342,18 @@ def main() -> int:
     try:
         start = time.perf_counter()
         store = build_home(home, args.branches, args.items)
-        print(f"home: {home}  ({args.branches} branches x {args.items} items, written in "
-              f"{time.perf_counter() - start:.1f} s)")
+        print(
+            f"home: {home}  ({args.branches} branches x {args.items} items, written in "
+            f"{time.perf_counter() - start:.1f} s)"
+        )
 
         index = MemoryIndex(store.index_path)
         start = time.perf_counter()
         report = index.sync(store)
-        print(f"first sync (full build): {(time.perf_counter() - start) * 1000:.0f} ms, "
-              f"reason={report['reason']}, items={index.health()['items']}")
+        print(
+            f"first sync (full build): {(time.perf_counter() - start) * 1000:.0f} ms, "
+            f"reason={report['reason']}, items={index.health()['items']}"
+        )
 
         show("sync, nothing changed", timed(lambda: index.sync(store), 200))
         show("  store.signatures() (200 stats)", timed(store.signatures, 200))
@@ -269,8 +367,10 @@ def main() -> int:
         asyncio.run(in_process(reader, 20))  # warm-up: caches, first compiles
         samples, reply = asyncio.run(in_process(reader, args.runs))
         show("retrieve fast, in process", samples, 10.0)
-        print(f"  last reply: {len(reply['memories'])} memories, {len(reply['conflicts'])} "
-              f"conflicts, {reply['totalTokens']} tokens")
+        print(
+            f"  last reply: {len(reply['memories'])} memories, {len(reply['conflicts'])} "
+            f"conflicts, {reply['totalTokens']} tokens"
+        )
 
         from app.core import embeddings
 
@@ -278,14 +378,18 @@ def main() -> int:
             reader = MemoryReader(store, index, NoEngine(), Config(), semantic=True)
             started = time.perf_counter()
             vectors = reader.backfill_vectors()
-            print(f"semantic: vectors for {vectors} items in "
-                  f"{time.perf_counter() - started:.0f} s (a scan does this once)")
+            print(
+                f"semantic: vectors for {vectors} items in "
+                f"{time.perf_counter() - started:.0f} s (a scan does this once)"
+            )
             asyncio.run(in_process(reader, 20))
             semantic, _ = asyncio.run(in_process(reader, args.runs))
             show("retrieve fast + semantic, in process", semantic, 20.0)
             size = (home / "vectors.sqlite").stat().st_size
-            print(f"  vectors.sqlite: {size / 1e6:.1f} MB for {vectors} items "
-                  f"({size / max(1, vectors):.0f} bytes an item)")
+            print(
+                f"  vectors.sqlite: {size / 1e6:.1f} MB for {vectors} items "
+                f"({size / max(1, vectors):.0f} bytes an item)"
+            )
 
         scan = MemoryIndex(tmp / "scan.sqlite", use_fts5=False)
         scan.sync(store)

@@ -82,10 +82,18 @@ def build_home(home: Path) -> tuple[MemoryStore, MemoryIndex, dict[str, str]]:
         extra: dict[str, Any] = {}
         if category is Category.ARCHITECTURAL_DECISIONS:
             extra = {"rationale": "", "trade_offs": ""}
-        by_branch[branch][category].append(MemoryItem(
-            category=category, title="", content=content, confidence=0.9,
-            sources=["labeled-set"], extracted=date(2025, 1, 1), tags=[], **extra,
-        ))
+        by_branch[branch][category].append(
+            MemoryItem(
+                category=category,
+                title="",
+                content=content,
+                confidence=0.9,
+                sources=["labeled-set"],
+                extracted=date(2025, 1, 1),
+                tags=[],
+                **extra,
+            )
+        )
         keys[content] = key
     for branch, items in by_branch.items():
         store.write_text(branch, render(BranchMemory(branch_id=branch, items=items, summary="")))
@@ -99,8 +107,13 @@ class _NoEngine:
 
 
 def rankings(
-    store: MemoryStore, index: MemoryIndex, keys: dict[str, str], questions: list[Question],
-    *, semantic: bool, config: Config,
+    store: MemoryStore,
+    index: MemoryIndex,
+    keys: dict[str, str],
+    questions: list[Question],
+    *,
+    semantic: bool,
+    config: Config,
 ) -> list[list[str]]:
     reader = MemoryReader(store, index, _NoEngine(), config, semantic=semantic)  # type: ignore[arg-type]
     reader.backfill_vectors()  # as the app does after a scan
@@ -147,13 +160,16 @@ def evaluate(split: str, config: Config | None = None) -> dict[str, dict[str, di
         store, index, keys = build_home(Path(tmp))
         try:
             result = {
-                "lexical": score(questions, rankings(store, index, keys, questions,
-                                                     semantic=False, config=config)),
+                "lexical": score(
+                    questions,
+                    rankings(store, index, keys, questions, semantic=False, config=config),
+                ),
                 "bm25": score(questions, bm25_rankings(index, keys, questions)),
             }
             if embeddings.available():
-                result["hybrid"] = score(questions, rankings(store, index, keys, questions,
-                                                             semantic=True, config=config))
+                result["hybrid"] = score(
+                    questions, rankings(store, index, keys, questions, semantic=True, config=config)
+                )
         finally:
             index.close()
     return result
@@ -165,11 +181,15 @@ def _print(split: str, result: dict[str, dict[str, dict[str, float]]]) -> None:
     for ranker, kinds in result.items():
         for kind, row in kinds.items():
             if kind == "unanswerable":
-                print(f"{ranker:8} {kind:13} {int(row['n']):3d} answered "
-                      f"{int(row['answered'])} of {int(row['n'])}")
+                print(
+                    f"{ranker:8} {kind:13} {int(row['n']):3d} answered "
+                    f"{int(row['answered'])} of {int(row['n'])}"
+                )
             else:
-                print(f"{ranker:8} {kind:13} {int(row['n']):3d} {row['hit1']:6.2f} "
-                      f"{row['hit5']:6.2f} {row['mrr']:6.2f}")
+                print(
+                    f"{ranker:8} {kind:13} {int(row['n']):3d} {row['hit1']:6.2f} "
+                    f"{row['hit5']:6.2f} {row['mrr']:6.2f}"
+                )
 
 
 def main() -> None:
@@ -186,19 +206,19 @@ def main() -> None:
     if args.sweep:
         for t in (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60):
             r = evaluate("dev", base.model_copy(update={"min_relevance": t}))["hybrid"]
-            print(f"min_relevance {t:.2f}: paraphrase hit@5 {r['paraphrase']['hit5']:.2f} "
-                  f"shared hit@1 {r['shared-word']['hit1']:.2f} cross hit@1 "
-                  f"{r['cross-branch']['hit1']:.2f} unanswerable answered "
-                  f"{int(r['unanswerable']['answered'])}/{int(r['unanswerable']['n'])}")
+            print(
+                f"min_relevance {t:.2f}: paraphrase hit@5 {r['paraphrase']['hit5']:.2f} "
+                f"shared hit@1 {r['shared-word']['hit1']:.2f} cross hit@1 "
+                f"{r['cross-branch']['hit1']:.2f} unanswerable answered "
+                f"{int(r['unanswerable']['answered'])}/{int(r['unanswerable']['n'])}"
+            )
         return
     if args.min_relevance is not None:
         base = base.model_copy(update={"min_relevance": args.min_relevance})
-    for split in (["dev", "test"] if args.split == "both" else [args.split]):
+    for split in ["dev", "test"] if args.split == "both" else [args.split]:
         start = time.perf_counter()
         _print(split, evaluate(split, base))
         print(f"({time.perf_counter() - start:.1f} s)")
-
-
 
 
 def speed(branches: int = 200, per_branch: int = 50, runs: int = 200) -> None:
@@ -216,8 +236,13 @@ def speed(branches: int = 200, per_branch: int = 50, runs: int = 200) -> None:
         index.sync(store)
         n = len(index.items())
         for semantic in (False, True):
-            reader = MemoryReader(store, index, _NoEngine(), Config(),  # type: ignore[arg-type]
-                                  semantic=semantic)
+            reader = MemoryReader(
+                store,
+                index,
+                _NoEngine(),
+                Config(),  # type: ignore[arg-type]
+                semantic=semantic,
+            )
             start = time.perf_counter()
             reader.backfill_vectors()
             asyncio.run(reader.retrieve("warm up", 5))
@@ -229,14 +254,18 @@ def speed(branches: int = 200, per_branch: int = 50, runs: int = 200) -> None:
                 times.append((time.perf_counter() - t0) * 1000)
             times.sort()
             label = "hybrid " if semantic else "lexical"
-            print(f"{label} {n} items: first call {first:.1f} s, p50 "
-                  f"{statistics.median(times):.1f} ms, p95 {times[int(0.95 * runs)]:.1f} ms "
-                  "(target p95 <= 20 ms)")
+            print(
+                f"{label} {n} items: first call {first:.1f} s, p50 "
+                f"{statistics.median(times):.1f} ms, p95 {times[int(0.95 * runs)]:.1f} ms "
+                "(target p95 <= 20 ms)"
+            )
         vec = Path(tmp) / "vectors.sqlite"
         if vec.exists():
             size = os.path.getsize(vec)
-            print(f"vectors.sqlite {size / 1e6:.1f} MB = {size / n * 1000 / 1e6:.2f} MB per "
-                  f"1,000 items; index {os.path.getsize(store.index_path) / 1e6:.1f} MB")
+            print(
+                f"vectors.sqlite {size / 1e6:.1f} MB = {size / n * 1000 / 1e6:.2f} MB per "
+                f"1,000 items; index {os.path.getsize(store.index_path) / 1e6:.1f} MB"
+            )
         index.close()
 
 

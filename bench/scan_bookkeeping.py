@@ -44,8 +44,9 @@ def fill_history(home: Path, branches: int) -> None:
     """A feed at its cap and a maintenance log with a digest per branch."""
     feed = ActivityLog(home / "activity.json")
     for n in range(MAX_EVENTS):
-        feed.record("memorize", f"Remembered 3 item(s) for project/topic-{n}",
-                    branch=f"project/topic-{n}")
+        feed.record(
+            "memorize", f"Remembered 3 item(s) for project/topic-{n}", branch=f"project/topic-{n}"
+        )
     log = MaintenanceLog(home / "maintenance-log.json")
     log.ran("full")
     log.consolidated({f"project/topic-{n}": uuid.uuid4().hex * 2 for n in range(branches)})
@@ -68,8 +69,14 @@ class OldBookkeeping:
             write_json(self.log, data, durable=False)
         with FileLock(str(self.feed) + ".lock", timeout=5):
             events: list[dict[str, Any]] = read_json(self.feed, default=[])
-            events.append({"timestamp": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"),
-                           "kind": "memorize", "message": message, "branch": branch})
+            events.append(
+                {
+                    "timestamp": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "kind": "memorize",
+                    "message": message,
+                    "branch": branch,
+                }
+            )
             write_json(self.feed, events[-MAX_EVENTS:], durable=False)
 
 
@@ -80,8 +87,10 @@ def bookkeeping(root: Path, threads: int, branches: int) -> None:
     old_home = root / "old-home"
     shutil.copytree(home, old_home)
     log_size = (home / "maintenance-log.json").stat().st_size
-    print(f"history: feed of {MAX_EVENTS} events, maintenance log of {log_size / 1024:.1f} KB "
-          f"({branches} branch digests); {threads} threads")
+    print(
+        f"history: feed of {MAX_EVENTS} events, maintenance log of {log_size / 1024:.1f} KB "
+        f"({branches} branch digests); {threads} threads"
+    )
     feed, log = ActivityLog(home / "activity.json"), MaintenanceLog(home / "maintenance-log.json")
     old = OldBookkeeping(old_home)
     new_ms, old_ms = [], []
@@ -100,11 +109,15 @@ def bookkeeping(root: Path, threads: int, branches: int) -> None:
     assert log.last_memorized() is not None
     new_p50, old_p50 = statistics.median(new_ms), statistics.median(old_ms)
     verdict = "met" if new_p50 <= TARGET_MS else "MISSED"
-    print(f"bookkeeping per thread: p50 {new_p50:.3f} ms, max {max(new_ms):.2f} ms   "
-          f"(rewriting both files, as before: p50 {old_p50:.3f} ms, max {max(old_ms):.2f} ms)"
-          f"   target <= {TARGET_MS} ms: {verdict}")
-    print(f"  activity.json {(home / 'activity.json').stat().st_size / 1024:.1f} KB "
-          f"(JSON lines; rewritten to the newest events past 192 KB), {len(events)} shown")
+    print(
+        f"bookkeeping per thread: p50 {new_p50:.3f} ms, max {max(new_ms):.2f} ms   "
+        f"(rewriting both files, as before: p50 {old_p50:.3f} ms, max {max(old_ms):.2f} ms)"
+        f"   target <= {TARGET_MS} ms: {verdict}"
+    )
+    print(
+        f"  activity.json {(home / 'activity.json').stat().st_size / 1024:.1f} KB "
+        f"(JSON lines; rewritten to the newest events past 192 KB), {len(events)} shown"
+    )
 
 
 def reading(root: Path, target_mb: float) -> None:
@@ -123,7 +136,8 @@ def reading(root: Path, target_mb: float) -> None:
             folder = projects / f"-work-project-{copy % 7}"
             folder.mkdir(parents=True, exist_ok=True)
             data = source.read_bytes().replace(
-                b'"sessionId":"', f'"sessionId":"copy{copy}-'.encode())
+                b'"sessionId":"', f'"sessionId":"copy{copy}-'.encode()
+            )
             (folder / f"{uuid.uuid4()}.jsonl").write_bytes(data)
             total += len(data)
             copy += 1
@@ -149,10 +163,12 @@ def reading(root: Path, target_mb: float) -> None:
     assert found is not None
     mb = total / MB
     floor, scan = mb / min(floor_s), mb / min(scan_s)
-    print(f"reading {mb:.1f} MB of real Claude Code transcripts ({len(files)} files, "
-          f"{len(found.threads)} threads): discovery {scan:.0f} MB/s   floor (json.loads of "
-          f"every line) {floor:.0f} MB/s   target >= {TARGET_MBS:.0f} MB/s: "
-          f"{'met' if scan >= TARGET_MBS else 'MISSED'}")
+    print(
+        f"reading {mb:.1f} MB of real Claude Code transcripts ({len(files)} files, "
+        f"{len(found.threads)} threads): discovery {scan:.0f} MB/s   floor (json.loads of "
+        f"every line) {floor:.0f} MB/s   target >= {TARGET_MBS:.0f} MB/s: "
+        f"{'met' if scan >= TARGET_MBS else 'MISSED'}"
+    )
 
 
 def main() -> int:

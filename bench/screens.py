@@ -54,32 +54,68 @@ def seed(home: Path) -> None:
     store.ensure()
     shutil.copyfile(FIXTURES / "spotter__main.md", store.branch_file("spotter/main"))
     shutil.copyfile(FIXTURES / "todo__ui.md", store.branch_file("puffin-todo-list/ui"))
-    (home / "config.json").write_text(json.dumps({
-        "scan_on_start": False, "maintenance_on_start": False, "auto_memorize": False,
-        "sources": {"claude_code": False, "codex": False, "puffin": False, "aider": False},
-    }), encoding="utf-8")
+    (home / "config.json").write_text(
+        json.dumps(
+            {
+                "scan_on_start": False,
+                "maintenance_on_start": False,
+                "auto_memorize": False,
+                "sources": {"claude_code": False, "codex": False, "puffin": False, "aider": False},
+            }
+        ),
+        encoding="utf-8",
+    )
     queue = ReviewQueue(store.review_queue_path)
-    queue.offer("spotter/main", [MemoryItem(
-        category=Category.ARCHITECTURAL_DECISIONS, title="SAM pattern for state",
-        content="The todo app follows the SAM pattern: Model, Actions, State render.",
-        confidence=0.62, sources=["thread-2025-02-14"])], threshold=0.8, promote_at=0.99)
-    Archive(home).add("spotter/main", [(MemoryItem(
-        category=Category.PROJECT_CONVENTIONS, title="Yarn workspaces",
-        content="Use yarn workspaces for every package.", confidence=0.8,
-        sources=["thread-2025-01-02"]), "merged into a near-duplicate by weekly maintenance")])
+    queue.offer(
+        "spotter/main",
+        [
+            MemoryItem(
+                category=Category.ARCHITECTURAL_DECISIONS,
+                title="SAM pattern for state",
+                content="The todo app follows the SAM pattern: Model, Actions, State render.",
+                confidence=0.62,
+                sources=["thread-2025-02-14"],
+            )
+        ],
+        threshold=0.8,
+        promote_at=0.99,
+    )
+    Archive(home).add(
+        "spotter/main",
+        [
+            (
+                MemoryItem(
+                    category=Category.PROJECT_CONVENTIONS,
+                    title="Yarn workspaces",
+                    content="Use yarn workspaces for every package.",
+                    confidence=0.8,
+                    sources=["thread-2025-01-02"],
+                ),
+                "merged into a near-duplicate by weekly maintenance",
+            )
+        ],
+    )
 
 
 def _dark_palette() -> QPalette:
     palette = QPalette()
     roles = {
-        QPalette.ColorRole.Window: "#202124", QPalette.ColorRole.WindowText: "#e8eaed",
-        QPalette.ColorRole.Base: "#17181a", QPalette.ColorRole.AlternateBase: "#26282b",
-        QPalette.ColorRole.Text: "#e8eaed", QPalette.ColorRole.Button: "#2d2f33",
-        QPalette.ColorRole.ButtonText: "#e8eaed", QPalette.ColorRole.Highlight: "#4c8bf5",
-        QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#2d2f33",
-        QPalette.ColorRole.ToolTipText: "#e8eaed", QPalette.ColorRole.PlaceholderText: "#9aa0a6",
-        QPalette.ColorRole.Mid: "#3c4043", QPalette.ColorRole.Light: "#3c4043",
-        QPalette.ColorRole.Dark: "#111213", QPalette.ColorRole.Link: "#8ab4f8",
+        QPalette.ColorRole.Window: "#202124",
+        QPalette.ColorRole.WindowText: "#e8eaed",
+        QPalette.ColorRole.Base: "#17181a",
+        QPalette.ColorRole.AlternateBase: "#26282b",
+        QPalette.ColorRole.Text: "#e8eaed",
+        QPalette.ColorRole.Button: "#2d2f33",
+        QPalette.ColorRole.ButtonText: "#e8eaed",
+        QPalette.ColorRole.Highlight: "#4c8bf5",
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.ToolTipBase: "#2d2f33",
+        QPalette.ColorRole.ToolTipText: "#e8eaed",
+        QPalette.ColorRole.PlaceholderText: "#9aa0a6",
+        QPalette.ColorRole.Mid: "#3c4043",
+        QPalette.ColorRole.Light: "#3c4043",
+        QPalette.ColorRole.Dark: "#111213",
+        QPalette.ColorRole.Link: "#8ab4f8",
     }
     for role, colour in roles.items():
         palette.setColor(role, QColor(colour))
@@ -90,6 +126,7 @@ def problems(window: QWidget) -> list[str]:
     """Visible controls clipped by the window or overlapping a sibling control."""
     found: list[str] = []
     bounds = window.rect()
+
     def scrolled(widget: QWidget) -> bool:
         parent = widget.parentWidget()
         while parent is not None:
@@ -98,9 +135,13 @@ def problems(window: QWidget) -> list[str]:
             parent = parent.parentWidget()
         return False
 
-    controls = [w for w in window.findChildren(QWidget)
-                if isinstance(w, QAbstractButton | QLineEdit | QComboBox) and w.isVisible()
-                and not scrolled(w)]
+    controls = [
+        w
+        for w in window.findChildren(QWidget)
+        if isinstance(w, QAbstractButton | QLineEdit | QComboBox)
+        and w.isVisible()
+        and not scrolled(w)
+    ]
     rects: list[tuple[QWidget, QRect]] = []
     for widget in controls:
         top_left = widget.mapTo(window, widget.rect().topLeft())
@@ -110,12 +151,14 @@ def problems(window: QWidget) -> list[str]:
             found.append(f"cut off: {name}")
         rects.append((widget, rect))
     for i, (a, ra) in enumerate(rects):
-        for b, rb in rects[i + 1:]:
+        for b, rb in rects[i + 1 :]:
             if a.parent() is b.parent() and ra.intersects(rb):
                 inter = ra.intersected(rb)
                 if inter.width() > 2 and inter.height() > 2:
-                    found.append(f"overlap: {a.accessibleName() or type(a).__name__} / "
-                                 f"{b.accessibleName() or type(b).__name__}")
+                    found.append(
+                        f"overlap: {a.accessibleName() or type(a).__name__} / "
+                        f"{b.accessibleName() or type(b).__name__}"
+                    )
     return found
 
 
@@ -141,7 +184,8 @@ async def shoot(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES, scale: fl
             # Offscreen Qt has no system scheme to follow: give it the palette a dark
             # desktop would, before the window is built (as at a real start-up).
             app.styleHints().setColorScheme(
-                Qt.ColorScheme.Dark if scheme == "dark" else Qt.ColorScheme.Light)
+                Qt.ColorScheme.Dark if scheme == "dark" else Qt.ColorScheme.Light
+            )
             app.setPalette(_dark_palette() if scheme == "dark" else light)
             indicator = StatusIndicator(channels, use_tray=False)
             window = MainWindow(channels, indicator)
@@ -170,8 +214,9 @@ async def shoot(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES, scale: fl
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
-    parser.add_argument("--scale", type=float, default=1.0,
-                        help="device pixel ratio (2: a 4K screen at 200 %%)")
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="device pixel ratio (2: a 4K screen at 200 %%)"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.scale != 1:

@@ -26,20 +26,49 @@ from app.container import build_api  # noqa: E402
 from app.core.format import parse  # noqa: E402
 from app.core.models import Category, MemoryItem  # noqa: E402
 
-CATEGORIES = [Category.CODING_PREFERENCES, Category.ARCHITECTURAL_DECISIONS,
-              Category.PROJECT_CONVENTIONS, Category.IMPLEMENTATION_NOTES]
-WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
-         "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
-         "sierra", "tango", "uniform", "victor", "whiskey", "xray"]
+CATEGORIES = [
+    Category.CODING_PREFERENCES,
+    Category.ARCHITECTURAL_DECISIONS,
+    Category.PROJECT_CONVENTIONS,
+    Category.IMPLEMENTATION_NOTES,
+]
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+]
 
 
 def _item(n: int) -> MemoryItem:
     """A distinct statement: its words spell the number, so no two are near-duplicates."""
     digits = [WORDS[(int(d) + (i % 3) * 8) % len(WORDS)] for i, d in enumerate(f"{n:05d}")]
     return MemoryItem(
-        category=CATEGORIES[n % len(CATEGORIES)], title=f"Rule {n}",
+        category=CATEGORIES[n % len(CATEGORIES)],
+        title=f"Rule {n}",
         content=f"Module {' '.join(digits)} uses setting s{n} with limit {n * 7 % 997}.",
-        confidence=0.5 + (n % 50) / 100, sources=[f"thread-{n // 100}"],
+        confidence=0.5 + (n % 50) / 100,
+        sources=[f"thread-{n // 100}"],
     )
 
 
@@ -66,11 +95,14 @@ def run(items: int, per_week: int) -> dict[str, int]:
                 break
             old = parse(api.store.read_version("soak/main", version.version), "soak/main")
             in_versions |= {i.id for i in old.all_items()} & rest
-        return {"written": len(written), "in file": len(set(written) & in_file),
-                "in archive": len(set(written) & archived - in_file),
-                "only in versions": len(in_versions),
-                "lost": len(rest - in_versions),
-                "versions": len(api.store.list_versions("soak/main"))}
+        return {
+            "written": len(written),
+            "in file": len(set(written) & in_file),
+            "in archive": len(set(written) & archived - in_file),
+            "only in versions": len(in_versions),
+            "lost": len(rest - in_versions),
+            "versions": len(api.store.list_versions("soak/main")),
+        }
 
 
 def main() -> None:
@@ -80,8 +112,10 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     figures = run(args.items, args.per_week)
-    print(f"{args.items} items, {args.per_week} a week, weekly maintenance after each batch "
-          f"({time.perf_counter() - started:.0f} s)")
+    print(
+        f"{args.items} items, {args.per_week} a week, weekly maintenance after each batch "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
     for name, value in figures.items():
         print(f"  {name:18} {value}")
     print("  result            " + ("nothing lost" if figures["lost"] == 0 else "ITEMS LOST"))

@@ -25,8 +25,13 @@ sys.path.insert(0, str(ROOT))
 from app.engines.offline.category import features  # noqa: E402
 
 OUT = ROOT / "app" / "engines" / "offline" / "data" / "category_model.json"
-LETTERS = {"p": "coding_preferences", "a": "architectural_decisions",
-           "c": "project_conventions", "b": "bug_patterns", "i": "implementation_notes"}
+LETTERS = {
+    "p": "coding_preferences",
+    "a": "architectural_decisions",
+    "c": "project_conventions",
+    "b": "bug_patterns",
+    "i": "implementation_notes",
+}
 
 
 def examples() -> list[tuple[str, str]]:

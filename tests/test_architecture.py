@@ -40,9 +40,14 @@ def test_layers_below_the_service_never_import_qt(part: str) -> None:
 
 def test_core_imports_only_allowed_packages() -> None:
     allowed_third_party = {
-        "pydantic", "markdown_it", "filelock", "keyring",
+        "pydantic",
+        "markdown_it",
+        "filelock",
+        "keyring",
         # the embedding model (app/core/embeddings.py)
-        "numpy", "tokenizers", "safetensors",
+        "numpy",
+        "tokenizers",
+        "safetensors",
     }
     offenders = []
     for path in _files("core"):
@@ -60,8 +65,9 @@ def test_engines_and_sources_do_not_reach_up() -> None:
     for part in ("engines", "sources"):
         for path in _files(part):
             for name in _imports(path):
-                if name.startswith(("app.service", "app.ui", "app.cli", "app.container",
-                                    "app.integrations")):
+                if name.startswith(
+                    ("app.service", "app.ui", "app.cli", "app.container", "app.integrations")
+                ):
                     offenders.append(f"{path.relative_to(APP)} imports {name}")
     assert offenders == []
 
@@ -85,8 +91,16 @@ def _is_stdlib(name: str) -> bool:
 # Modules the per-prompt hook must not load: each costs milliseconds on every prompt, and
 # none is needed to read the index and answer.
 # Session start writes the session's record, so it may load the file helpers.
-_PROMPT_HOOK_NEVER = ("argparse", "pydantic", "anthropic", "numpy", "markdown_it", "PySide6",
-                      "app.cli", "app.core.api")
+_PROMPT_HOOK_NEVER = (
+    "argparse",
+    "pydantic",
+    "anthropic",
+    "numpy",
+    "markdown_it",
+    "PySide6",
+    "app.cli",
+    "app.core.api",
+)
 _PER_PROMPT_NEVER = ("tempfile", "shutil", "hashlib")
 
 
@@ -106,11 +120,23 @@ def test_prompt_hooks_import_only_what_they_need(tmp_path: Path, action: str) ->
         "except SystemExit:\n    pass\n"
         "print('\\nMODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
     )
-    given = json.dumps({"session_id": "s", "cwd": str(tmp_path / "repo"), "prompt":
-                        "how does the watcher handle renames", "source": "startup"})
-    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "home"), action],
-                          input=given, capture_output=True, text=True, cwd=tmp_path,
-                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, check=False)
+    given = json.dumps(
+        {
+            "session_id": "s",
+            "cwd": str(tmp_path / "repo"),
+            "prompt": "how does the watcher handle renames",
+            "source": "startup",
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "home"), action],
+        input=given,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
     loaded = set(done.stderr.rsplit("MODULES ", 1)[-1].split())
     assert "app.integrations.hooks" in loaded, done.stderr[-2000:]
     never = _PROMPT_HOOK_NEVER + (_PER_PROMPT_NEVER if action == "user-prompt-submit" else ())
@@ -120,9 +146,24 @@ def test_prompt_hooks_import_only_what_they_need(tmp_path: Path, action: str) ->
 # Modules a cold `retrieve` (app/readpath.py, the index) must not load: the composition
 # root's weight (models, SDKs, engines, the event loop) is what made a search cost ten
 # times Python's own start.
-_READ_PATH_NEVER = ("pydantic", "anthropic", "openai", "markdown_it", "asyncio", "argparse",
-                    "numpy", "tokenizers", "PySide6", "qasync", "app.container", "app.cli",
-                    "app.core.api", "app.core.models", "app.core.reader", "app.core.store")
+_READ_PATH_NEVER = (
+    "pydantic",
+    "anthropic",
+    "openai",
+    "markdown_it",
+    "asyncio",
+    "argparse",
+    "numpy",
+    "tokenizers",
+    "PySide6",
+    "qasync",
+    "app.container",
+    "app.cli",
+    "app.core.api",
+    "app.core.models",
+    "app.core.reader",
+    "app.core.store",
+)
 
 
 def test_the_cold_read_path_imports_only_what_it_needs() -> None:
@@ -130,13 +171,21 @@ def test_the_cold_read_path_imports_only_what_it_needs() -> None:
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    probe = ("import sys, app.readpath, app.core.index, app.remote\n"
-             "print(' '.join(sorted(sys.modules)))\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
-                          check=True)
+    probe = (
+        "import sys, app.readpath, app.core.index, app.remote\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
     loaded = set(done.stdout.split())
     assert "app.readpath" in loaded
-    offenders = sorted(m for m in loaded
-                       if m in _READ_PATH_NEVER or m.startswith(("app.engines", "app.ui")))
+    offenders = sorted(
+        m for m in loaded if m in _READ_PATH_NEVER or m.startswith(("app.engines", "app.ui"))
+    )
     assert offenders == []

@@ -22,7 +22,11 @@ def run_cli(
     env.pop("ANTHROPIC_API_KEY", None)
     proc = subprocess.run(
         [sys.executable, "-m", "app", "--home", str(home), *args],
-        input=stdin, capture_output=True, env=env, timeout=timeout, check=False,
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+        check=False,
     )
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()
     return proc.returncode, json.loads(proc.stdout)
@@ -152,8 +156,9 @@ def test_maintain_and_status(seeded: Path) -> None:
 def _memorize_text(home: Path, tmp_path: Path, branch: str, text: str, source: str) -> dict:
     conv = tmp_path / f"{source}.txt"
     conv.write_text(text, encoding="utf-8")
-    code, reply = run_cli(home, "memorize", "--branch", branch, "--file", str(conv),
-                          "--source", source)
+    code, reply = run_cli(
+        home, "memorize", "--branch", branch, "--file", str(conv), "--source", source
+    )
     assert code == 0, reply
     return reply
 
@@ -161,10 +166,16 @@ def _memorize_text(home: Path, tmp_path: Path, branch: str, text: str, source: s
 def test_a_later_opposite_statement_is_recorded_with_both_sources(
     home: Path, tmp_path: Path
 ) -> None:
-    _memorize_text(home, tmp_path, "demo", "User: Always use async/await, never .then() "
-                   "chains.\n", "thread-a")
-    _memorize_text(home, tmp_path, "demo", "User: Prefer .then() chains over async/await "
-                   "from now on.\n", "thread-b")
+    _memorize_text(
+        home, tmp_path, "demo", "User: Always use async/await, never .then() chains.\n", "thread-a"
+    )
+    _memorize_text(
+        home,
+        tmp_path,
+        "demo",
+        "User: Prefer .then() chains over async/await from now on.\n",
+        "thread-b",
+    )
     _, shown = run_cli(home, "branch", "show", "demo")
     conflicts = shown["content"].split("## Contradictions and Conflicts")[1]
     assert "thread-a" in conflicts and "thread-b" in conflicts
@@ -173,33 +184,51 @@ def test_a_later_opposite_statement_is_recorded_with_both_sources(
 def test_retrieve_across_three_branches_ranks_and_reports_conflicts(
     home: Path, tmp_path: Path
 ) -> None:
-    _memorize_text(home, tmp_path, "web/main", "User: Always use async/await for "
-                   "asynchronous code, never .then() chains.\n", "t1")
-    _memorize_text(home, tmp_path, "api/main", "User: Prefer .then() chains over "
-                   "async/await; our tracing loses context across await.\n", "t2")
-    _memorize_text(home, tmp_path, "api/stream", "User: We decided to use async generators "
-                   "for streaming because they handle backpressure.\n", "t3")
+    _memorize_text(
+        home,
+        tmp_path,
+        "web/main",
+        "User: Always use async/await for asynchronous code, never .then() chains.\n",
+        "t1",
+    )
+    _memorize_text(
+        home,
+        tmp_path,
+        "api/main",
+        "User: Prefer .then() chains over async/await; our tracing loses context across await.\n",
+        "t2",
+    )
+    _memorize_text(
+        home,
+        tmp_path,
+        "api/stream",
+        "User: We decided to use async generators "
+        "for streaming because they handle backpressure.\n",
+        "t3",
+    )
     code, found = run_cli(home, "retrieve", "async pattern")
     assert code == 0
     memories = found["memories"]
     assert {m["branch"] for m in memories} == {"web/main", "api/main", "api/stream"}
-    assert [m["score"] for m in memories] == sorted((m["score"] for m in memories),
-                                                    reverse=True)
+    assert [m["score"] for m in memories] == sorted((m["score"] for m in memories), reverse=True)
     assert all(m["category"] and m["id"] for m in memories)
     assert found["conflicts"]
     assert set(found["conflicts"][0]["branches"]) == {"web/main", "api/main"}
 
 
 def test_a_hand_edit_is_picked_up_by_the_next_retrieve(home: Path, tmp_path: Path) -> None:
-    _memorize_text(home, tmp_path, "demo", "User: Always use pathlib instead of os.path.\n",
-                   "t1")
+    _memorize_text(home, tmp_path, "demo", "User: Always use pathlib instead of os.path.\n", "t1")
     code, found = run_cli(home, "retrieve", "pathlib")
     assert found["memories"]
     path = home / "branches" / "demo.md"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("## Project Conventions\n",
-                                 "## Project Conventions\n\n- **Zebra naming**: Name every "
-                                 "fixture after a zebra.\n"), encoding="utf-8")
+    path.write_text(
+        text.replace(
+            "## Project Conventions\n",
+            "## Project Conventions\n\n- **Zebra naming**: Name every fixture after a zebra.\n",
+        ),
+        encoding="utf-8",
+    )
     code, found = run_cli(home, "retrieve", "zebra fixture")
     assert code == 0
     assert found["memories"][0]["title"] == "Zebra naming"
@@ -211,11 +240,19 @@ SESSION = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
 fifo_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 
 
-@pytest.mark.parametrize("args", [
-    ("bogus",), ("retrieve",), ("retrieve", "x", "--max-results", "lots"),
-    ("list", "--type", "nope"), ("branch", "show"), ("--engine", "nope", "stats"),
-    ("forget", "--older-than", "soon"), ("scan", "--source", "vim"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("bogus",),
+        ("retrieve",),
+        ("retrieve", "x", "--max-results", "lots"),
+        ("list", "--type", "nope"),
+        ("branch", "show"),
+        ("--engine", "nope", "stats"),
+        ("forget", "--older-than", "soon"),
+        ("scan", "--source", "vim"),
+    ],
+)
 def test_argument_errors_are_json_and_exit_2(home: Path, args: tuple[str, ...]) -> None:
     code, reply = run_cli(home, *args)
 
@@ -229,9 +266,11 @@ def _claude_projects(root: Path, lines: bytes) -> Path:
     folder = root / "projects" / "-nowhere-app"
     folder.mkdir(parents=True)
     (folder / f"{SESSION}.jsonl").write_bytes(lines)
-    good = (b'{"type":"user","message":{"role":"user","content":"Always use pathlib instead '
-            b'of os.path in this project."},"timestamp":"2026-02-10T21:11:56Z",'
-            b'"cwd":"/nowhere/app","gitBranch":"main"}\n')
+    good = (
+        b'{"type":"user","message":{"role":"user","content":"Always use pathlib instead '
+        b'of os.path in this project."},"timestamp":"2026-02-10T21:11:56Z",'
+        b'"cwd":"/nowhere/app","gitBranch":"main"}\n'
+    )
     (folder / "11111111-2222-3333-4444-555555555555.jsonl").write_bytes(good)
     return root / "projects"
 
@@ -322,9 +361,11 @@ def test_a_catastrophic_forget_pattern_is_refused_at_once(home: Path) -> None:
 
 
 def test_a_lone_surrogate_escape_does_not_fail_the_thread(home: Path, tmp_path: Path) -> None:
-    line = (b'{"type":"user","message":{"role":"user","content":"Always use pathlib \\ud800 '
-            b'in this project, never os.path."},"timestamp":"2026-02-10T21:11:56Z",'
-            b'"cwd":"/nowhere/app","gitBranch":"main\\udc00"}\n')
+    line = (
+        b'{"type":"user","message":{"role":"user","content":"Always use pathlib \\ud800 '
+        b'in this project, never os.path."},"timestamp":"2026-02-10T21:11:56Z",'
+        b'"cwd":"/nowhere/app","gitBranch":"main\\udc00"}\n'
+    )
     projects = _claude_projects(tmp_path, line)
 
     code, reply = run_cli(home, "--engine", "offline", "scan", "--path", str(projects))
@@ -335,9 +376,18 @@ def test_a_lone_surrogate_escape_does_not_fail_the_thread(home: Path, tmp_path: 
 
 def test_a_scan_in_which_every_thread_failed_exits_non_zero(home: Path, tmp_path: Path) -> None:
     # A branch name longer than any branch id may be: the one thread cannot be memorized.
-    line = json.dumps({"type": "user", "message": {"role": "user", "content": "Use pathlib."},
-                       "timestamp": "2026-02-10T21:11:56Z", "cwd": "/nowhere/app",
-                       "gitBranch": "b" * 300}).encode() + b"\n"
+    line = (
+        json.dumps(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": "Use pathlib."},
+                "timestamp": "2026-02-10T21:11:56Z",
+                "cwd": "/nowhere/app",
+                "gitBranch": "b" * 300,
+            }
+        ).encode()
+        + b"\n"
+    )
     folder = tmp_path / "projects" / "-nowhere-app"
     folder.mkdir(parents=True)
     (folder / f"{SESSION}.jsonl").write_bytes(line)
@@ -352,8 +402,12 @@ def test_archive_list_and_restore_from_the_command_line(home: Path) -> None:
     from app.core.archive import Archive
     from app.core.models import Category, MemoryItem
 
-    item = MemoryItem(category=Category.PROJECT_CONVENTIONS, title="Use pnpm",
-                      content="Use pnpm workspaces for the monorepo.", id="conv-0badc0de")
+    item = MemoryItem(
+        category=Category.PROJECT_CONVENTIONS,
+        title="Use pnpm",
+        content="Use pnpm workspaces for the monorepo.",
+        id="conv-0badc0de",
+    )
     Archive(home).add("web/main", [(item, "pruned by weekly maintenance")])
     code, listed = run_cli(home, "archive", "list", "web/main")
     assert code == 0 and [i["id"] for i in listed["items"]] == ["conv-0badc0de"]
@@ -367,15 +421,29 @@ def test_archive_list_and_restore_from_the_command_line(home: Path) -> None:
     assert code != 0 and missing["code"] == "NOT_FOUND"
 
 
-@pytest.mark.parametrize("args", [("retrieve", "pnpm"), ("list",), ("branch", "list"),
-                                  ("stats",), ("status",), ("context",),
-                                  ("archive", "list", "main")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("retrieve", "pnpm"),
+        ("list",),
+        ("branch", "list"),
+        ("stats",),
+        ("status",),
+        ("context",),
+        ("archive", "list", "main"),
+    ],
+)
 def test_read_commands_do_not_create_a_missing_home(tmp_path: Path, args: tuple[str, ...]) -> None:
     home = tmp_path / "never-made"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("PUFFIN_MEMORY_HOME", None)
-    proc = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args],
-                          capture_output=True, env=env, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", "--home", str(home), *args],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert b"Traceback" not in proc.stderr
     assert not home.exists()
@@ -395,8 +463,9 @@ def test_crash_leftover_temp_files_are_swept_on_start(home: Path) -> None:
     assert not stale.exists() and fresh.exists()
 
 
-def test_writing_commands_leave_an_operations_log_and_reads_do_not(home: Path,
-                                                                    tmp_path: Path) -> None:
+def test_writing_commands_leave_an_operations_log_and_reads_do_not(
+    home: Path, tmp_path: Path
+) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     conv = tmp_path / "c.txt"
     conv.write_text("User: We use pnpm, not npm, in every package of this repo.\n")
@@ -411,9 +480,19 @@ def test_writing_commands_leave_an_operations_log_and_reads_do_not(home: Path,
     assert "op=memory:memorize branchId='web/main' source='cli' outcome=ok" in text
     assert "outcome=INVALID_INPUT" in text
     assert "pnpm" not in text  # the log holds where and how, never the conversation
-    shown = subprocess.run([sys.executable, "-m", "app", "--home", str(home), "logs"],
-                           capture_output=True, text=True, env=env, check=False)
+    shown = subprocess.run(
+        [sys.executable, "-m", "app", "--home", str(home), "logs"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert shown.returncode == 0 and "op=memory:memorize" in shown.stdout
-    where = subprocess.run([sys.executable, "-m", "app", "--home", str(home), "logs", "--path"],
-                           capture_output=True, text=True, env=env, check=False)
+    where = subprocess.run(
+        [sys.executable, "-m", "app", "--home", str(home), "logs", "--path"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert where.stdout.strip() == str(log)

@@ -40,8 +40,9 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _run(home: Path, args: tuple[str, ...], *, full: bool, probe: bool = False
-         ) -> tuple[int, dict[str, Any], set[str]]:
+def _run(
+    home: Path, args: tuple[str, ...], *, full: bool, probe: bool = False
+) -> tuple[int, dict[str, Any], set[str]]:
     """One command in a fresh process: through `app` (lean when it can) or the full CLI."""
     entry = "from app.cli import main" if full else "from app.__main__ import main"
     code = (
@@ -52,9 +53,14 @@ def _run(home: Path, args: tuple[str, ...], *, full: bool, probe: bool = False
         "print('\\nMODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
         "sys.exit(rc)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, "--home", str(home), *args],
-                          capture_output=True, text=True, env=_env(home), check=False,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code, "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        env=_env(home),
+        check=False,
+        timeout=120,
+    )
     assert "Traceback" not in done.stderr, done.stderr
     modules = set(done.stderr.rsplit("MODULES ", 1)[-1].split()) if probe else set()
     answer = json.loads(done.stdout) if done.stdout.startswith("{") else {"text": done.stdout}
@@ -74,8 +80,9 @@ def memory_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     async def fill() -> None:
         api = build_api(home, engine_override="offline")
         for branch, category, text in ITEMS:
-            reply = await api.invoke("memory:remember",
-                                     {"branch": branch, "text": text, "category": category})
+            reply = await api.invoke(
+                "memory:remember", {"branch": branch, "text": text, "category": category}
+            )
             assert reply.get("success"), reply
         api.index.sync(api.store)
         api.index.close()
@@ -91,8 +98,7 @@ def _same(lean: dict[str, Any], full: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("args", QUERIES)
-def test_lean_retrieve_answers_like_the_full_path(memory_home: Path, args: tuple[str, ...]
-                                                  ) -> None:
+def test_lean_retrieve_answers_like_the_full_path(memory_home: Path, args: tuple[str, ...]) -> None:
     request = readpath.parse(["--home", str(memory_home), *args])
     assert request is not None
     log = memory_home / core_index.ACCESS_LOG
@@ -126,10 +132,16 @@ def test_uses_in_the_log_count_in_both_paths(memory_home: Path) -> None:
     log.unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize("args", [
-    ("list",), ("list", "--type", "coding_preferences"), ("list", "--branch", "shop/main"),
-    ("list", "--limit", "2"), ("list", "--branch", "nobody/here", "--limit", "0"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list",),
+        ("list", "--type", "coding_preferences"),
+        ("list", "--branch", "shop/main"),
+        ("list", "--limit", "2"),
+        ("list", "--branch", "nobody/here", "--limit", "0"),
+    ],
+)
 def test_lean_list_answers_like_the_full_path(memory_home: Path, args: tuple[str, ...]) -> None:
     request = readpath.parse_list(["--home", str(memory_home), *args])
     assert request is not None
@@ -141,8 +153,14 @@ def test_lean_list_answers_like_the_full_path(memory_home: Path, args: tuple[str
 
 
 def test_other_list_forms_take_the_full_path() -> None:
-    for argv in (["list", "--tags", "a"], ["list", "--type", "gossip"], ["list", "--limit", "x"],
-                 ["branch", "list"], ["review", "list"], ["list", "extra"]):
+    for argv in (
+        ["list", "--tags", "a"],
+        ["list", "--type", "gossip"],
+        ["list", "--limit", "x"],
+        ["branch", "list"],
+        ["review", "list"],
+        ["list", "extra"],
+    ):
         assert readpath.parse_list(argv) is None, argv
 
 
@@ -157,12 +175,23 @@ def test_a_dispute_between_branches_is_reported_by_both_paths(memory_home: Path)
 
 def test_cold_retrieve_loads_no_heavy_module_and_writes_nothing(memory_home: Path) -> None:
     before = _snapshot(memory_home)
-    code, answer, modules = _run(memory_home, ("retrieve", "pnpm installs"), full=False,
-                                 probe=True)
+    code, answer, modules = _run(memory_home, ("retrieve", "pnpm installs"), full=False, probe=True)
     assert code == 0
     assert answer["memories"][0]["title"].startswith("Use pnpm")
-    heavy = ("pydantic", "anthropic", "openai", "markdown_it", "asyncio", "argparse", "numpy",
-             "PySide6", "app.container", "app.cli", "app.core.api", "app.core.models")
+    heavy = (
+        "pydantic",
+        "anthropic",
+        "openai",
+        "markdown_it",
+        "asyncio",
+        "argparse",
+        "numpy",
+        "PySide6",
+        "app.container",
+        "app.cli",
+        "app.core.api",
+        "app.core.models",
+    )
     assert sorted(m for m in modules if m in heavy or m.startswith("app.engines")) == []
     after = _snapshot(memory_home)
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
@@ -173,9 +202,15 @@ def test_cold_retrieve_loads_no_heavy_module_and_writes_nothing(memory_home: Pat
     assert _snapshot(memory_home) == after
 
 
-@pytest.mark.parametrize("args", [
-    ("list",), ("get", "no-such-id"), ("context",), ("retrieve", "watcher"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list",),
+        ("get", "no-such-id"),
+        ("context",),
+        ("retrieve", "watcher"),
+    ],
+)
 def test_reads_through_the_full_path_write_nothing_but_the_access_log(
     memory_home: Path, args: tuple[str, ...]
 ) -> None:
@@ -217,11 +252,15 @@ def test_access_counts_fold_into_the_index_on_its_next_write(tmp_path: Path) -> 
     index.close()
 
 
-def test_stale_index_or_other_forms_take_the_full_path(memory_home: Path, tmp_path: Path
-                                                       ) -> None:
-    for argv in (["retrieve", "x", "--mode", "deep"], ["retrieve", "--max-results", "2", "x"],
-                 ["retrieve", "x", "--include-archive"], ["--engine", "offline", "retrieve", "x"],
-                 ["retrieve", "x", "--max-results=2"], ["list"]):
+def test_stale_index_or_other_forms_take_the_full_path(memory_home: Path, tmp_path: Path) -> None:
+    for argv in (
+        ["retrieve", "x", "--mode", "deep"],
+        ["retrieve", "--max-results", "2", "x"],
+        ["retrieve", "x", "--include-archive"],
+        ["--engine", "offline", "retrieve", "x"],
+        ["retrieve", "x", "--max-results=2"],
+        ["list"],
+    ):
         assert readpath.parse(argv) is None, argv
     request = readpath.parse(["retrieve", "watcher"])
     assert request is not None
@@ -254,13 +293,29 @@ def test_mirrors_match_the_core() -> None:
     defaults = Config()
     assert {k: getattr(defaults, k) for k in readpath.CONFIG_DEFAULTS} == readpath.CONFIG_DEFAULTS
     assert {c.value: h for c, h in CATEGORY_HEADINGS.items()} == readpath.CATEGORY_HEADINGS
-    assert (readpath.FAST_POOL, readpath.CONFLICT_POOL, readpath.SAME_BRANCH,
-            readpath.SAME_PROJECT, readpath.ELSEWHERE, readpath.CHARS_PER_TOKEN,
-            readpath.CONFLICT_BUDGET_SHARE, readpath.MIN_TRUNCATED_TOKENS,
-            readpath.MAX_RESULTS, readpath.NOTHING) == (
-        reader.FAST_POOL, reader.CONFLICT_POOL, reader.SAME_BRANCH, reader.SAME_PROJECT,
-        reader.ELSEWHERE, reader.CHARS_PER_TOKEN, reader.CONFLICT_BUDGET_SHARE,
-        reader.MIN_TRUNCATED_TOKENS, reader.MAX_RESULTS, reader.NOTHING)
+    assert (
+        readpath.FAST_POOL,
+        readpath.CONFLICT_POOL,
+        readpath.SAME_BRANCH,
+        readpath.SAME_PROJECT,
+        readpath.ELSEWHERE,
+        readpath.CHARS_PER_TOKEN,
+        readpath.CONFLICT_BUDGET_SHARE,
+        readpath.MIN_TRUNCATED_TOKENS,
+        readpath.MAX_RESULTS,
+        readpath.NOTHING,
+    ) == (
+        reader.FAST_POOL,
+        reader.CONFLICT_POOL,
+        reader.SAME_BRANCH,
+        reader.SAME_PROJECT,
+        reader.ELSEWHERE,
+        reader.CHARS_PER_TOKEN,
+        reader.CONFLICT_BUDGET_SHARE,
+        reader.MIN_TRUNCATED_TOKENS,
+        reader.MAX_RESULTS,
+        reader.NOTHING,
+    )
 
 
 def _snapshot(home: Path) -> dict[str, tuple[int, int, bytes]]:

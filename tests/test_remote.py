@@ -28,14 +28,20 @@ def _seeded(home: Path) -> Path:
     # No start-up scan or maintenance: on a slow machine they could rewrite the seeded file
     # between the cold read and the app's answer, and the two would differ for that reason.
     (home / "config.json").write_text(
-        json.dumps({"scan_on_start": False, "maintenance_on_start": False}), encoding="utf-8")
+        json.dumps({"scan_on_start": False, "maintenance_on_start": False}), encoding="utf-8"
+    )
     return home
 
 
 def _cli(home: Path, *args: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args],
-                          capture_output=True, env=env, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", "--home", str(home), *args],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     return json.loads(proc.stdout)
 
 
@@ -78,8 +84,12 @@ def test_the_running_app_answers_the_same_as_a_cold_cli(home: Path) -> None:
     _seeded(home)
     cold = _cli(home, "branch", "show", "feature-auth")
     env = {**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen"}
-    app = subprocess.Popen([sys.executable, "-m", "app", "--home", str(home)], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    app = subprocess.Popen(
+        [sys.executable, "-m", "app", "--home", str(home)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         served = None

@@ -27,24 +27,42 @@ def _puffin_project(folder: Path) -> None:
     shutil.copy(PUFFIN_HISTORY, folder / ".puffin" / "history.json")
 
 
-def test_scan_sends_the_backlog_as_one_batch(home: Path, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scan_sends_the_backlog_as_one_batch(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "x" * 40)
-    (home / "config.json").write_text(json.dumps({
-        "engine": "anthropic", "use_batches": True, "batch_backlog_threshold": 1,
-        "idle_minutes": 0,
-        "models": {"extraction": "claude-haiku-4-5", "evolution": "claude-sonnet-4-6",
-                   "consolidation": "claude-sonnet-4-6", "retrieval": "claude-haiku-4-5"},
-    }), encoding="utf-8")
+    (home / "config.json").write_text(
+        json.dumps(
+            {
+                "engine": "anthropic",
+                "use_batches": True,
+                "batch_backlog_threshold": 1,
+                "idle_minutes": 0,
+                "models": {
+                    "extraction": "claude-haiku-4-5",
+                    "evolution": "claude-sonnet-4-6",
+                    "consolidation": "claude-sonnet-4-6",
+                    "retrieval": "claude-haiku-4-5",
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     folder = tmp_path / "todo-app"
     _puffin_project(folder)
-    dry = asyncio.run(build_api(home, engine_override="offline").invoke(
-        "memory:scan", {"path": str(folder), "dryRun": True}))
+    dry = asyncio.run(
+        build_api(home, engine_override="offline").invoke(
+            "memory:scan", {"path": str(folder), "dryRun": True}
+        )
+    )
     pending = [t for t in dry["threads"] if t["complete"] and not t["processed"]]
     assert len(pending) >= 2
     ended = httpx2.Response(200, json=load("batch_ended.json"))
-    results = httpx2.Response(200, content=(HERE / "batch_results.jsonl").read_bytes(),
-                              headers={"content-type": "application/binary"})
+    results = httpx2.Response(
+        200,
+        content=(HERE / "batch_results.jsonl").read_bytes(),
+        headers={"content-type": "application/binary"},
+    )
     # After the batch, each thread's items are integrated by an evolution call.
     fake = FakeAPI([ended, ended, results, *(reply("evolution_reply.json") for _ in range(3))])
     api = build_api(home, http_client=fake.client())
@@ -75,8 +93,11 @@ def test_a_scan_reports_the_semantic_backfill_as_progress(home: Path, tmp_path: 
     api = build_api(home, engine_override="offline")
     # Items written before semantic search existed get their vectors during the scan.
     older = BranchMemory(branch_id="todo-app/main")
-    older.items[Category.PROJECT_CONVENTIONS].append(MemoryItem(
-        category=Category.PROJECT_CONVENTIONS, title="Package manager", content="Use pnpm."))
+    older.items[Category.PROJECT_CONVENTIONS].append(
+        MemoryItem(
+            category=Category.PROJECT_CONVENTIONS, title="Package manager", content="Use pnpm."
+        )
+    )
     api.store.write_text("todo-app/main", render(older))
     seen: list[tuple[int, int, str]] = []
     api.progress = lambda done, total, label: seen.append((done, total, label))

@@ -34,8 +34,10 @@ SECRETS = [s for c in SECRET_CASES for s in c["secrets"]]
 def _lines() -> list[str]:
     """User turns: a standing rule with a secret pasted into it, one per case, and two rules
     without secrets that must still be remembered."""
-    return [f"From now on always use this setup for the deploy scripts: {c['text']}"
-            for c in SECRET_CASES] + [
+    return [
+        f"From now on always use this setup for the deploy scripts: {c['text']}"
+        for c in SECRET_CASES
+    ] + [
         "We always run make lint before pushing; never push a red build.",
         "All services log JSON lines through structlog, never print().",
     ]
@@ -48,11 +50,21 @@ def _claude_code(folder: Path) -> Path:
     for n, text in enumerate(_lines()):
         for role, content in (("user", text), ("assistant", "Noted, I will follow that.")):
             uuid = f"u{n}{role[0]}"
-            rows.append({"parentUuid": parent, "isSidechain": False, "userType": "external",
-                         "cwd": "/home/u/shop", "sessionId": path.stem, "version": "2.1.40",
-                         "gitBranch": "main", "type": role, "uuid": uuid,
-                         "timestamp": f"2026-03-03T12:{n:02d}:00.000Z",
-                         "message": {"role": role, "content": content}})
+            rows.append(
+                {
+                    "parentUuid": parent,
+                    "isSidechain": False,
+                    "userType": "external",
+                    "cwd": "/home/u/shop",
+                    "sessionId": path.stem,
+                    "version": "2.1.40",
+                    "gitBranch": "main",
+                    "type": role,
+                    "uuid": uuid,
+                    "timestamp": f"2026-03-03T12:{n:02d}:00.000Z",
+                    "message": {"role": role, "content": content},
+                }
+            )
             parent = uuid
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     return path
@@ -62,18 +74,41 @@ def _codex(folder: Path) -> Path:
     name = "rollout-2026-01-07T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0009.jsonl"
     path = folder / "codex" / name
     path.parent.mkdir(parents=True)
-    rows: list[dict[str, Any]] = [{"timestamp": "2026-01-07T10:00:00.000Z", "type": "session_meta",
-                                   "payload": {"id": "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0009",
-                                               "timestamp": "2026-01-07T10:00:00.000Z",
-                                               "cwd": "/home/u/tool",
-                                               "originator": "codex_cli_rs"}}]
+    rows: list[dict[str, Any]] = [
+        {
+            "timestamp": "2026-01-07T10:00:00.000Z",
+            "type": "session_meta",
+            "payload": {
+                "id": "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0009",
+                "timestamp": "2026-01-07T10:00:00.000Z",
+                "cwd": "/home/u/tool",
+                "originator": "codex_cli_rs",
+            },
+        }
+    ]
     for n, text in enumerate(_lines()):
-        rows.append({"timestamp": f"2026-01-07T10:{n:02d}:01.000Z", "type": "response_item",
-                     "payload": {"type": "message", "role": "user",
-                                 "content": [{"type": "input_text", "text": text}]}})
-        rows.append({"timestamp": f"2026-01-07T10:{n:02d}:02.000Z", "type": "response_item",
-                     "payload": {"type": "message", "role": "assistant",
-                                 "content": [{"type": "output_text", "text": "Noted."}]}})
+        rows.append(
+            {
+                "timestamp": f"2026-01-07T10:{n:02d}:01.000Z",
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": text}],
+                },
+            }
+        )
+        rows.append(
+            {
+                "timestamp": f"2026-01-07T10:{n:02d}:02.000Z",
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Noted."}],
+                },
+            }
+        )
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     return path
 
@@ -81,12 +116,21 @@ def _codex(folder: Path) -> Path:
 def _puffin(folder: Path) -> Path:
     project = folder / "puffin" / "web"
     (project / ".puffin").mkdir(parents=True)
-    prompts = [{"id": f"p{n}", "parentId": None if n == 0 else f"p{n - 1}", "content": text,
-                "timestamp": 1767261600000 + n * 60_000, "children": [],
-                "response": {"content": "Noted.", "timestamp": 1767261630000 + n * 60_000}}
-               for n, text in enumerate(_lines())]
-    history = {"branches": {"deploy": {"id": "deploy", "name": "Deploy", "prompts": prompts}},
-               "activeBranch": "deploy"}
+    prompts = [
+        {
+            "id": f"p{n}",
+            "parentId": None if n == 0 else f"p{n - 1}",
+            "content": text,
+            "timestamp": 1767261600000 + n * 60_000,
+            "children": [],
+            "response": {"content": "Noted.", "timestamp": 1767261630000 + n * 60_000},
+        }
+        for n, text in enumerate(_lines())
+    ]
+    history = {
+        "branches": {"deploy": {"id": "deploy", "name": "Deploy", "prompts": prompts}},
+        "activeBranch": "deploy",
+    }
     (project / ".puffin" / "history.json").write_text(json.dumps(history), encoding="utf-8")
     return project
 
@@ -124,21 +168,32 @@ def transcripts(tmp_path: Path) -> list[Path]:
 
 def test_the_planted_secrets_are_really_there(transcripts: list[Path]) -> None:
     assert len(SECRETS) >= 12
-    blob = b"".join(p.read_bytes() if p.is_file() else b"".join(
-        f.read_bytes() for f in p.rglob("*") if f.is_file()) for p in transcripts)
+    blob = b"".join(
+        p.read_bytes()
+        if p.is_file()
+        else b"".join(f.read_bytes() for f in p.rglob("*") if f.is_file())
+        for p in transcripts
+    )
     assert _leaks(blob) == SECRETS
 
 
-def test_an_offline_scan_of_every_source_stores_no_secret(home: Path,
-                                                           transcripts: list[Path]) -> None:
+def test_an_offline_scan_of_every_source_stores_no_secret(
+    home: Path, transcripts: list[Path]
+) -> None:
     (home / "config.json").write_text(json.dumps({"idle_minutes": 0}), encoding="utf-8")
     env = {**os.environ, "PUFFIN_MEMORY_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
     env.pop("ANTHROPIC_API_KEY", None)
     memorized = 0
     for path in transcripts:
-        done = subprocess.run([sys.executable, "-m", "app", "--engine", "offline", "scan",
-                               "--path", str(path)], capture_output=True, text=True, env=env,
-                              cwd=ROOT, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "--engine", "offline", "scan", "--path", str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         assert _leaks(done.stdout + done.stderr) == []
         memorized += json.loads(done.stdout)["memorized"]
@@ -160,11 +215,21 @@ def test_claude_never_receives_a_secret_and_none_comes_back_to_disk(
 ) -> None:
     fast_retries(monkeypatch)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "k" * 40)
-    (home / "config.json").write_text(json.dumps({
-        "engine": "anthropic", "idle_minutes": 0,
-        "models": {"extraction": "claude-haiku-4-5", "evolution": "claude-sonnet-4-6",
-                   "consolidation": "claude-sonnet-4-6", "retrieval": "claude-haiku-4-5"},
-    }), encoding="utf-8")
+    (home / "config.json").write_text(
+        json.dumps(
+            {
+                "engine": "anthropic",
+                "idle_minutes": 0,
+                "models": {
+                    "extraction": "claude-haiku-4-5",
+                    "evolution": "claude-sonnet-4-6",
+                    "consolidation": "claude-sonnet-4-6",
+                    "retrieval": "claude-haiku-4-5",
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
 
     def answer(request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)

@@ -40,8 +40,12 @@ class ActivityLog:
 
     def record(self, kind: str, message: str, **extra: Any) -> None:
         """Add an event; never raises (activity is informational)."""
-        event = {"timestamp": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"), "kind": kind,
-                 "message": message, **extra}
+        event = {
+            "timestamp": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "kind": kind,
+            "message": message,
+            **extra,
+        }
         from filelock import FileLock  # deferred: costly import, CLI start-up matters
 
         try:
@@ -61,8 +65,11 @@ class ActivityLog:
         last = _last_event(tail)
         if last is not None and all(last.get(k) == event.get(k) for k in _KEY):
             # The same event again: one line with a count (readers keep the last of a run).
-            event = {**last, "count": int(last.get("count") or 1) + 1,
-                     "timestamp": event["timestamp"]}
+            event = {
+                **last,
+                "count": int(last.get("count") or 1) + 1,
+                "timestamp": event["timestamp"],
+            }
         line = json.dumps(event, ensure_ascii=False, default=str) + "\n"
         if old_format or size + len(line) > COMPACT_BYTES:
             events = _collapse([*self._load(), event])[-MAX_EVENTS:]
@@ -71,8 +78,9 @@ class ActivityLog:
             return
         if tail and not tail.endswith(b"\n"):
             line = "\n" + line  # a torn last line stays alone on its line
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
-                     | getattr(os, "O_BINARY", 0), 0o644)
+        fd = os.open(
+            self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644
+        )
         try:
             os.write(fd, line.encode("utf-8"))
         finally:
@@ -129,8 +137,10 @@ def _collapse(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A run of the same event keeps only its last line (which carries the run's count)."""
     kept: list[dict[str, Any]] = []
     for event in events:
-        if kept and all(kept[-1].get(k) == event.get(k) for k in _KEY) and (
-            int(event.get("count") or 1) > int(kept[-1].get("count") or 1)
+        if (
+            kept
+            and all(kept[-1].get(k) == event.get(k) for k in _KEY)
+            and (int(event.get("count") or 1) > int(kept[-1].get("count") or 1))
         ):
             kept[-1] = event
         else:

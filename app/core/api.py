@@ -328,8 +328,12 @@ class MemoryApi:
             request = model.model_validate(payload or {})
         except ValidationError as exc:
             return error_response("INVALID_INPUT", _describe_validation(channel, exc))
-        busy = channel in {"memory:memorize", "memory:run-maintenance", "memory:scan",
-                           "memory:improve"}
+        busy = channel in {
+            "memory:memorize",
+            "memory:run-maintenance",
+            "memory:scan",
+            "memory:improve",
+        }
         if busy:
             self._busy += 1
         started = time.perf_counter()
@@ -343,8 +347,14 @@ class MemoryApi:
         except PuffinError as exc:
             if exc.code not in {"INVALID_INPUT", "NOT_FOUND"}:
                 self.last_error = exc.message
-            oplog.warning("op=%s%s outcome=%s ms=%.0f message=%r", channel, where, exc.code,
-                          (time.perf_counter() - started) * 1000, exc.message)
+            oplog.warning(
+                "op=%s%s outcome=%s ms=%.0f message=%r",
+                channel,
+                where,
+                exc.code,
+                (time.perf_counter() - started) * 1000,
+                exc.message,
+            )
             return error_response(exc.code, exc.message, exc.context or None)
         except OSError as exc:
             # A lock file or a folder the home cannot hold (read-only, full, no permission):
@@ -352,8 +362,13 @@ class MemoryApi:
             where_path = exc.filename if isinstance(exc.filename, str) else str(self.store.home)
             message = describe_os_error(exc, where_path)
             self.last_error = message
-            oplog.warning("op=%s%s outcome=STORAGE_ERROR ms=%.0f message=%r", channel, where,
-                          (time.perf_counter() - started) * 1000, message)
+            oplog.warning(
+                "op=%s%s outcome=STORAGE_ERROR ms=%.0f message=%r",
+                channel,
+                where,
+                (time.perf_counter() - started) * 1000,
+                message,
+            )
             return error_response("STORAGE_ERROR", message)
         except Exception as exc:
             log.exception("%s crashed", channel)
@@ -362,8 +377,9 @@ class MemoryApi:
         finally:
             if busy:
                 self._busy -= 1
-        oplog.info("op=%s%s outcome=ok ms=%.0f", channel, where,
-                   (time.perf_counter() - started) * 1000)
+        oplog.info(
+            "op=%s%s outcome=ok ms=%.0f", channel, where, (time.perf_counter() - started) * 1000
+        )
         if busy and channel != "memory:scan":
             # A success after a failure means the trouble is over (the network is back, the
             # key was fixed): the indicator returns to ready instead of staying red.
@@ -443,16 +459,20 @@ class MemoryApi:
                 text = f"{item.title} {item.content} {item.root_cause} {item.fix}".casefold()
                 score = sum(1 for t in terms if t in text)
                 if score:
-                    found.append((score, {**entry.to_dict(), "branch": branch,
-                                          "archivedItem": True}))
+                    found.append(
+                        (score, {**entry.to_dict(), "branch": branch, "archivedItem": True})
+                    )
         found.sort(key=lambda pair: -pair[0])
         return [hit for _score, hit in found[: req.max_results]]
 
     async def _archive_list(self, req: BranchRequest) -> dict[str, Any]:
         validate_branch_id(req.branch)
         entries = self.archive.entries(req.branch)
-        return {"branch": req.branch, "items": [e.to_dict() for e in reversed(entries)],
-                "path": str(self.archive.path(req.branch))}
+        return {
+            "branch": req.branch,
+            "items": [e.to_dict() for e in reversed(entries)],
+            "path": str(self.archive.path(req.branch)),
+        }
 
     async def _archive_restore(self, req: ArchiveRestoreRequest) -> dict[str, Any]:
         """Put an archived item back in its section; the archive entry goes after."""
@@ -473,15 +493,24 @@ class MemoryApi:
         self.archive.remove(req.branch, [req.id])
         self.writer.refresh_index(req.branch, memory)
         if restored:
-            self.activity.record("restore", f"Restored archived item {entry.item.title!r}",
-                                 branch=req.branch)
-        return {"success": True, "branch": req.branch, "id": req.id,
-                "title": entry.item.title, "alreadyPresent": not restored}
+            self.activity.record(
+                "restore", f"Restored archived item {entry.item.title!r}", branch=req.branch
+            )
+        return {
+            "success": True,
+            "branch": req.branch,
+            "id": req.id,
+            "title": entry.item.title,
+            "alreadyPresent": not restored,
+        }
 
     async def _retrieve_active(self, req: RetrieveRequest) -> dict[str, Any]:
         if not req.tags:
             return await self.reader.retrieve(
-                req.query, req.max_results, branch=req.branch, project=req.project,
+                req.query,
+                req.max_results,
+                branch=req.branch,
+                project=req.project,
                 mode=req.mode,
             )
         # Tag filters narrow a wider search (seed 002's `recall --tags`).
@@ -578,7 +607,8 @@ class MemoryApi:
         version = self.store.delete(req.branch)
         self.writer.refresh_index(req.branch, None)
         self.activity.record(
-            "clear", f"Cleared {req.branch} (restorable from version {version})",
+            "clear",
+            f"Cleared {req.branch} (restorable from version {version})",
             branch=req.branch,
         )
         return {"success": True, "branch": req.branch, "version": version}
@@ -607,7 +637,8 @@ class MemoryApi:
             self._maintenance_running = False
         if ran:
             self.activity.record(
-                "maintenance", f"Start-up maintenance ran: {', '.join(sorted(ran))}")
+                "maintenance", f"Start-up maintenance ran: {', '.join(sorted(ran))}"
+            )
         return ran
 
     # -- branches and versions ----------------------------------------------------------
@@ -620,13 +651,15 @@ class MemoryApi:
         signatures = self.store.signatures()
         for branch in sorted(signatures):
             last_updated, valid = self._file_facts(branch, signatures[branch])
-            branches.append({
-                "branch": branch,
-                "project": project_of(branch),
-                "itemCount": per_branch.get(branch, 0),
-                "lastUpdated": last_updated,
-                "valid": valid,
-            })
+            branches.append(
+                {
+                    "branch": branch,
+                    "project": project_of(branch),
+                    "itemCount": per_branch.get(branch, 0),
+                    "lastUpdated": last_updated,
+                    "valid": valid,
+                }
+            )
         return {"branches": branches}
 
     def _problems(self) -> list[str]:
@@ -675,15 +708,17 @@ class MemoryApi:
         if problems:
             raise InvalidInput(
                 "The memory file is not valid: " + "; ".join(p.message for p in problems[:5]),
-                context={"problems": [
-                    {"line": p.line, "message": p.message} for p in problems
-                ]},
+                context={"problems": [{"line": p.line, "message": p.message} for p in problems]},
             )
         version = self.store.write_text(req.branch, content)
         self.writer.refresh_index(req.branch, parse(content, req.branch))
         self.activity.record("edit", f"Saved an edit of {req.branch}", branch=req.branch)
-        return {"success": True, "branch": req.branch, "version": version,
-                "secretsRedacted": redacted}
+        return {
+            "success": True,
+            "branch": req.branch,
+            "version": version,
+            "secretsRedacted": redacted,
+        }
 
     async def _list_versions(self, req: BranchRequest) -> dict[str, Any]:
         validate_branch_id(req.branch)
@@ -704,8 +739,12 @@ class MemoryApi:
         self.activity.record(
             "restore", f"Restored {req.branch} to version {req.version}", branch=req.branch
         )
-        return {"success": True, "branch": req.branch, "restored": req.version,
-                "previousVersion": previous}
+        return {
+            "success": True,
+            "branch": req.branch,
+            "restored": req.version,
+            "previousVersion": previous,
+        }
 
     # -- review queue -------------------------------------------------------------------
     async def _review_list(self, _req: Empty) -> dict[str, Any]:
@@ -728,17 +767,26 @@ class MemoryApi:
         except PuffinError:
             self.review.put_back(entry)
             raise
-        self.activity.record("review", f"Approved '{item.title}' into {entry.branch}",
-                             branch=entry.branch)
+        self.activity.record(
+            "review", f"Approved '{item.title}' into {entry.branch}", branch=entry.branch
+        )
         # `entry` (the queued entry as it was) lets a client undo: forget `id`, then requeue.
-        return {"success": True, "branch": entry.branch, "id": item.id,
-                "entry": entry.model_dump(mode="json")}
+        return {
+            "success": True,
+            "branch": entry.branch,
+            "id": item.id,
+            "entry": entry.model_dump(mode="json"),
+        }
 
     async def _review_reject(self, req: IdRequest) -> dict[str, Any]:
         entry = self.review.take(req.id)
         self.activity.record("review", f"Rejected '{entry.item.title}'", branch=entry.branch)
-        return {"success": True, "branch": entry.branch, "id": req.id,
-                "entry": entry.model_dump(mode="json")}
+        return {
+            "success": True,
+            "branch": entry.branch,
+            "id": req.id,
+            "entry": entry.model_dump(mode="json"),
+        }
 
     async def _review_bulk(self, req: ReviewBulkRequest) -> dict[str, Any]:
         """Approve or reject many queued items: one queue write, one file write per branch."""
@@ -750,28 +798,45 @@ class MemoryApi:
             by_branch.setdefault(entry.branch, []).append(entry)
         for branch, entries in by_branch.items():
             if req.action == "approve":
-                items = [e.item.model_copy(update={"sources": [*e.item.sources, "user"],
-                                                   "pinned": True}) for e in entries]
+                items = [
+                    e.item.model_copy(update={"sources": [*e.item.sources, "user"], "pinned": True})
+                    for e in entries
+                ]
                 try:
                     await self.writer.integrate(branch, items)
                 except PuffinError as exc:
                     self.review.put_back_many(entries)
                     failed.extend({"id": e.item.id, "message": str(exc)} for e in entries)
                     continue
-            done.extend({"id": e.item.id, "branch": branch, "title": e.item.title,
-                         "entry": e.model_dump(mode="json")} for e in entries)
+            done.extend(
+                {
+                    "id": e.item.id,
+                    "branch": branch,
+                    "title": e.item.title,
+                    "entry": e.model_dump(mode="json"),
+                }
+                for e in entries
+            )
         if done:
             verb = "Approved" if req.action == "approve" else "Rejected"
             self.activity.record("review", f"{verb} {len(done)} queued item(s)")
-        return {"success": not failed, "action": req.action, "done": done, "failed": failed,
-                "missing": missing}
+        return {
+            "success": not failed,
+            "action": req.action,
+            "done": done,
+            "failed": failed,
+            "missing": missing,
+        }
 
     async def _review_requeue(self, req: ReviewRequeueRequest) -> dict[str, Any]:
         added = self.review.put_back_many(req.entries)
         if added:
             self.activity.record("review", f"Returned {len(added)} item(s) to the review queue")
-        return {"success": True, "requeued": [e.item.id for e in added],
-                "alreadyQueued": [e.item.id for e in req.entries if e not in added]}
+        return {
+            "success": True,
+            "requeued": [e.item.id for e in added],
+            "alreadyQueued": [e.item.id for e in req.entries if e not in added],
+        }
 
     # -- conflicts ----------------------------------------------------------------------
     async def _list_conflicts(self, _req: Empty) -> dict[str, Any]:
@@ -787,33 +852,37 @@ class MemoryApi:
             if memory is None:
                 continue
             for c in memory.contradictions:
-                conflicts.append({
-                    "scope": "branch",
-                    "branch": branch,
-                    "id": c.id,
-                    "title": c.title,
-                    "description": c.description,
-                    "status": c.status,
-                    "category": c.items[0].category.value if c.items else None,
-                    "refs": c.refs,
-                    "items": [_item_dict(branch, i) for i in c.items]
-                    + [_item_dict(branch, i) for r in c.refs if (i := memory.find(r))],
-                })
+                conflicts.append(
+                    {
+                        "scope": "branch",
+                        "branch": branch,
+                        "id": c.id,
+                        "title": c.title,
+                        "description": c.description,
+                        "status": c.status,
+                        "category": c.items[0].category.value if c.items else None,
+                        "refs": c.refs,
+                        "items": [_item_dict(branch, i) for i in c.items]
+                        + [_item_dict(branch, i) for r in c.refs if (i := memory.find(r))],
+                    }
+                )
         # Cross-branch: every item as the index holds it (no file parsing).
         entries = [(hit.branch, hit.memory_item()) for hit in self.index.items()]
         by_id = {item.id: (branch, item) for branch, item in entries}
         for cross in find_conflicts(entries):
-            conflicts.append({
-                "scope": "cross-branch",
-                "id": "x-" + "-".join(sorted(cross.item_ids))[:60],
-                "category": cross.category.value,
-                "title": cross.description[:80],
-                "description": cross.description,
-                "status": "open",
-                "branches": cross.branches,
-                "itemIds": cross.item_ids,
-                "items": [_item_dict(*by_id[i]) for i in cross.item_ids if i in by_id],
-            })
+            conflicts.append(
+                {
+                    "scope": "cross-branch",
+                    "id": "x-" + "-".join(sorted(cross.item_ids))[:60],
+                    "category": cross.category.value,
+                    "title": cross.description[:80],
+                    "description": cross.description,
+                    "status": "open",
+                    "branches": cross.branches,
+                    "itemIds": cross.item_ids,
+                    "items": [_item_dict(*by_id[i]) for i in cross.item_ids if i in by_id],
+                }
+            )
         return {"conflicts": conflicts}
 
     async def _resolve_conflict(self, req: ResolveConflictRequest) -> dict[str, Any]:
@@ -840,8 +909,9 @@ class MemoryApi:
 
         memory = self.store.update(branch, change)
         self.writer.refresh_index(branch, memory)
-        self.activity.record("conflict", f"Resolved a conflict in {branch} ({action})",
-                             branch=branch)
+        self.activity.record(
+            "conflict", f"Resolved a conflict in {branch} ({action})", branch=branch
+        )
         return {"success": True, "branch": branch, "id": conflict_id, "action": action}
 
     async def _resolve_cross(self, item_ids: list[str], action: str) -> dict[str, Any]:
@@ -890,8 +960,10 @@ class MemoryApi:
         if reasons:
             # An agent calling `remember` (MCP) may be relaying injected text: memory
             # that steers the next agent this way is refused, whoever asks.
-            raise InvalidInput(f"Not remembered: the text {' and '.join(reasons)}. Memory "
-                               "is handed to agents as notes; this one would steer them.")
+            raise InvalidInput(
+                f"Not remembered: the text {' and '.join(reasons)}. Memory "
+                "is handed to agents as notes; this one would steer them."
+            )
         item = MemoryItem(
             category=req.category,
             title=redact(req.title) if req.title else derive_title(text),
@@ -905,8 +977,9 @@ class MemoryApi:
         # The new item's vector now, so semantic search finds it at once.
         await asyncio.to_thread(self.reader.backfill_vectors)
         stored = result.memory.find(item.id)
-        self.activity.record("remember", f"Remembered '{item.title}' in {req.branch}",
-                             branch=req.branch)
+        self.activity.record(
+            "remember", f"Remembered '{item.title}' in {req.branch}", branch=req.branch
+        )
         return {
             "success": True,
             "branch": req.branch,
@@ -943,23 +1016,34 @@ class MemoryApi:
 
     async def _forget(self, req: ForgetRequest) -> dict[str, Any]:
         selectors = sum(
-            x for x in (req.id is not None, bool(req.tags), req.pattern is not None,
-                        req.older_than is not None, req.all)
+            x
+            for x in (
+                req.id is not None,
+                bool(req.tags),
+                req.pattern is not None,
+                req.older_than is not None,
+                req.all,
+            )
         )
         if selectors != 1:
-            raise InvalidInput("Say what to forget: exactly one of id, tags, pattern, "
-                               "olderThan or all.")
+            raise InvalidInput(
+                "Say what to forget: exactly one of id, tags, pattern, olderThan or all."
+            )
         if req.all and not req.confirm:
-            raise InvalidInput("Forgetting everything needs confirm (--all --confirm); "
-                               "nothing was changed.")
+            raise InvalidInput(
+                "Forgetting everything needs confirm (--all --confirm); nothing was changed."
+            )
         removed: list[dict[str, str]] = []
         versions: dict[str, str | None] = {}
         for branch in self.store.list_branches():
             gone: list[MemoryItem] = []
             matcher = _forget_matcher(req, branch, functools.partial(self.store.read, branch))
 
-            def change(memory: Any, gone: list[MemoryItem] = gone,
-                       matcher: Callable[[MemoryItem], bool] = matcher) -> Any:
+            def change(
+                memory: Any,
+                gone: list[MemoryItem] = gone,
+                matcher: Callable[[MemoryItem], bool] = matcher,
+            ) -> Any:
                 if memory is None:
                     return None
                 for cat in Category:
@@ -985,9 +1069,13 @@ class MemoryApi:
             raise NotFound(f"No item with id {req.id!r}.")
         if removed:
             self.activity.record("forget", f"Forgot {len(removed)} item(s)")
-        return {"success": True, "forgotten": len(removed), "items": removed,
-                "versions": versions,
-                "undo": "puffin-memory branch restore <branch> <version>" if removed else None}
+        return {
+            "success": True,
+            "forgotten": len(removed),
+            "items": removed,
+            "versions": versions,
+            "undo": "puffin-memory branch restore <branch> <version>" if removed else None,
+        }
 
     async def _activity(self, req: ActivityRequest) -> dict[str, Any]:
         return {"events": self.activity.recent(req.limit)}
@@ -1004,13 +1092,19 @@ class MemoryApi:
 
     async def _repair(self, _req: Empty) -> dict[str, Any]:
         report = repair(self.store, self.index)
-        self.activity.record("repair", f"Repair: {len(report['fixed'])} file(s) fixed, "
-                             f"{len(report['unfixable'])} need a person")
+        self.activity.record(
+            "repair",
+            f"Repair: {len(report['fixed'])} file(s) fixed, "
+            f"{len(report['unfixable'])} need a person",
+        )
         return {"success": True, **report}
 
     async def _export(self, req: ExportRequest) -> dict[str, Any]:
-        return {"format": req.format, "branches": len(self.store.list_branches()),
-                "content": export_bundle(self.store, req.format)}
+        return {
+            "format": req.format,
+            "branches": len(self.store.list_branches()),
+            "content": export_bundle(self.store, req.format),
+        }
 
     async def _import(self, req: ImportRequest) -> dict[str, Any]:
         if req.branch is not None:
@@ -1021,8 +1115,12 @@ class MemoryApi:
         for branch, incoming in bundle:
             stats: dict[str, int] = {}
 
-            def change(current: Any, incoming: Any = incoming, stats: dict[str, int] = stats,
-                       branch: str = branch) -> Any:
+            def change(
+                current: Any,
+                incoming: Any = incoming,
+                stats: dict[str, int] = stats,
+                branch: str = branch,
+            ) -> Any:
                 incoming.branch_id = branch
                 merged, found = merge_import(current, incoming, threshold)
                 stats.update(found)
@@ -1059,10 +1157,15 @@ class MemoryApi:
         embeddings.configure(config.embedding_model_dir or None)
         warning = None
         if config.embedding_model_dir and embeddings.model_dir() is None:
-            warning = (f"{config.embedding_model_dir} holds no model.safetensors and "
-                       "tokenizer.json: search stays lexical until the folder is fixed.")
-        return {"success": True, "config": config.model_dump(mode="json"),
-                **({"warning": warning} if warning else {})}
+            warning = (
+                f"{config.embedding_model_dir} holds no model.safetensors and "
+                "tokenizer.json: search stays lexical until the folder is fixed."
+            )
+        return {
+            "success": True,
+            "config": config.model_dump(mode="json"),
+            **({"warning": warning} if warning else {}),
+        }
 
 
 def _context(payload: dict[str, Any]) -> str:
@@ -1170,9 +1273,7 @@ def _regex_hazard(pattern: str) -> str | None:
     return None
 
 
-def _pattern_matcher(
-    pattern: str, memory: BranchMemory | None
-) -> Callable[[MemoryItem], bool]:
+def _pattern_matcher(pattern: str, memory: BranchMemory | None) -> Callable[[MemoryItem], bool]:
     """Which items a `forget --pattern` removes, decided before the branch lock is taken.
 
     The regex is checked for shapes that backtrack exponentially (refused with
@@ -1191,7 +1292,7 @@ def _pattern_matcher(
         raise InvalidInput(_UNSAFE_PATTERN.format(pattern=pattern, why=why))
     chosen: set[str] = set()
     deadline = time.monotonic() + _PATTERN_BUDGET_S
-    for items in (memory.items.values() if memory is not None else ()):
+    for items in memory.items.values() if memory is not None else ():
         for item in items:
             if regex.search(item.text):
                 chosen.add(item.id)

@@ -57,10 +57,13 @@ def _escape(payload: str) -> str:
 def _entry_markdown(entry: ArchivedItem) -> str:
     item = entry.item
     stamp = entry.archived.strftime("%Y-%m-%dT%H:%M:%SZ")
-    payload = _escape(json.dumps(
-        {"item": item.model_dump(mode="json"), "archived": stamp, "reason": entry.reason},
-        ensure_ascii=False, sort_keys=True,
-    ))
+    payload = _escape(
+        json.dumps(
+            {"item": item.model_dump(mode="json"), "archived": stamp, "reason": entry.reason},
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+    )
     lines = [
         f"## {item.title} (`{item.id}`)",
         "",
@@ -95,8 +98,11 @@ class Archive:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"Cannot create the archive folder {self.folder}: {exc}") from exc
-        with held_lock(self.locks / f"{encode_branch(branch)}.archive.lock", LOCK_TIMEOUT_S,
-                       f"The archive of {branch!r} is busy; try again."):
+        with held_lock(
+            self.locks / f"{encode_branch(branch)}.archive.lock",
+            LOCK_TIMEOUT_S,
+            f"The archive of {branch!r} is busy; try again.",
+        ):
             yield
 
     # -- reading -----------------------------------------------------------------------
@@ -128,12 +134,15 @@ class Archive:
         for match in _ENTRY_RE.finditer(text):
             with contextlib.suppress(ValueError, TypeError, KeyError):
                 data = json.loads(match.group(1))
-                found.append(ArchivedItem(
-                    item=MemoryItem.model_validate(data["item"]),
-                    archived=normalize_timestamp(datetime.fromisoformat(
-                        str(data["archived"]).replace("Z", "+00:00"))),
-                    reason=str(data.get("reason", "")),
-                ))
+                found.append(
+                    ArchivedItem(
+                        item=MemoryItem.model_validate(data["item"]),
+                        archived=normalize_timestamp(
+                            datetime.fromisoformat(str(data["archived"]).replace("Z", "+00:00"))
+                        ),
+                        reason=str(data.get("reason", "")),
+                    )
+                )
         return found
 
     def ids(self, branch: str) -> set[str]:
@@ -156,8 +165,9 @@ class Archive:
         raise NotFound(f"No archived item {item_id!r} for branch {branch!r}.")
 
     # -- writing -----------------------------------------------------------------------
-    def add(self, branch: str, items: Iterable[tuple[MemoryItem, str]],
-            when: datetime | None = None) -> list[str]:
+    def add(
+        self, branch: str, items: Iterable[tuple[MemoryItem, str]], when: datetime | None = None
+    ) -> list[str]:
         """Append items with their reasons; returns the ids archived (already there: skipped)."""
         pending = list(items)
         if not pending:
@@ -165,8 +175,11 @@ class Archive:
         moment = normalize_timestamp(when) if when is not None else utc_now()
         with self._lock(branch):
             present = self.ids(branch)
-            added = [ArchivedItem(item, moment, reason) for item, reason in pending
-                     if item.id not in present]
+            added = [
+                ArchivedItem(item, moment, reason)
+                for item, reason in pending
+                if item.id not in present
+            ]
             if not added:
                 return []
             self._write(branch, [*self.entries(branch), *added])
@@ -189,8 +202,9 @@ class Archive:
             return
         with self._lock(branch):
             known = self.forgotten(branch) | new
-            atomic_write_bytes(self._forgotten_path(branch),
-                               json.dumps(sorted(known)).encode("utf-8"))
+            atomic_write_bytes(
+                self._forgotten_path(branch), json.dumps(sorted(known)).encode("utf-8")
+            )
             entries = self.entries(branch)
             kept = [e for e in entries if e.item.id not in new]
             if len(kept) != len(entries):

@@ -78,7 +78,7 @@ def find_conflicts(entries: list[tuple[str, MemoryItem]]) -> list[CrossConflict]
         if len(indices) > common:
             continue
         for pos, i in enumerate(indices):
-            for j in indices[pos + 1:]:
+            for j in indices[pos + 1 :]:
                 pair = (i, j) if i < j else (j, i)
                 if pair in checked:
                     continue

@@ -94,13 +94,15 @@ class Embedder:
         self._tok_lock = threading.Lock()
         w: dict[str, Any] = load_file(str(folder / "model.safetensors"))
         # Some exports prefix every weight with "bert." (or "0.auto_model.").
-        self._w = {_strip_prefix(k): v.astype(np.float32)
-                   for k, v in w.items() if v.dtype != np.int64}
+        self._w = {
+            _strip_prefix(k): v.astype(np.float32) for k, v in w.items() if v.dtype != np.int64
+        }
         if "embeddings.word_embeddings.weight" not in self._w:
             raise ValueError(f"{folder} does not hold a BERT-family encoder")
         self.dim = int(self._w["embeddings.word_embeddings.weight"].shape[1])
-        self._layers = 1 + max(int(k.split(".")[2]) for k in self._w
-                               if k.startswith("encoder.layer."))
+        self._layers = 1 + max(
+            int(k.split(".")[2]) for k in self._w if k.startswith("encoder.layer.")
+        )
         self._heads = _heads(folder, self.dim)
         self._wt: dict[str, npt.NDArray[np.float32]] = {}
 
@@ -156,8 +158,9 @@ class Embedder:
             att = xp.exp(att)
             att = att / att.sum(-1, keepdims=True)
             ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, dim)
-            x = self._ln(self._dense(ctx, p + "attention.output.dense") + x,
-                         p + "attention.output.LayerNorm")
+            x = self._ln(
+                self._dense(ctx, p + "attention.output.dense") + x, p + "attention.output.LayerNorm"
+            )
             h = self._dense(x, p + "intermediate.dense")
             # exact (erf) GELU as in BERT; math.erf vectorised via numpy's tanh-free form
             h = 0.5 * h * (1.0 + _erf(xp, h / xp.float32(xp.sqrt(2.0))))
@@ -185,7 +188,7 @@ class Embedder:
 def _strip_prefix(name: str) -> str:
     for prefix in ("0.auto_model.", "auto_model.", "bert."):
         if name.startswith(prefix):
-            return name[len(prefix):]
+            return name[len(prefix) :]
     return name
 
 
@@ -205,8 +208,9 @@ def _erf(xp: Any, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     sign = xp.sign(x)
     a = xp.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496735) * t
-               + 0.254829592) * t * xp.exp(-a * a)
+    y = 1.0 - (
+        ((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496735) * t + 0.254829592
+    ) * t * xp.exp(-a * a)
     out: npt.NDArray[np.float32] = (sign * y).astype(xp.float32)
     return out
 

@@ -54,14 +54,20 @@ def describe_os_error(exc: OSError, what: str) -> str:
 
     number = exc.errno
     if number in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
-        return (f"The disk holding {what} is full (or over quota): free some space and try "
-                "again. Nothing was changed.")
+        return (
+            f"The disk holding {what} is full (or over quota): free some space and try "
+            "again. Nothing was changed."
+        )
     if number == errno.EROFS:
-        return (f"{what} is on a read-only file system: nothing can be written there. Use "
-                "another memory folder (--home or PUFFIN_MEMORY_HOME). Nothing was changed.")
+        return (
+            f"{what} is on a read-only file system: nothing can be written there. Use "
+            "another memory folder (--home or PUFFIN_MEMORY_HOME). Nothing was changed."
+        )
     if number in (errno.EACCES, errno.EPERM):
-        return (f"No permission to write {what}: check the folder's owner and permissions. "
-                "Nothing was changed.")
+        return (
+            f"No permission to write {what}: check the folder's owner and permissions. "
+            "Nothing was changed."
+        )
     return f"Could not write {what}: {exc.strerror or exc}. Nothing was changed."
 
 

@@ -50,13 +50,24 @@ class Problem:
 
 # Category-specific fields, in rendering order, with the label that introduces each.
 FIELD_LABELS: tuple[tuple[str, str], ...] = (
-    ("rationale", "Rationale"), ("trade_offs", "Trade-off"), ("scope", "Scope"),
-    ("root_cause", "Root cause"), ("fix", "Fix"), ("approach", "Approach"), ("lessons", "Lessons"),
+    ("rationale", "Rationale"),
+    ("trade_offs", "Trade-off"),
+    ("scope", "Scope"),
+    ("root_cause", "Root cause"),
+    ("fix", "Fix"),
+    ("approach", "Approach"),
+    ("lessons", "Lessons"),
 )
 _LABEL_FIELDS = {
-    "rationale": "rationale", "tradeoff": "trade_offs", "tradeoffs": "trade_offs",
-    "scope": "scope", "rootcause": "root_cause", "fix": "fix", "approach": "approach",
-    "lessons": "lessons", "lessonslearned": "lessons",
+    "rationale": "rationale",
+    "tradeoff": "trade_offs",
+    "tradeoffs": "trade_offs",
+    "scope": "scope",
+    "rootcause": "root_cause",
+    "fix": "fix",
+    "approach": "approach",
+    "lessons": "lessons",
+    "lessonslearned": "lessons",
 }
 # A label starts a field only when capitalised and followed by ": " ("the quick fix: x" stays).
 _LABEL_RE = re.compile(
@@ -96,10 +107,12 @@ def _norm(name: str) -> str:
 _SECTIONS: dict[str, Category | str] = {_norm(c.heading): c for c in Category}
 _SECTIONS.update({_norm(c.value): c for c in Category})
 _SECTIONS.update({_norm(SUMMARY_HEADING): "summary"})
-_SECTIONS.update(dict.fromkeys(
-    ("contradictionsandconflicts", "conflictsandcontradictions", "contradictions", "conflicts"),
-    "conflicts",
-))
+_SECTIONS.update(
+    dict.fromkeys(
+        ("contradictionsandconflicts", "conflictsandcontradictions", "contradictions", "conflicts"),
+        "conflicts",
+    )
+)
 _PREFIX_CATEGORY = {c.id_prefix: c for c in Category}
 
 
@@ -112,8 +125,9 @@ def _timestamp(value: datetime) -> str:
 
 def _item_bullet(item: MemoryItem) -> str:
     parts = [item.content]
-    parts += [f"{label}: {getattr(item, name)}" for name, label in FIELD_LABELS
-              if getattr(item, name)]
+    parts += [
+        f"{label}: {getattr(item, name)}" for name, label in FIELD_LABELS if getattr(item, name)
+    ]
     if item.occurrences > 1:
         parts.append(f"Occurred {item.occurrences} times")
     meta = [f"id: {item.id}", f"confidence: {item.confidence:.2f}"]
@@ -149,8 +163,13 @@ def _seal(body: str) -> str:
             return body
         first = last.content.lstrip()
         tag = re.match(r"<(script|pre|style|textarea)", first, re.IGNORECASE)
-        closer = last.markup if last.type == "fence" else f"</{tag.group(1)}>" if tag else next(
-            (end for start, end in _HTML_CLOSERS if first.startswith(start)), "")
+        closer = (
+            last.markup
+            if last.type == "fence"
+            else f"</{tag.group(1)}>"
+            if tag
+            else next((end for start, end in _HTML_CLOSERS if first.startswith(start)), "")
+        )
         if not closer:
             return body
         body = f"{body}\n{closer}"
@@ -161,11 +180,14 @@ def render(memory: BranchMemory) -> str:
     """The branch file for `memory`: always every section, in seed 001 order, then extras."""
     extraction = "never" if memory.last_extraction is None else _timestamp(memory.last_extraction)
     out = [
-        f"# Branch Memory: {one_line(memory.branch_id)}", "",
+        f"# Branch Memory: {one_line(memory.branch_id)}",
+        "",
         f"**Last Updated:** {_timestamp(memory.last_updated)}",
         f"**Last Extraction:** {extraction}",
-        f"**Thread Count:** {memory.thread_count}", "",
-        f"## {SUMMARY_HEADING}", "",
+        f"**Thread Count:** {memory.thread_count}",
+        "",
+        f"## {SUMMARY_HEADING}",
+        "",
     ]
     if memory.summary:
         out += [_seal(memory.summary), ""]
@@ -223,7 +245,7 @@ def _split_meta(inner: str) -> dict[str, str] | None:
 def _segments(text: str, matches: list[re.Match[str]]) -> list[tuple[re.Match[str], str]]:
     """Each match with the text that follows it up to the next match."""
     ends = [m.start() for m in matches[1:]] + [len(text)]
-    return [(m, text[m.end(): end]) for m, end in zip(matches, ends, strict=False)]
+    return [(m, text[m.end() : end]) for m, end in zip(matches, ends, strict=False)]
 
 
 def _draft(text: str, line: int) -> _Draft:
@@ -238,7 +260,7 @@ def _draft(text: str, line: int) -> _Draft:
     title, rest = titled.group("title").strip(), titled.group("rest")
     separator = _SEPARATOR_RE.match(rest)
     if separator:
-        rest = rest[separator.end():]
+        rest = rest[separator.end() :]
     elif title.endswith(":"):  # `**Title:** text`
         title = title[:-1].rstrip()
     return _Draft(line, title, rest.strip(), meta)
@@ -363,8 +385,9 @@ class _Parser:
         return value
 
     # -- items
-    def _collect_list(self, node: SyntaxTreeNode, out: list[_Draft], tags: list[str],
-                      parent: _Draft | None) -> None:
+    def _collect_list(
+        self, node: SyntaxTreeNode, out: list[_Draft], tags: list[str], parent: _Draft | None
+    ) -> None:
         for entry in node.children:
             draft = _draft(self._entry_text(entry), self._span(entry)[0] + 1)
             folded = self._field_text(draft) if parent else None
@@ -405,8 +428,11 @@ class _Parser:
                 drafts.append(_draft(self._block_text(node), self._span(node)[0] + 1))
                 drafts[-1].tags = list(tags)
         # Link reference definitions leave no token; they are text all the same.
-        loose = [n for n in range(section.start, section.end)
-                 if n not in covered and self.lines[n].strip()]
+        loose = [
+            n
+            for n in range(section.start, section.end)
+            if n not in covered and self.lines[n].strip()
+        ]
         drafts += [_draft(self.lines[n], n + 1) for n in loose]
         return drafts
 
@@ -414,14 +440,19 @@ class _Parser:
         content, fields, occurrences = _split_fields(draft.body)
         meta = draft.meta
         values: dict[str, object] = {
-            "category": category, "title": _title(draft.title, content),
-            "content": content, "occurrences": occurrences, "tags": draft.tags, **fields,
+            "category": category,
+            "title": _title(draft.title, content),
+            "content": content,
+            "occurrences": occurrences,
+            "tags": draft.tags,
+            **fields,
         }
         if meta is None:  # a bullet written by hand: the user's own statement
             values.update(sources=[USER_SOURCE], confidence=1.0, extracted=self.default_date)
         else:
             values.update(
-                id=meta.get("id", ""), sources=_tokens(meta.get("source")),
+                id=meta.get("id", ""),
+                sources=_tokens(meta.get("source")),
                 tags=draft.tags + _tokens(meta.get("tags")),
                 extracted=self._date(meta.get("extracted"), draft.line, "extracted"),
                 pinned=meta.get("pinned", "").lower() in ("true", "yes", "1"),
@@ -465,8 +496,9 @@ class _Parser:
                 entries.append(self._contradiction(draft, meta, entry))
         return entries, self._raw(section.start, section.end, used).strip()
 
-    def _contradiction(self, draft: _Draft, meta: dict[str, str],
-                       entry: SyntaxTreeNode) -> Contradiction:
+    def _contradiction(
+        self, draft: _Draft, meta: dict[str, str], entry: SyntaxTreeNode
+    ) -> Contradiction:
         items: list[MemoryItem] = []
         description = [draft.body]
         for sub in self._descendants(entry):
@@ -474,8 +506,9 @@ class _Parser:
             prefix = _CATEGORY_PREFIX_RE.match(text)
             named = _SECTIONS.get(_norm(prefix.group(1))) if prefix else None
             category = named if isinstance(named, Category) else None
-            sub_draft = _draft(text[prefix.end():] if category and prefix else text,
-                               self._span(sub)[0] + 1)
+            sub_draft = _draft(
+                text[prefix.end() :] if category and prefix else text, self._span(sub)[0] + 1
+            )
             if category is None and sub_draft.meta is not None:
                 ident = sub_draft.meta.get("id", "")
                 category = _PREFIX_CATEGORY.get(ident.split("-")[0], Category.CODING_PREFERENCES)
@@ -488,10 +521,13 @@ class _Parser:
             self.problems.append(Problem(draft.line, f"unknown contradiction status {status!r}"))
             status = "open"
         values = {
-            "id": meta.get("id", ""), "title": _title(draft.title, draft.body),
-            "description": " ".join(d for d in description if d), "status": status,
+            "id": meta.get("id", ""),
+            "title": _title(draft.title, draft.body),
+            "description": " ".join(d for d in description if d),
+            "status": status,
             "detected": self._date(meta.get("detected"), draft.line, "detected"),
-            "refs": _tokens(meta.get("refs")), "items": items,
+            "refs": _tokens(meta.get("refs")),
+            "items": items,
         }
         return Contradiction.model_validate(values)
 
@@ -525,12 +561,15 @@ class _Parser:
                 body = self._raw(section.start, section.end)
                 extras.append(ExtraSection(heading=section.heading, body=body))
         memory = BranchMemory(
-            branch_id=self.branch_id or "unknown", last_updated=updated,
+            branch_id=self.branch_id or "unknown",
+            last_updated=updated,
             last_extraction=extraction if isinstance(extraction, datetime) else None,
             thread_count=count if isinstance(count, int) else 0,
-            summary="\n\n".join(s.strip() for s in summary if s.strip()), items=items,
+            summary="\n\n".join(s.strip() for s in summary if s.strip()),
+            items=items,
             contradictions=contradictions,
-            contradiction_notes="\n\n".join(n for n in notes if n), extra_sections=extras,
+            contradiction_notes="\n\n".join(n for n in notes if n),
+            extra_sections=extras,
         )
         kinds = {str(s.kind) for s in sections[1:]}
         return memory, self.problems, kinds

@@ -69,7 +69,8 @@ REWORD_FLOOR = 0.5
 
 _NEGATION = re.compile(
     r"(?i)\b(?:never|not|no|don't|doesn't|isn't|aren't|won't|shouldn't|mustn't|can't|cannot|"
-    r"without|avoid|stop|instead of|rather than)\b")
+    r"without|avoid|stop|instead of|rather than)\b"
+)
 _WORD = re.compile(r"[a-z0-9][\w.+#/-]*")
 _FILLER = frozenset({"a", "an", "the", "to", "be", "use", "using", "any", "ever", "more", "do"})
 
@@ -83,14 +84,22 @@ def _negated(text: str) -> frozenset[str]:
     """
     found: set[str] = set()
     for match in _NEGATION.finditer(text):
-        words = [w for w in _WORD.findall(text[match.end():match.end() + 60].lower())
-                 if w not in _FILLER]
+        words = [
+            w
+            for w in _WORD.findall(text[match.end() : match.end() + 60].lower())
+            if w not in _FILLER
+        ]
         found.update(w.rstrip("s") for w in words[:3])
     return frozenset(found)
 
 
-def _integrity(old: BranchMemory | None, new: BranchMemory, new_items: list[MemoryItem],
-               rendered: str, previous: str | None) -> list[str]:
+def _integrity(
+    old: BranchMemory | None,
+    new: BranchMemory,
+    new_items: list[MemoryItem],
+    rendered: str,
+    previous: str | None,
+) -> list[str]:
     """What a rewrite must not do besides losing items: steer, flip, weaken, bloat.
 
     - no text the injection screen flags (remote code, disabled checks, exfiltration,
@@ -106,45 +115,75 @@ def _integrity(old: BranchMemory | None, new: BranchMemory, new_items: list[Memo
     problems: list[str] = []
     before = previous if previous is not None else render(old) if old is not None else ""
     # Only what is new or changed needs screening: items kept as they were passed before.
-    kept = ({(i.id, i.content, i.title, i.fix, i.root_cause, i.rationale) for i in
-             [*old.all_items(), *(x for c in old.contradictions for x in c.items)]}
-            if old is not None else set())
-    texts = [(f"item {i.id}", " ".join((i.title, i.content, i.rationale, i.fix, i.root_cause,
-                                        i.approach, i.lessons, i.scope, i.trade_offs)))
-             for i in [*new.all_items(), *(x for c in new.contradictions for x in c.items)]
-             if (i.id, i.content, i.title, i.fix, i.root_cause, i.rationale) not in kept]
+    kept = (
+        {
+            (i.id, i.content, i.title, i.fix, i.root_cause, i.rationale)
+            for i in [*old.all_items(), *(x for c in old.contradictions for x in c.items)]
+        }
+        if old is not None
+        else set()
+    )
+    texts = [
+        (
+            f"item {i.id}",
+            " ".join(
+                (
+                    i.title,
+                    i.content,
+                    i.rationale,
+                    i.fix,
+                    i.root_cause,
+                    i.approach,
+                    i.lessons,
+                    i.scope,
+                    i.trade_offs,
+                )
+            ),
+        )
+        for i in [*new.all_items(), *(x for c in new.contradictions for x in c.items)]
+        if (i.id, i.content, i.title, i.fix, i.root_cause, i.rationale) not in kept
+    ]
     texts.append(("the summary", new.summary))
-    texts += [(f"section {sec.heading!r}", f"{sec.heading} {sec.body}")
-              for sec in new.extra_sections]
+    texts += [
+        (f"section {sec.heading!r}", f"{sec.heading} {sec.body}") for sec in new.extra_sections
+    ]
     for where, text in texts:
         reasons = screen_text(text)
         if reasons and not all(r in screen_text(before) for r in reasons):
             problems.append(f"{where} would {' and '.join(reasons)}")
     if old is not None:
         had = {sec.heading.strip().casefold() for sec in old.extra_sections}
-        problems += [f"adds a section {sec.heading!r} the file did not have"
-                     for sec in new.extra_sections if sec.heading.strip().casefold() not in had]
+        problems += [
+            f"adds a section {sec.heading!r} the file did not have"
+            for sec in new.extra_sections
+            if sec.heading.strip().casefold() not in had
+        ]
         given = {i.id: i for i in new_items}
         for item in old.all_items():
             now = new.find(item.id)
             if now is None or item.pinned:
                 continue
             if now.confidence < item.confidence - 0.01:
-                problems.append(f"item {item.id} ({item.title!r}) lost confidence "
-                                f"({item.confidence:.2f} to {now.confidence:.2f})")
+                problems.append(
+                    f"item {item.id} ({item.title!r}) lost confidence "
+                    f"({item.confidence:.2f} to {now.confidence:.2f})"
+                )
             if now.content == item.content:
                 continue
             merged_from = [g for g in given.values() if now.content == g.content]
             if contradicts(item, now) or _negated(item.content) != _negated(now.content):
                 problems.append(f"item {item.id} ({item.title!r}) now says the opposite")
             elif not merged_from and similarity(item.content, now.content) < REWORD_FLOOR:
-                problems.append(f"item {item.id} ({item.title!r}) was replaced by another "
-                                "statement")
+                problems.append(
+                    f"item {item.id} ({item.title!r}) was replaced by another statement"
+                )
     added = sum(len(i.title) + len(i.content) + 200 for i in new_items)
     limit = len(before) + min(added, GROWTH_PER_ITEM * max(1, len(new_items))) + GROWTH_SLACK
     if len(rendered) > limit:
-        problems.append(f"the file would grow to {len(rendered):,} characters "
-                        f"(at most {limit:,} for {len(new_items)} new item(s))")
+        problems.append(
+            f"the file would grow to {len(rendered):,} characters "
+            f"(at most {limit:,} for {len(new_items)} new item(s))"
+        )
     return problems
 
 
@@ -170,8 +209,7 @@ def check_evolution(
     expected_branch = old.branch_id if old is not None else branch_id
     if expected_branch is not None and new.branch_id != expected_branch:
         problems.append(
-            f"the header names branch {new.branch_id!r} but this file is branch "
-            f"{expected_branch!r}"
+            f"the header names branch {new.branch_id!r} but this file is branch {expected_branch!r}"
         )
 
     problems.extend(
@@ -246,8 +284,9 @@ def check_evolution(
         problems.extend(_listed(changed_pinned, "changed pinned items"))
         problems.extend(_listed(lost_conflicts, "missing contradictions"))
 
-    problems.extend(_integrity(old, new, new_items,
-                               rendered if rendered is not None else render(new), previous))
+    problems.extend(
+        _integrity(old, new, new_items, rendered if rendered is not None else render(new), previous)
+    )
 
     known_sources: set[str] = {s for item in new_items for s in item.sources}
     if old is not None:

@@ -49,10 +49,29 @@ MIN_PREFIX_CHARS = 3
 COLUMN_WEIGHTS: tuple[float, ...] = (2.0, 1.0, 0.25, 0.3, 0.3, 1.5)
 # Git-flow words in branch ids say nothing about content; indexed, "feature flags" would
 # match every item of every `*/feature/*` branch (and cost a bm25 score for each).
-BRANCH_NOISE = frozenset({
-    "feature", "features", "feat", "fix", "fixes", "bugfix", "hotfix", "release", "releases",
-    "chore", "main", "master", "develop", "dev", "refs", "heads", "origin", "wip", "branch",
-})
+BRANCH_NOISE = frozenset(
+    {
+        "feature",
+        "features",
+        "feat",
+        "fix",
+        "fixes",
+        "bugfix",
+        "hotfix",
+        "release",
+        "releases",
+        "chore",
+        "main",
+        "master",
+        "develop",
+        "dev",
+        "refs",
+        "heads",
+        "origin",
+        "wip",
+        "branch",
+    }
+)
 # porter: "patterns" finds "pattern"; remove_diacritics: "cafe" finds "café".
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 _NO_SIGNATURE = (-1, -1)
@@ -157,8 +176,11 @@ def fts_query(text: str, *, prefix_last: bool = True) -> str:
         return ""
     parts = ['"' + t.replace('"', '""') + '"' for t in terms]
     last = terms[-1]
-    if prefix_last and not text[-1:].isspace() and len(last) >= MIN_PREFIX_CHARS and (
-        last.isalnum()
+    if (
+        prefix_last
+        and not text[-1:].isspace()
+        and len(last) >= MIN_PREFIX_CHARS
+        and (last.isalnum())
     ):
         parts[-1] += "*"
     return " OR ".join(parts)
@@ -242,7 +264,10 @@ def _fts_fill() -> str:
 
 
 def search_rows(
-    conn: sqlite3.Connection, query: str, limit: int, where: str = "",
+    conn: sqlite3.Connection,
+    query: str,
+    limit: int,
+    where: str = "",
     params: Sequence[Any] = (),
 ) -> list[tuple[tuple[Any, ...], float]]:
     """FTS5 search: `(row, relevance)` pairs, best first; rows hold the `_SELECT_ITEM` columns.
@@ -267,16 +292,21 @@ def search_rows(
 
 
 def item_rows(
-    conn: sqlite3.Connection, where: str = "", params: Sequence[Any] = (),
+    conn: sqlite3.Connection,
+    where: str = "",
+    params: Sequence[Any] = (),
     limit: int | None = None,
 ) -> list[tuple[Any, ...]]:
     """Rows (`_SELECT_ITEM` columns) in branch and file order: `MemoryIndex.items`' query,
     also run by the cold read path on its own connection."""
-    return [tuple(row) for row in conn.execute(
-        f"{_SELECT_ITEM} FROM items i LEFT JOIN access a ON a.item_id = i.item_id "
-        f"WHERE 1 = 1 {where} ORDER BY i.branch, i.position LIMIT ?",
-        [*params, -1 if limit is None else max(0, limit)],
-    ).fetchall()]
+    return [
+        tuple(row)
+        for row in conn.execute(
+            f"{_SELECT_ITEM} FROM items i LEFT JOIN access a ON a.item_id = i.item_id "
+            f"WHERE 1 = 1 {where} ORDER BY i.branch, i.position LIMIT ?",
+            [*params, -1 if limit is None else max(0, limit)],
+        ).fetchall()
+    ]
 
 
 def open_current(path: Path, branches_dir: Path) -> sqlite3.Connection | None:
@@ -365,8 +395,11 @@ def note_access(index_path: Path, item_ids: Iterable[str]) -> None:
         return
     line = f"{time.time():.3f} {' '.join(ids)}\n".encode()
     with contextlib.suppress(OSError):
-        fd = os.open(index_path.parent / ACCESS_LOG,
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+        fd = os.open(
+            index_path.parent / ACCESS_LOG,
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
+            0o600,
+        )
         try:
             os.write(fd, line)
         finally:
@@ -437,7 +470,7 @@ class MemoryIndex:
 
     @property
     def mode(self) -> str:
-        """"fts5", or "scan" when searching by a Python scan."""
+        """ "fts5", or "scan" when searching by a Python scan."""
         return "fts5" if self.fts5 else "scan"
 
     @property
@@ -649,8 +682,9 @@ class MemoryIndex:
             folded = str(row[-1]).split(_FIELD_SEP)
             matched: dict[int, float] = {}
             for n, pattern in enumerate(patterns):
-                weight = sum(w for w, col in zip(COLUMN_WEIGHTS, folded, strict=True)
-                             if pattern.search(col))
+                weight = sum(
+                    w for w, col in zip(COLUMN_WEIGHTS, folded, strict=True) if pattern.search(col)
+                )
                 if weight:
                     matched[n] = weight
             if matched:
@@ -672,11 +706,15 @@ class MemoryIndex:
     def get(self, item_id: str) -> IndexedItem | None:
         """The item with this id (the first branch holding it), or None."""
         with self._lock, self._guard("read"):
-            row = self._db().execute(
-                f"{_SELECT_ITEM} FROM items i LEFT JOIN access a ON a.item_id = i.item_id "
-                "WHERE i.item_id = ? ORDER BY i.branch LIMIT 1",
-                (item_id,),
-            ).fetchone()
+            row = (
+                self._db()
+                .execute(
+                    f"{_SELECT_ITEM} FROM items i LEFT JOIN access a ON a.item_id = i.item_id "
+                    "WHERE i.item_id = ? ORDER BY i.branch LIMIT 1",
+                    (item_id,),
+                )
+                .fetchone()
+            )
         return None if row is None else _item(row, 0.0, self._pending_counts())
 
     def items(
@@ -711,9 +749,11 @@ class MemoryIndex:
     def access_count(self, item_id: str) -> int:
         """How often an item was returned so far (folded and still in the log)."""
         with self._lock, self._guard("read"):
-            row = self._db().execute(
-                "SELECT count FROM access WHERE item_id = ?", (item_id,)
-            ).fetchone()
+            row = (
+                self._db()
+                .execute("SELECT count FROM access WHERE item_id = ?", (item_id,))
+                .fetchone()
+            )
         return (0 if row is None else int(row[0])) + self._pending_counts().get(item_id, 0)
 
     def _pending_counts(self) -> dict[str, int]:
@@ -757,8 +797,11 @@ class MemoryIndex:
         log_path = self.path.parent / ACCESS_LOG
         # A fold cut short leaves its renamed log; one that young may be another process's
         # fold under way, which must not be counted twice.
-        pending = [p for p in sorted(self.path.parent.glob(f"{ACCESS_LOG}.folding-*"))
-                   if _age_s(p) > STALE_FOLD_S]
+        pending = [
+            p
+            for p in sorted(self.path.parent.glob(f"{ACCESS_LOG}.folding-*"))
+            if _age_s(p) > STALE_FOLD_S
+        ]
         if log_path.exists():
             target = log_path.with_name(f"{ACCESS_LOG}.folding-{os.getpid()}-{time.time_ns()}")
             try:
@@ -812,12 +855,9 @@ class MemoryIndex:
                 conn = self._db()
                 report["items"] = conn.execute("SELECT count(*) FROM items").fetchone()[0]
                 report["branches"] = conn.execute("SELECT count(*) FROM files").fetchone()[0]
-                report["accessRecords"] = conn.execute(
-                    "SELECT count(*) FROM access"
-                ).fetchone()[0]
+                report["accessRecords"] = conn.execute("SELECT count(*) FROM access").fetchone()[0]
                 problems = [
-                    str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()
-                    if r[0] != "ok"
+                    str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall() if r[0] != "ok"
                 ]
                 if self.fts5:
                     conn.execute("INSERT INTO items_fts(items_fts) VALUES('integrity-check')")
@@ -836,8 +876,14 @@ class MemoryIndex:
             # Only the scan fallback reads it: the searchable columns, folded, in FTS order.
             if self.fts5:
                 return ""
-            columns = (item.title, item.text, item.category.heading, words, project,
-                       " ".join(item.tags))
+            columns = (
+                item.title,
+                item.text,
+                item.category.heading,
+                words,
+                project,
+                " ".join(item.tags),
+            )
             return _FIELD_SEP.join(_fold(c.replace(_FIELD_SEP, " ")) for c in columns)
 
         conn.executemany(
@@ -846,9 +892,20 @@ class MemoryIndex:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
-                    item.id, branch, project, item.category.value, item.title, item.content,
-                    item.text, item.confidence, _tags_cell(item.tags), int(item.pinned),
-                    item.extracted.isoformat(), position, item.model_dump_json(), folded(item),
+                    item.id,
+                    branch,
+                    project,
+                    item.category.value,
+                    item.title,
+                    item.content,
+                    item.text,
+                    item.confidence,
+                    _tags_cell(item.tags),
+                    int(item.pinned),
+                    item.extracted.isoformat(),
+                    position,
+                    item.model_dump_json(),
+                    folded(item),
                 )
                 for position, item in enumerate(memory.all_items())
             ],
@@ -913,7 +970,8 @@ class MemoryIndex:
             import logging  # deferred: the hook path opens the index and never gets here
 
             logging.getLogger(__name__).warning(
-                "search index %s unusable (%s): using one in memory", self.path, exc)
+                "search index %s unusable (%s): using one in memory", self.path, exc
+            )
             self._open_in_memory()
             return
         except sqlite3.DatabaseError:
@@ -926,9 +984,7 @@ class MemoryIndex:
             if version != self._schema_tag():
                 self._create_schema(drop=version is not None)
                 if self._rebuild_reason is None:
-                    self._rebuild_reason = (
-                        "missing" if not existed or version is None else "schema"
-                    )
+                    self._rebuild_reason = "missing" if not existed or version is None else "schema"
         except CorruptIndexError:
             return  # the file was already reset to an empty index
         except sqlite3.DatabaseError:
@@ -938,7 +994,9 @@ class MemoryIndex:
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            self.path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
             check_same_thread=False,
         )
         try:
@@ -1013,7 +1071,8 @@ class MemoryIndex:
         if stat.S_ISREG(mode):
             return
         aside = self.path.with_name(
-            f"{self.path.name}.not-an-index-{time.strftime('%Y%m%dT%H%M%S')}")
+            f"{self.path.name}.not-an-index-{time.strftime('%Y%m%dT%H%M%S')}"
+        )
         try:
             os.replace(self.path, aside)
         except OSError as exc:
@@ -1097,15 +1156,24 @@ def filter_clause(
     return "".join(f" AND {w}" for w in where), params
 
 
-def _item(row: Sequence[Any], relevance: float, pending: dict[str, int] | None = None
-          ) -> IndexedItem:
+def _item(
+    row: Sequence[Any], relevance: float, pending: dict[str, int] | None = None
+) -> IndexedItem:
     from app.core.models import Category
 
     return IndexedItem(
-        id=row[0], branch=row[1], project=row[2], category=Category(row[3]), title=row[4],
-        content=row[5], text=row[6], confidence=float(row[7]),
-        tags=tuple(t for t in str(row[8]).split("|") if t), pinned=bool(row[9]),
-        extracted=row[10], item_json=row[11],
+        id=row[0],
+        branch=row[1],
+        project=row[2],
+        category=Category(row[3]),
+        title=row[4],
+        content=row[5],
+        text=row[6],
+        confidence=float(row[7]),
+        tags=tuple(t for t in str(row[8]).split("|") if t),
+        pinned=bool(row[9]),
+        extracted=row[10],
+        item_json=row[11],
         access_count=int(row[12]) + (pending.get(row[0], 0) if pending else 0),
         relevance=relevance,
     )
@@ -1143,8 +1211,12 @@ def _size(path: Path) -> int:
 
 
 def _report(
-    rebuilt: bool, reason: str | None, updated: list[str], removed: list[str],
-    failed: dict[str, str], start: float,
+    rebuilt: bool,
+    reason: str | None,
+    updated: list[str],
+    removed: list[str],
+    failed: dict[str, str],
+    start: float,
 ) -> dict[str, Any]:
     return {
         "rebuilt": rebuilt,

@@ -242,8 +242,9 @@ class MaintenanceManager:
             "skipped": skipped,
         }
 
-    def _departures(self, current: BranchMemory,
-                    result: EvolutionResult) -> list[tuple[MemoryItem, str]]:
+    def _departures(
+        self, current: BranchMemory, result: EvolutionResult
+    ) -> list[tuple[MemoryItem, str]]:
         """Items of `current` the consolidation took out, each with the reason."""
         staying = {item.id for item in result.memory.all_items()}
         pruned = set(result.notes[: int(result.stats.get("pruned", 0))])
@@ -252,8 +253,10 @@ class MaintenanceManager:
             if item.id in staying:
                 continue
             if item.id in pruned:
-                reason = (f"pruned by weekly maintenance: its section held more than "
-                          f"{self.section_cap} items")
+                reason = (
+                    f"pruned by weekly maintenance: its section held more than "
+                    f"{self.section_cap} items"
+                )
             else:
                 reason = "merged into a near-duplicate by weekly maintenance"
             gone.append((item, reason))

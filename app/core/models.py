@@ -124,7 +124,14 @@ class MemoryItem(_Model):
     lessons: str = ""
 
     @field_validator(
-        "title", "content", "rationale", "trade_offs", "scope", "root_cause", "fix", "approach",
+        "title",
+        "content",
+        "rationale",
+        "trade_offs",
+        "scope",
+        "root_cause",
+        "fix",
+        "approach",
         "lessons",
     )
     @classmethod
@@ -159,8 +166,17 @@ class MemoryItem(_Model):
     @property
     def text(self) -> str:
         """Title, content and category fields as one searchable string."""
-        parts = [self.title, self.content, self.rationale, self.trade_offs, self.scope,
-                 self.root_cause, self.fix, self.approach, self.lessons]
+        parts = [
+            self.title,
+            self.content,
+            self.rationale,
+            self.trade_offs,
+            self.scope,
+            self.root_cause,
+            self.fix,
+            self.approach,
+            self.lessons,
+        ]
         return " ".join(p for p in parts if p)
 
 

@@ -70,8 +70,13 @@ def encode_branch(branch: str) -> str:
     """
     validate_branch_id(branch)
     cased = branch != branch.lower()
-    if (_SAFE_ID.fullmatch(branch) and not branch.startswith(".") and not cased
-            and not branch.endswith(".") and not _RESERVED.fullmatch(branch)):
+    if (
+        _SAFE_ID.fullmatch(branch)
+        and not branch.startswith(".")
+        and not cased
+        and not branch.endswith(".")
+        and not _RESERVED.fullmatch(branch)
+    ):
         return branch
     # Lazy: the per-prompt hook only meets plain names and should not pay for these.
     import hashlib

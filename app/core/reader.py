@@ -142,11 +142,7 @@ class MemoryReader:
 
         threshold = self.config.min_relevance if semantic else self.config.relevance_threshold
         scored = sorted(
-            (
-                _Scored(h, self._score(h, branch, project))
-                for h in hits
-                if h.relevance >= threshold
-            ),
+            (_Scored(h, self._score(h, branch, project)) for h in hits if h.relevance >= threshold),
             key=lambda s: (-s.score, -s.hit.relevance, s.hit.branch, s.hit.id),
         )
         # Conflicts are looked for among the best candidates only: pairs grow with the
@@ -279,8 +275,9 @@ class MemoryReader:
         self, text: str, hits: list[IndexedItem]
     ) -> tuple[list[IndexedItem], list[CrossConflict]]:
         candidates = [
-            Candidate(branch=h.branch, project=h.project, item=h.memory_item(),
-                      relevance=h.relevance)
+            Candidate(
+                branch=h.branch, project=h.project, item=h.memory_item(), relevance=h.relevance
+            )
             for h in hits
         ]
         name = self.engine.name
@@ -336,12 +333,14 @@ class MemoryReader:
             if used + cost > budget * CONFLICT_BUDGET_SHARE:
                 continue
             used += cost
-            packed_conflicts.append({
-                "category": conflict.category.value,
-                "description": conflict.description,
-                "itemIds": list(conflict.item_ids),
-                "branches": list(conflict.branches),
-            })
+            packed_conflicts.append(
+                {
+                    "category": conflict.category.value,
+                    "description": conflict.description,
+                    "itemIds": list(conflict.item_ids),
+                    "branches": list(conflict.branches),
+                }
+            )
         memories: list[dict[str, Any]] = []
         for entry in scored:
             if len(memories) >= max_results:
@@ -359,17 +358,19 @@ class MemoryReader:
                 content = content[:keep].rstrip() + "…"
                 cost = estimate_tokens(_memory_text(hit, content))
             used += cost
-            memories.append({
-                "branch": hit.branch,
-                "project": hit.project,
-                "category": hit.category.value,
-                "title": hit.title,
-                "content": content,
-                "confidence": hit.confidence,
-                "score": round(entry.score, 4),
-                "id": hit.id,
-                "relevance": round(hit.relevance, 4),
-            })
+            memories.append(
+                {
+                    "branch": hit.branch,
+                    "project": hit.project,
+                    "category": hit.category.value,
+                    "title": hit.title,
+                    "content": content,
+                    "confidence": hit.confidence,
+                    "score": round(entry.score, 4),
+                    "id": hit.id,
+                    "relevance": round(hit.relevance, 4),
+                }
+            )
         return packed_conflicts, memories, used
 
 
@@ -408,10 +409,7 @@ def _locality(hit: IndexedItem, branch: str | None, project: str | None) -> floa
 
 def _memory_text(hit: IndexedItem, content: str) -> str:
     heading = CATEGORY_HEADINGS[hit.category]
-    return (
-        f"**{heading}** (confidence: {round(hit.confidence * 100)}%)\n"
-        f"{hit.title}: {content}\n\n"
-    )
+    return f"**{heading}** (confidence: {round(hit.confidence * 100)}%)\n{hit.title}: {content}\n\n"
 
 
 def _merge_conflicts(
@@ -433,8 +431,8 @@ def _merge_conflicts(
         if len(ids) < 2 or key in seen:
             continue
         seen.add(key)
-        merged.append(conflict if ids == conflict.item_ids else conflict.model_copy(
-            update={"item_ids": ids}
-        ))
+        merged.append(
+            conflict if ids == conflict.item_ids else conflict.model_copy(update={"item_ids": ids})
+        )
     merged.sort(key=lambda c: -max(best[i] for i in c.item_ids))
     return merged

@@ -31,9 +31,26 @@ _PLACEHOLDER_RE = re.compile(
 _PLACEHOLDER_WORDS = ("your_", "your-", "yourkey", "example", "placeholder", "redacted", "dummy")
 _KEYWORDS = frozenset(
     {
-        "none", "null", "nil", "true", "false", "undefined", "str", "string", "int", "bool",
-        "bytes", "any", "object", "number", "optional", "required", "secret", "password",
-        "token", "env",
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "str",
+        "string",
+        "int",
+        "bool",
+        "bytes",
+        "any",
+        "object",
+        "number",
+        "optional",
+        "required",
+        "secret",
+        "password",
+        "token",
+        "env",
     }
 )
 _DOTTED_IDENT_RE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
@@ -90,9 +107,11 @@ def _accept_openai(m: re.Match[str]) -> bool:
 
 def _accept_bearer(m: re.Match[str]) -> bool:
     token = m.group(1)
-    return not _is_placeholder(token) and (
-        any(c.isdigit() for c in token) or len(token) >= 32
-    ) and not token.isalpha()
+    return (
+        not _is_placeholder(token)
+        and (any(c.isdigit() for c in token) or len(token) >= 32)
+        and not token.isalpha()
+    )
 
 
 def _accept_url_password(m: re.Match[str]) -> bool:
@@ -115,14 +134,50 @@ def _accept_assignment(m: re.Match[str]) -> bool:
 
 
 _ENV_SECRET_WORDS = frozenset(
-    {"SECRET", "SECRETS", "TOKEN", "KEY", "APIKEY", "PASSWORD", "PASSWD", "PWD", "PASS",
-     "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "AUTH", "PAT", "DSN"}
+    {
+        "SECRET",
+        "SECRETS",
+        "TOKEN",
+        "KEY",
+        "APIKEY",
+        "PASSWORD",
+        "PASSWD",
+        "PWD",
+        "PASS",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "AUTH",
+        "PAT",
+        "DSN",
+    }
 )
 _ENV_STRONG_WORDS = frozenset({"SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASSPHRASE"})
 # Settings *about* a secret, not the secret itself (`PASSWORD_MIN_LENGTH=8`).
 _ENV_META_WORDS = frozenset(
-    {"LENGTH", "LEN", "MIN", "MAX", "ROUNDS", "COUNT", "LIMIT", "SIZE", "ENABLED", "FILE", "PATH",
-     "DIR", "URL", "NAME", "TTL", "EXPIRY", "EXPIRES", "TIMEOUT", "TYPE", "ID", "HEADER"}
+    {
+        "LENGTH",
+        "LEN",
+        "MIN",
+        "MAX",
+        "ROUNDS",
+        "COUNT",
+        "LIMIT",
+        "SIZE",
+        "ENABLED",
+        "FILE",
+        "PATH",
+        "DIR",
+        "URL",
+        "NAME",
+        "TTL",
+        "EXPIRY",
+        "EXPIRES",
+        "TIMEOUT",
+        "TYPE",
+        "ID",
+        "HEADER",
+    }
 )
 
 
@@ -144,7 +199,6 @@ def _accept_env(m: re.Match[str]) -> bool:
     if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
         value = value[1:-1]
     return len(value) >= 4 and not _is_placeholder(value) and value.lower() not in _KEYWORDS
-
 
 
 _PROSE_NAME_RE = re.compile(
@@ -210,8 +264,16 @@ def _key_word_pattern() -> str:
     tried at every position and made this rule several times slower than all others.
     """
     words = (
-        ("password",), ("passwd",), ("passphrase",), ("secret",), ("client", "secret"),
-        ("token",), ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"),
+        ("password",),
+        ("passwd",),
+        ("passphrase",),
+        ("secret",),
+        ("client", "secret"),
+        ("token",),
+        ("api", "key"),
+        ("access", "key"),
+        ("private", "key"),
+        ("secret", "key"),
         ("auth", "key"),
     )
     variants: set[str] = set()
@@ -260,7 +322,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "aws_access_key",
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}(?![A-Z0-9])"),
+        re.compile(
+            r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}(?![A-Z0-9])"
+        ),
         anchors=("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA"),
     ),
     _Rule(
@@ -275,7 +339,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "github_token",
-        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})"
+        ),
         anchors=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     _Rule(
@@ -321,7 +387,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "azure_key",
         # Storage connection strings: `AccountKey=<base64>` (also SharedAccessKey=...).
-        re.compile(r"(?i)((?:account|sharedaccess)key\s{0,2}=\s{0,2})([A-Za-z0-9+/]{20,200}={0,2})"),
+        re.compile(
+            r"(?i)((?:account|sharedaccess)key\s{0,2}=\s{0,2})([A-Za-z0-9+/]{20,200}={0,2})"
+        ),
         anchors=("accountkey", "sharedaccesskey"),
         fold=True,
         group=2,
@@ -346,9 +414,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password",
-        re.compile(
-            r"-(?:u|-user)[ =][ \t]{0,2}[\"']?[^\s:\"']{1,100}:(?P<val>[^\s\"']{1,200})"
-        ),
+        re.compile(r"-(?:u|-user)[ =][ \t]{0,2}[\"']?[^\s:\"']{1,100}:(?P<val>[^\s\"']{1,200})"),
         anchors=("curl", "wget"),
         group=1,
         accept=_accept_curl_user,
@@ -369,8 +435,11 @@ _RULES: tuple[_Rule, ...] = (
         "password",
         # A short label and a colon or equals sign: "admin pass: …", "db pw = …". The long
         # names (password, secret, token...) are the assignment rule's.
-        re.compile(r"(?<![\w-])(?:pass|pwd|pw)[ \t]{0,2}[:=][ \t]{0,2}[\"'`]?"
-                   r"(?P<val>[^\s\"'`,;]{6,200})", re.IGNORECASE),
+        re.compile(
+            r"(?<![\w-])(?:pass|pwd|pw)[ \t]{0,2}[:=][ \t]{0,2}[\"'`]?"
+            r"(?P<val>[^\s\"'`,;]{6,200})",
+            re.IGNORECASE,
+        ),
         anchors=("pass", "pwd", "pw"),
         fold=True,
         group=1,
@@ -394,7 +463,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "basic_auth",
-        re.compile(r"(?i)(authorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?basic\s{1,3})([A-Za-z0-9+/]{8,500}=*)"),
+        re.compile(
+            r"(?i)(authorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?basic\s{1,3})([A-Za-z0-9+/]{8,500}=*)"
+        ),
         anchors=("authorization",),
         fold=True,
         group=2,
@@ -488,8 +559,13 @@ def _looks_random(token: str) -> bool:
         return False  # PASSWORD_MIN_LENGTH, auth.session-cookie: names, not values
     if "/" in token and token.count("/") > 2 and not any(c.isdigit() for c in token):
         return False  # a path
-    kinds = sum((any(c.islower() for c in token), any(c.isupper() for c in token),
-                 any(c.isdigit() for c in token)))
+    kinds = sum(
+        (
+            any(c.islower() for c in token),
+            any(c.isupper() for c in token),
+            any(c.isdigit() for c in token),
+        )
+    )
     return kinds >= 2 and _entropy(token) >= MIN_ENTROPY and not _is_placeholder(token)
 
 
@@ -515,7 +591,7 @@ def _entropy_layer(text: str) -> tuple[str, int]:
             lines[start] = talks
         if not talks:
             continue
-        pieces.append(text[last:m.start()])
+        pieces.append(text[last : m.start()])
         pieces.append(f"{MARK}token]")
         last = m.end()
         count += 1

@@ -13,8 +13,11 @@ from typing import Any
 from app.core.errors import InvalidInput
 from app.core.models import Contradiction, MemoryItem, utc_now
 
-_WORDS = {"keep-both": "keep both: each stays valid in its own scope",
-          "keep-newer": "keep newer", "mark-outdated": "older marked outdated"}
+_WORDS = {
+    "keep-both": "keep both: each stays valid in its own scope",
+    "keep-newer": "keep newer",
+    "mark-outdated": "older marked outdated",
+}
 
 
 def apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
@@ -48,11 +51,15 @@ def apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
                 item = item.model_copy(update={"tags": [*item.tags, "outdated"]})
             archived.append(item)
         items_after, refs_after = archived, [newer.id]
-    resolved = conflict.model_copy(update={
-        "items": items_after, "refs": refs_after, "status": "resolved",
-        "description": f"{conflict.description} Resolved by the user on "
-                       f"{utc_now().date().isoformat()} ({_WORDS[action]}).",
-    })
+    resolved = conflict.model_copy(
+        update={
+            "items": items_after,
+            "refs": refs_after,
+            "status": "resolved",
+            "description": f"{conflict.description} Resolved by the user on "
+            f"{utc_now().date().isoformat()} ({_WORDS[action]}).",
+        }
+    )
     memory.contradictions = [resolved if c is conflict else c for c in memory.contradictions]
 
 
@@ -68,13 +75,15 @@ def resolve_cross_in(
     section = memory.items[older.category]
     memory.items[older.category] = [i for i in section if i.id != older.id]
     kept = older.model_copy(update={"tags": [*older.tags, "outdated"]})
-    memory.contradictions.append(Contradiction(
-        title=older.title,
-        description=(
-            f"Superseded by '{newer.title}' in {newer_branch} ({newer.extracted}); "
-            f"resolved by the user on {utc_now().date().isoformat()} ({_WORDS[action]})."
-        ),
-        status="resolved",
-        refs=[],
-        items=[kept],
-    ))
+    memory.contradictions.append(
+        Contradiction(
+            title=older.title,
+            description=(
+                f"Superseded by '{newer.title}' in {newer_branch} ({newer.extracted}); "
+                f"resolved by the user on {utc_now().date().isoformat()} ({_WORDS[action]})."
+            ),
+            status="resolved",
+            refs=[],
+            items=[kept],
+        )
+    )

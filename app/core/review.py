@@ -50,13 +50,15 @@ def _reinforced(old: MemoryItem, new: MemoryItem) -> MemoryItem:
     base = max(old.confidence, new.confidence)
     sources = [*old.sources, *(x for x in new.sources if x not in old.sources)]
     tags = [*old.tags, *(x for x in new.tags if x not in old.tags)]
-    return old.model_copy(update={
-        "confidence": round(min(0.99, base + (1.0 - base) * 0.25), 2),
-        "sources": sources,
-        "tags": tags,
-        "occurrences": old.occurrences + new.occurrences,
-        "extracted": min(old.extracted, new.extracted),
-    })
+    return old.model_copy(
+        update={
+            "confidence": round(min(0.99, base + (1.0 - base) * 0.25), 2),
+            "sources": sources,
+            "tags": tags,
+            "occurrences": old.occurrences + new.occurrences,
+            "extracted": min(old.extracted, new.extracted),
+        }
+    )
 
 
 class ReviewQueue:
@@ -115,10 +117,16 @@ class ReviewQueue:
             stamp = utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")
             for item in items:
                 match = next(
-                    (e for e in entries
-                     if e.branch == branch and e.item.category is item.category
-                     and (e.item.id == item.id
-                          or item_similarity(e.item, item, floor=threshold) >= threshold)),
+                    (
+                        e
+                        for e in entries
+                        if e.branch == branch
+                        and e.item.category is item.category
+                        and (
+                            e.item.id == item.id
+                            or item_similarity(e.item, item, floor=threshold) >= threshold
+                        )
+                    ),
                     None,
                 )
                 if match is None:

@@ -24,9 +24,13 @@ _REMOTE_EXEC = (
         r"|ruby|iex|invoke-expression|powershell|pwsh)\b"
     ),
     re.compile(r"(?i)\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?<\(\s*(?:curl|wget)\b"),
-    re.compile(r"(?i)\b(?:iex|invoke-expression)\s*\(?\s*\(?\s*(?:iwr|irm|new-object\s+net\.webclient"
-               r"|invoke-webrequest|invoke-restmethod)\b"),
-    re.compile(r"(?i)\bpowershell(?:\.exe)?\s+(?:-\w+\s+)*-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/=]{16,}"),
+    re.compile(
+        r"(?i)\b(?:iex|invoke-expression)\s*\(?\s*\(?\s*(?:iwr|irm|new-object\s+net\.webclient"
+        r"|invoke-webrequest|invoke-restmethod)\b"
+    ),
+    re.compile(
+        r"(?i)\bpowershell(?:\.exe)?\s+(?:-\w+\s+)*-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/=]{16,}"
+    ),
     re.compile(r"(?i)\beval\s*\(?\s*[\"'`$(]*\s*(?:curl|wget)\b"),
     # The same in words: "pipe https://…/install.sh into bash", "run the script at <url>".
     re.compile(
@@ -45,14 +49,18 @@ _REMOTE_EXEC = (
         r"|powershell|pwsh)\b"
     ),
     # A download run through command substitution: python -c "$(curl …)", sh -c `wget …`.
-    re.compile(r"(?i)\b(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\s+-c\s+[\"']?"
-               r"(?:\$\(|`)\s*(?:curl|wget|iwr|fetch)\b"),
+    re.compile(
+        r"(?i)\b(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby)\s+-c\s+[\"']?"
+        r"(?:\$\(|`)\s*(?:curl|wget|iwr|fetch)\b"
+    ),
 )
 # Switching off the checks that protect the user's code and machine.
 _DISABLE = (
-    re.compile(r"(?i)--no-verify\b|--insecure\b|(?<![\w-])-k\s+https?://"
-               r"|verify\s*=\s*false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0"
-               r"|strict-ssl\s+false|sslverify\s*=?\s*false"),
+    re.compile(
+        r"(?i)--no-verify\b|--insecure\b|(?<![\w-])-k\s+https?://"
+        r"|verify\s*=\s*false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0"
+        r"|strict-ssl\s+false|sslverify\s*=?\s*false"
+    ),
     re.compile(r"(?i)\bchmod\s+(?:-R\s+)?777\s+/(?:\s|$)|\brm\s+-rf\s+(?:/|~)(?:\s|$)"),
     # A rule that tells the agent to switch one off ("never disable TLS" protects instead).
     re.compile(
@@ -69,8 +77,10 @@ _EXFILTRATE = (
         r"passwords?|ssh keys?|id_rsa|\.aws|private keys?)(?!\w)[^\n]{0,80}?"
         r"(?:https?://|\bto\s+\S+@)"
     ),
-    re.compile(r"(?i)\b(?:curl|wget)\b[^\n]{0,200}(?:-d|--data[\w-]*|-F|-T)\s*[\"'@]?[^\n]{0,80}"
-               r"(?:\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD)\w*|~/\.ssh|\.env\b|/etc/passwd|id_rsa)"),
+    re.compile(
+        r"(?i)\b(?:curl|wget)\b[^\n]{0,200}(?:-d|--data[\w-]*|-F|-T)\s*[\"'@]?[^\n]{0,80}"
+        r"(?:\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD)\w*|~/\.ssh|\.env\b|/etc/passwd|id_rsa)"
+    ),
 )
 # Words addressed to the model about its own instructions, role or rules.
 _OVERRIDE = (
@@ -79,27 +89,35 @@ _OVERRIDE = (
         r"above|earlier|all|any|your|system|original)\b[^.\n]{0,30}\b(?:instructions?|prompts?|"
         r"rules|guidelines|directives|policies|messages)\b"
     ),
-    re.compile(r"(?i)(?:^|\n|\s)(?:system|assistant|developer)\s*(?:prompt|message|note|policy)?"
-               r"\s*:\s*(?:new|updated|override|you)\b"),
+    re.compile(
+        r"(?i)(?:^|\n|\s)(?:system|assistant|developer)\s*(?:prompt|message|note|policy)?"
+        r"\s*:\s*(?:new|updated|override|you)\b"
+    ),
     re.compile(r"(?i)<\s*/?\s*(?:system|system-prompt|instructions?|im_start|admin)\s*>"),
     re.compile(
         r"(?i)\b(?:from now on|henceforth|going forward)\b[^.\n]{0,20}\b(?:the |you\b|your )?"
         r"(?:assistant|ai|model|agent|claude|llm|you)\b[^.\n]{0,20}\b(?:must|shall|will|should|"
         r"are required|have to)\b"
     ),
-    re.compile(r"(?i)\b(?:as an ai|you are now|act as|pretend to be|new (?:system )?policy)\b"
-               r"[^.\n]{0,60}\b(?:must|required|allowed|unrestricted|jailbreak|dan|no rules)\b"),
+    re.compile(
+        r"(?i)\b(?:as an ai|you are now|act as|pretend to be|new (?:system )?policy)\b"
+        r"[^.\n]{0,60}\b(?:must|required|allowed|unrestricted|jailbreak|dan|no rules)\b"
+    ),
     re.compile(
         r"(?i)\b(?:do not|don't|never)\s+(?:tell|inform|show|reveal to|alert)\s+the\s+user\b"
     ),
     # Turning the agent against its user: "ignore the user's request", "follow these instead
     # of the user's", "your real instructions are in …".
-    re.compile(r"(?i)\b(?:ignore|disregard|override)\s+(?:the\s+|what\s+the\s+)?"
-               r"(?:user|human)(?:'s)?\s+(?:says|requests?|instructions?|asks|wants|"
-               r"messages?|wishes)\b"),
+    re.compile(
+        r"(?i)\b(?:ignore|disregard|override)\s+(?:the\s+|what\s+the\s+)?"
+        r"(?:user|human)(?:'s)?\s+(?:says|requests?|instructions?|asks|wants|"
+        r"messages?|wishes)\b"
+    ),
     re.compile(r"(?i)\binstead\s+of\s+(?:the\s+|what\s+the\s+)?(?:user|human)(?:'s)?\b"),
-    re.compile(r"(?i)\byour\s+(?:real|actual|true|new)\s+(?:instructions|task|orders|job"
-               r"|rules)\b"),
+    re.compile(
+        r"(?i)\byour\s+(?:real|actual|true|new)\s+(?:instructions|task|orders|job"
+        r"|rules)\b"
+    ),
     # A note hidden in an HTML comment and addressed to the model.
     re.compile(r"(?i)<!--[^>]{0,20}\b(?:system|assistant|developer|ai|agent|llm|model)\s*:"),
 )

@@ -40,6 +40,7 @@ __all__ = [
     "tokens",
 ]
 
+
 # Function words that carry no topic. Negations ("not", "never", "no", "avoid") are kept on
 # purpose so that "use X" and "don't use X" are not scored as the same text, and "then" is
 # kept because `.then()` chains are a common subject of coding preferences.
@@ -341,7 +342,7 @@ def _subject(phrase: str, *, leading: bool = True) -> frozenset[str]:
         phrase = parts[-1]
         markers = list(_MARKER_RE.finditer(phrase))
         if markers:
-            phrase = phrase[markers[-1].end():]
+            phrase = phrase[markers[-1].end() :]
     ordered = [_stem(w) for w in _words(phrase) if w not in _SUBJECT_STOP]
     ordered = ordered[:_MAX_SUBJECT_TOKENS] if leading else ordered[-_MAX_SUBJECT_TOKENS:]
     return frozenset(ordered)
@@ -377,7 +378,7 @@ def _markers(clause: str) -> list[Stance]:
     matches = list(_MARKER_RE.finditer(clause))
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(clause)
-        subject = _subject(clause[match.end(): end])
+        subject = _subject(clause[match.end() : end])
         if subject:
             found.append(Stance(subject, -1 if match.group("neg") else 1))
     return found

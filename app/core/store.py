@@ -190,9 +190,12 @@ class MemoryStore:
     def lock(self, branch: str) -> Iterator[None]:
         """Hold the branch's lock file (a separate `.lock`, never the data file)."""
         self.ensure()
-        with held_lock(self.locks_dir / f"{encode_branch(branch)}.lock", LOCK_TIMEOUT_S,
-                       f"Branch {branch!r} is busy (another writer held its lock for "
-                       f"{LOCK_TIMEOUT_S:.0f} s); try again."):
+        with held_lock(
+            self.locks_dir / f"{encode_branch(branch)}.lock",
+            LOCK_TIMEOUT_S,
+            f"Branch {branch!r} is busy (another writer held its lock for "
+            f"{LOCK_TIMEOUT_S:.0f} s); try again.",
+        ):
             yield
 
     # -- reading -----------------------------------------------------------------------
@@ -410,8 +413,9 @@ class MemoryStore:
         parsed is kept.
         """
         versions = sorted(p for p in folder.glob("*.md") if _VERSION_NAME.fullmatch(p.stem))
-        evict = version_policy([p.stem for p in versions], keep_recent=self.versions_keep,
-                               now=datetime.now(UTC))
+        evict = version_policy(
+            [p.stem for p in versions], keep_recent=self.versions_keep, now=datetime.now(UTC)
+        )
         if not evict:
             return
         from app.core.archive import Archive
@@ -425,8 +429,11 @@ class MemoryStore:
                 continue
             try:
                 old = self.parse_bytes(branch, path.read_bytes())
-                orphans = [(item, f"kept from version {path.stem} before it was removed")
-                           for item in old.all_items() if item.id not in known]
+                orphans = [
+                    (item, f"kept from version {path.stem} before it was removed")
+                    for item in old.all_items()
+                    if item.id not in known
+                ]
                 known |= set(archive.add(branch, orphans))
             except (OSError, PuffinError, ValueError):
                 continue  # unreadable: keep the file rather than risk its items
@@ -472,8 +479,10 @@ def _own_copy(memory: BranchMemory) -> BranchMemory:
     is a `model_copy(update=...)`), so copying the containers is enough for a caller to add,
     remove or reorder freely, at a fraction of a deep copy's cost.
     """
-    return memory.model_copy(update={
-        "items": {category: list(items) for category, items in memory.items.items()},
-        "contradictions": list(memory.contradictions),
-        "extra_sections": list(memory.extra_sections),
-    })
+    return memory.model_copy(
+        update={
+            "items": {category: list(items) for category, items in memory.items.items()},
+            "contradictions": list(memory.contradictions),
+            "extra_sections": list(memory.extra_sections),
+        }
+    )

@@ -52,9 +52,7 @@ def export_bundle(store: MemoryStore, fmt: str) -> str:
         "format": "puffin-memory-export",
         "version": EXPORT_VERSION,
         "exported": utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "branches": [
-            {"branch": b, "content": store.read_text(b) or ""} for b in branches
-        ],
+        "branches": [{"branch": b, "content": store.read_text(b) or ""} for b in branches],
     }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
@@ -82,7 +80,7 @@ def read_bundle(text: str, default_branch: str | None = None) -> list[tuple[str,
         for n, mark in enumerate(marks):
             end = marks[n + 1].start() if n + 1 < len(marks) else len(text)
             branch = validate_branch_id(mark.group(1))
-            out.append((branch, parse(text[mark.end():end], branch)))
+            out.append((branch, parse(text[mark.end() : end], branch)))
         return out
     memory = parse(text, default_branch)
     branch = default_branch or memory.branch_id
@@ -111,9 +109,11 @@ def _kept_apart(local: MemoryItem, incoming: MemoryItem, why: str) -> Contradict
     """An open conflict holding the incoming copy whole, so a person can choose."""
     return Contradiction(
         title=f"Imported version of {local.title!r} differs",
-        description=f"{why}: here \"{local.content}\"; imported \"{incoming.content}\". "
-                    "Both kept until you choose.",
-        status="open", refs=[local.id], items=[incoming],
+        description=f'{why}: here "{local.content}"; imported "{incoming.content}". '
+        "Both kept until you choose.",
+        status="open",
+        refs=[local.id],
+        items=[incoming],
     )
 
 
@@ -156,8 +156,9 @@ def merge_import(
                 changed = True
             stats["reinforced" if stronger != local else "skipped"] += 1
             continue
-        if item.id in held or any(_same_text(item, i) for c in merged.contradictions
-                                  for i in c.items):
+        if item.id in held or any(
+            _same_text(item, i) for c in merged.contradictions for i in c.items
+        ):
             stats["skipped"] += 1  # imported before: already kept as a conflict
             continue
         merged.contradictions.append(_kept_apart(local, item, why))
@@ -175,8 +176,9 @@ def merge_import(
     return merged, stats
 
 
-def context_digest(store: MemoryStore, topic_hits: list[dict[str, Any]] | None,
-                   limit: int = 40) -> str:
+def context_digest(
+    store: MemoryStore, topic_hits: list[dict[str, Any]] | None, limit: int = 40
+) -> str:
     """A Markdown digest: the hits for a topic, or every branch's summary and key items."""
     lines = ["# Memory context", ""]
     if topic_hits is not None:
@@ -184,8 +186,10 @@ def context_digest(store: MemoryStore, topic_hits: list[dict[str, Any]] | None,
             lines.append("_No memories match this topic._")
         for hit in topic_hits[:limit]:
             heading = Category(hit["category"]).heading
-            lines.append(f"- **{hit['title']}** ({heading}, {hit['branch']}, "
-                         f"confidence {hit['confidence']:.2f}): {hit['content']}")
+            lines.append(
+                f"- **{hit['title']}** ({heading}, {hit['branch']}, "
+                f"confidence {hit['confidence']:.2f}): {hit['content']}"
+            )
         return "\n".join(lines) + "\n"
     branches = store.list_branches()
     if not branches:
@@ -208,8 +212,9 @@ def health_report(store: MemoryStore, index: MemoryIndex, *, with_index: bool) -
     files = []
     for branch in store.list_branches():
         problems = validate(store.read_text(branch) or "")
-        files.append({"branch": branch, "valid": not problems,
-                      "problems": [p.message for p in problems]})
+        files.append(
+            {"branch": branch, "valid": not problems, "problems": [p.message for p in problems]}
+        )
     report: dict[str, Any] = {
         "healthy": all(f["valid"] for f in files),
         "branches": len(files),
@@ -244,5 +249,4 @@ def repair(store: MemoryStore, index: MemoryIndex) -> dict[str, Any]:
     if store.versions_dir.is_dir():
         folders += [p for p in store.versions_dir.iterdir() if p.is_dir()]
     swept = sweep_temp_files(folders)
-    return {"fixed": fixed, "unfixable": unfixable, "index": rebuilt,
-            "tempFilesRemoved": swept}
+    return {"fixed": fixed, "unfixable": unfixable, "index": rebuilt, "tempFilesRemoved": swept}

@@ -62,24 +62,36 @@ _OPUS_4 = Price(15.0, 75.0, 1.50, 18.75, f"{_PRICING_PAGE}, checked {PRICES_CHEC
 # Keep `source` and the date with every change: prices move between releases.
 MODEL_PRICES: dict[str, Price] = {
     "claude-sonnet-5-5": Price(
-        2.0, 10.0, 0.10, 2.50,
+        2.0,
+        10.0,
+        0.10,
+        2.50,
         "Anthropic docs: Claude Sonnet 5.5 model page ($2 / $10, 5m cache write $2.50) and "
         "Sonnet 5.5 migration guide (cache reads $0.10, half the Sonnet 5 rate, since "
         f"2026-10-07); checked {PRICES_CHECKED}",
     ),
     "claude-haiku-5-5": Price(
-        0.10, 0.50, 0.01, 0.125,
+        0.10,
+        0.50,
+        0.01,
+        0.125,
         "UNVERIFIED: not found on an Anthropic page here; third-party release notes and "
         "guides (2026-10) give $0.10 / $0.50, cache read $0.01, 5m write $0.125 for prompts "
         "up to 100k tokens, and five times that above (not modelled: estimates run low for "
         f"longer prompts); checked {PRICES_CHECKED}",
     ),
     "claude-sonnet-5": Price(
-        2.0, 10.0, 0.20, 2.50,
+        2.0,
+        10.0,
+        0.20,
+        2.50,
         f"Anthropic docs: Claude Sonnet 5 model page; checked {PRICES_CHECKED}",
     ),
     "claude-opus-5-5": Price(
-        4.0, 20.0, 0.20, 5.0,
+        4.0,
+        20.0,
+        0.20,
+        5.0,
         "Anthropic docs: model comparison on the Sonnet 5.5 page ($4 / $20); cache rates "
         f"UNVERIFIED (0.05x / 1.25x of input assumed); checked {PRICES_CHECKED}",
     ),
@@ -282,8 +294,11 @@ class UsageLedger:
             return {"version": 1, "days": {}, "phases": {}}
         if not isinstance(data, dict) or not isinstance(data.get("days"), dict):
             raise StorageError(f"{self.path.name} does not hold a usage ledger")
-        return {"version": 1, "days": _clean_days(data["days"]),
-                "phases": _clean_days(data.get("phases"))}
+        return {
+            "version": 1,
+            "days": _clean_days(data["days"]),
+            "phases": _clean_days(data.get("phases")),
+        }
 
 
 def _clean_days(raw: object) -> dict[str, Any]:

@@ -127,7 +127,9 @@ class VectorStore:
             if not texts:
                 return np.zeros((0, width), dtype=np.float32)
             zero = np.zeros(width, dtype=np.float32)
-            return np.stack([
-                self._cache[item_id][1] if item_id in self._cache else zero
-                for item_id, _ in texts
-            ])
+            return np.stack(
+                [
+                    self._cache[item_id][1] if item_id in self._cache else zero
+                    for item_id, _ in texts
+                ]
+            )

@@ -73,18 +73,22 @@ class MemoryWriter:
             raise ExtractionFailed(f"Extraction failed: {exc}") from exc
         return await self.apply_extraction(extraction, branch)
 
-    async def apply_extraction(
-        self, extraction: ExtractionResult, branch: str
-    ) -> dict[str, Any]:
+    async def apply_extraction(self, extraction: ExtractionResult, branch: str) -> dict[str, Any]:
         """Route and integrate an extraction (made here or by a batch of many threads)."""
         validate_branch_id(branch)
         items, refusals = _screened(extraction.items)
         commit, queue, dropped = self._route(items)
         secretive = sum(1 for i in dropped if REDACTION_MARK in i.text)
-        queued, promoted = self.review.offer(
-            branch, queue, threshold=self.config.duplicate_threshold,
-            promote_at=self.config.commit_threshold,
-        ) if queue else (0, [])
+        queued, promoted = (
+            self.review.offer(
+                branch,
+                queue,
+                threshold=self.config.duplicate_threshold,
+                promote_at=self.config.commit_threshold,
+            )
+            if queue
+            else (0, [])
+        )
         commit.extend(promoted)
         response: dict[str, Any] = {
             "branch": branch,
@@ -97,16 +101,24 @@ class MemoryWriter:
             "path": None,
             # Why a path other than the configured engine's was taken (an API failure, the
             # budget), and other remarks of the engines.
-            "notes": [*extraction.notes, *refusals] + ([
-                f"{secretive} item(s) about a secret value were not kept (the value was "
-                "removed; the rest says nothing without it)"] if secretive else []),
+            "notes": [*extraction.notes, *refusals]
+            + (
+                [
+                    f"{secretive} item(s) about a secret value were not kept (the value was "
+                    "removed; the rest says nothing without it)"
+                ]
+                if secretive
+                else []
+            ),
             # Items refused by the injection screen: never written, never queued.
             "refusedUnsafe": len(refusals),
         }
         self.maintenance_log.thread_processed(branch)
         if not commit:
             self.activity.record(
-                "memorize", f"Nothing new to remember for {branch}", branch=branch,
+                "memorize",
+                f"Nothing new to remember for {branch}",
+                branch=branch,
                 queued=queued,
             )
             return response
@@ -150,8 +162,11 @@ class MemoryWriter:
             current = None if data is None else self.store.parse_bytes(branch, data)
             previous = data.decode("utf-8", "replace") if data is not None else None
             result, text = await self._evolve_checked(engine, current, items, branch, previous)
-            if current is not None and data is not None and _same_but_stamp(
-                    current, result.memory, data):
+            if (
+                current is not None
+                and data is not None
+                and _same_but_stamp(current, result.memory, data)
+            ):
                 # Nothing but the header's time stamps would change: no write, no version.
                 result.stats["unchanged"] = True
                 return result
@@ -169,22 +184,26 @@ class MemoryWriter:
         )
 
     async def _evolve_checked(
-        self, engine: Engine, current: BranchMemory | None, items: list[MemoryItem], branch: str,
+        self,
+        engine: Engine,
+        current: BranchMemory | None,
+        items: list[MemoryItem],
+        branch: str,
         previous: str | None = None,
     ) -> tuple[EvolutionResult, str]:
         """The engine's result and its rendered file, once the guard has passed both."""
         result = await engine.evolve(current, items, branch_id=branch)
         text = render(result.memory)
-        problems = check_evolution(current, result.memory, items, rendered=text,
-                                   previous=previous)
+        problems = check_evolution(current, result.memory, items, rendered=text, previous=previous)
         if not problems:
             return result, text
         log.warning("evolution by %s refused: %s", engine.name, problems)
         if engine is not self.merger:
             fallback = await self.merger.evolve(current, items, branch_id=branch)
             text = render(fallback.memory)
-            if not check_evolution(current, fallback.memory, items, rendered=text,
-                                   previous=previous):
+            if not check_evolution(
+                current, fallback.memory, items, rendered=text, previous=previous
+            ):
                 fallback.path = "offline-fallback"
                 fallback.notes.append("rewrite refused: " + "; ".join(problems[:3]))
                 return fallback, text
@@ -194,8 +213,9 @@ class MemoryWriter:
             + "); the file was left unchanged."
         )
 
-    def refresh_index(self, branch: str, memory: BranchMemory | None,
-                      text: str | None = None) -> None:
+    def refresh_index(
+        self, branch: str, memory: BranchMemory | None, text: str | None = None
+    ) -> None:
         """Bring the index up to date for one branch (a failure only makes it stale)."""
         try:
             # Under the branch's lock and from the file as it is now: another process may
@@ -214,21 +234,26 @@ class MemoryWriter:
             log.exception("index update failed for %s", branch)
 
 
-def _departures(current: BranchMemory | None,
-                result: EvolutionResult) -> list[tuple[MemoryItem, str]]:
+def _departures(
+    current: BranchMemory | None, result: EvolutionResult
+) -> list[tuple[MemoryItem, str]]:
     """Items of `current` that `result` no longer holds anywhere, each with the reason."""
     if current is None:
         return []
     staying = {i.id for i in result.memory.all_items()}
     staying |= {i.id for c in result.memory.contradictions for i in c.items}
-    return [(item, f"merged into a near-duplicate while memorizing ({result.path})")
-            for item in current.all_items() if item.id not in staying]
+    return [
+        (item, f"merged into a near-duplicate while memorizing ({result.path})")
+        for item in current.all_items()
+        if item.id not in staying
+    ]
 
 
 def _same_but_stamp(current: BranchMemory, new: BranchMemory, data: bytes) -> bool:
     """True when `new` renders to the file's bytes once given the file's own timestamps."""
-    same = new.model_copy(update={"last_updated": current.last_updated,
-                                  "last_extraction": current.last_extraction})
+    same = new.model_copy(
+        update={"last_updated": current.last_updated, "last_extraction": current.last_extraction}
+    )
     return render(same).encode("utf-8") == data
 
 
@@ -246,8 +271,9 @@ def _screened(items: list[MemoryItem]) -> tuple[list[MemoryItem], list[str]]:
     kept: list[MemoryItem] = []
     refusals: list[str] = []
     for item in items:
-        reasons = screen_text(" ".join(
-            (item.title, item.content, item.rationale, item.fix, item.root_cause)))
+        reasons = screen_text(
+            " ".join((item.title, item.content, item.rationale, item.fix, item.root_cause))
+        )
         if reasons:
             refusals.append(f"refused {item.title!r}: it {' and '.join(reasons)}")
         else:

@@ -87,10 +87,12 @@ class ChangeOp(BaseModel):
     new: str = Field(description="Key of the new item (N1, N2, ...), or empty")
     ids: list[str] = Field(description="Ids of existing items the operation names, or empty")
     title: str = Field(description="merge: title of the merged item; otherwise empty")
-    text: str = Field(description="merge: the merged statement; update_summary: the summary; "
-                                  "otherwise empty")
-    reason: str = Field(description="supersede / flag_conflict: why, in one sentence; "
-                                    "otherwise empty")
+    text: str = Field(
+        description="merge: the merged statement; update_summary: the summary; otherwise empty"
+    )
+    reason: str = Field(
+        description="supersede / flag_conflict: why, in one sentence; otherwise empty"
+    )
 
 
 class ChangeList(BaseModel):
@@ -106,8 +108,11 @@ def _strict(schema: Any) -> Any:
     """`schema` with every object closed and every property required (strict JSON schema)."""
     if isinstance(schema, dict):
         # pydantic's "title" annotations (strings) go; a property named "title" stays.
-        out = {k: _strict(v) for k, v in schema.items()
-               if not (k in ("title", "default") and not isinstance(v, dict))}
+        out = {
+            k: _strict(v)
+            for k, v in schema.items()
+            if not (k in ("title", "default") and not isinstance(v, dict))
+        }
         if out.get("type") == "object" and "properties" in out:
             out["required"] = list(out["properties"])
             out["additionalProperties"] = False
@@ -188,10 +193,14 @@ def _fence(tag: str, body: str) -> str:
 
 
 def _new_row(key: str, item: MemoryItem) -> dict[str, Any]:
-    row: dict[str, Any] = {"key": key, "category": item.category.value, "title": item.title,
-                           "content": item.content, "confidence": item.confidence}
-    for name in ("rationale", "trade_offs", "scope", "root_cause", "fix", "approach",
-                 "lessons"):
+    row: dict[str, Any] = {
+        "key": key,
+        "category": item.category.value,
+        "title": item.title,
+        "content": item.content,
+        "confidence": item.confidence,
+    }
+    for name in ("rationale", "trade_offs", "scope", "root_cause", "fix", "approach", "lessons"):
         value = getattr(item, name)
         if value:
             row[name] = value
@@ -199,16 +208,19 @@ def _new_row(key: str, item: MemoryItem) -> dict[str, Any]:
 
 
 def _existing_row(item: MemoryItem) -> dict[str, Any]:
-    row: dict[str, Any] = {"id": item.id, "category": item.category.value,
-                           "title": item.title, "content": item.content[:_LISTED_CHARS],
-                           "confidence": item.confidence}
+    row: dict[str, Any] = {
+        "id": item.id,
+        "category": item.category.value,
+        "title": item.title,
+        "content": item.content[:_LISTED_CHARS],
+        "confidence": item.confidence,
+    }
     if item.pinned:
         row["pinned"] = True
     return row
 
 
-def relevant_items(current: BranchMemory | None,
-                   items: list[MemoryItem]) -> list[MemoryItem]:
+def relevant_items(current: BranchMemory | None, items: list[MemoryItem]) -> list[MemoryItem]:
     """The existing items a request shows: the closest few to each new item, in file order.
 
     Closeness is shared content words (the same token sets the offline engine compares), so
@@ -238,8 +250,9 @@ def _dump(rows: list[dict[str, Any]]) -> str:
     return "\n".join(json.dumps(r, ensure_ascii=False, sort_keys=True) for r in rows)
 
 
-def evolution_request(current: BranchMemory | None, items: list[MemoryItem],
-                      listed: list[MemoryItem] | None = None) -> str:
+def evolution_request(
+    current: BranchMemory | None, items: list[MemoryItem], listed: list[MemoryItem] | None = None
+) -> str:
     """The user message asking for a change list: summary, relevant items, new items."""
     shown = relevant_items(current, items) if listed is None else listed
     summary = current.summary if current is not None else ""
@@ -256,13 +269,18 @@ def evolution_request(current: BranchMemory | None, items: list[MemoryItem],
 def consolidation_request(memory: BranchMemory) -> str:
     """The user message asking which items to merge and whether the summary still fits."""
     rows = [_existing_row(i) for i in memory.all_items()]
-    return redact("\n\n".join([
-        _fence("summary", memory.summary or "(none yet)"),
-        _fence("existing_items", _dump(rows) or "(none)"),
-        _fence("new_items", "(none: this is a consolidation)"),
-        "Consolidate this branch memory: merge items that say the same thing, and update the "
-        "summary if it no longer fits. Use only merge and update_summary operations.",
-    ]))
+    return redact(
+        "\n\n".join(
+            [
+                _fence("summary", memory.summary or "(none yet)"),
+                _fence("existing_items", _dump(rows) or "(none)"),
+                _fence("new_items", "(none: this is a consolidation)"),
+                "Consolidate this branch memory: merge items that say the same thing, "
+                "and update the summary if it no longer fits. "
+                "Use only merge and update_summary operations.",
+            ]
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,8 +315,7 @@ class _Board:
     """The branch while operations are applied to it."""
 
     def __init__(self, base: BranchMemory) -> None:
-        self.sections: dict[Category, list[MemoryItem]] = {
-            c: list(base.items[c]) for c in Category}
+        self.sections: dict[Category, list[MemoryItem]] = {c: list(base.items[c]) for c in Category}
         self.contradictions = list(base.contradictions)
         self.ids = {i.id for items in self.sections.values() for i in items}
         self.ids |= {i.id for c in self.contradictions for i in c.items}
@@ -341,8 +358,7 @@ def apply_changes(
     `evolution_request` shows): an operation naming any other id is refused, so a model
     cannot change an item it was not asked about.
     """
-    base = current if current is not None else BranchMemory(branch_id=branch_id,
-                                                            last_updated=now)
+    base = current if current is not None else BranchMemory(branch_id=branch_id, last_updated=now)
     board = _Board(base)
     keyed = new_keys(items)
     listed = {i.id for i in (relevant_items(current, items) if shown is None else shown)}
@@ -396,8 +412,11 @@ def apply_changes(
                 if pinned:
                     raise _Refused(f"{', '.join(pinned)} is pinned (written by a person)")
                 reason = _clean_text(op.reason, REASON_MAX, "reason") or "replaced"
-                new = board.unique(new.model_copy(update={
-                    "confidence": max(new.confidence, *(o.confidence for o in olds))}))
+                new = board.unique(
+                    new.model_copy(
+                        update={"confidence": max(new.confidence, *(o.confidence for o in olds))}
+                    )
+                )
                 slot: int | None = None
                 for old in olds:
                     category, index = board.find(old.id) or (old.category, -1)
@@ -406,17 +425,23 @@ def apply_changes(
                         slot = index
                 section = board.sections[new.category]
                 section.insert(len(section) if slot is None else slot, new)
-                board.contradictions.append(Contradiction(
-                    title=f"Superseded: {olds[0].title}"
-                    + (f" and {len(olds) - 1} more" if len(olds) > 1 else ""),
-                    description=f"{new.id} ({new.title}) replaced "
-                    + ", ".join(f"{o.id} ({o.title})" for o in olds) + f": {reason}. "
-                    "The replaced items are kept here whole.",
-                    status="superseded", detected=now.date(), refs=[new.id], items=olds))
+                board.contradictions.append(
+                    Contradiction(
+                        title=f"Superseded: {olds[0].title}"
+                        + (f" and {len(olds) - 1} more" if len(olds) > 1 else ""),
+                        description=f"{new.id} ({new.title}) replaced "
+                        + ", ".join(f"{o.id} ({o.title})" for o in olds)
+                        + f": {reason}. "
+                        "The replaced items are kept here whole.",
+                        status="superseded",
+                        detected=now.date(),
+                        refs=[new.id],
+                        items=olds,
+                    )
+                )
                 placed.add(op.new.strip())
                 stats["superseded"] += len(olds)
-                applied.append(f"{label}: {new.id} superseded "
-                               + ", ".join(o.id for o in olds))
+                applied.append(f"{label}: {new.id} superseded " + ", ".join(o.id for o in olds))
             elif op.op == "flag_conflict":
                 reason = _clean_text(op.reason, REASON_MAX, "reason")
                 if not reason:
@@ -425,18 +450,24 @@ def apply_changes(
                 if op.new.strip():
                     held = [board.unique(take_new(op))]
                 olds = named(op, 1 if held else 2)
-                board.contradictions.append(Contradiction(
-                    title=f"Open: {(held or olds)[0].title}",
-                    description=f"{reason} Involves "
-                    + ", ".join(f"{i.id} ({i.title})" for i in [*held, *olds])
-                    + ". Decide which one holds.",
-                    status="open", detected=now.date(), refs=[o.id for o in olds],
-                    items=held))
+                board.contradictions.append(
+                    Contradiction(
+                        title=f"Open: {(held or olds)[0].title}",
+                        description=f"{reason} Involves "
+                        + ", ".join(f"{i.id} ({i.title})" for i in [*held, *olds])
+                        + ". Decide which one holds.",
+                        status="open",
+                        detected=now.date(),
+                        refs=[o.id for o in olds],
+                        items=held,
+                    )
+                )
                 if held:
                     placed.add(op.new.strip())
                 stats["conflicts"] += 1
-                applied.append(f"{label}: conflict between "
-                               + ", ".join(i.id for i in [*held, *olds]))
+                applied.append(
+                    f"{label}: conflict between " + ", ".join(i.id for i in [*held, *olds])
+                )
             elif op.op == "merge":
                 olds = named(op, 2)
                 if len({o.category for o in olds}) > 1:
@@ -452,19 +483,27 @@ def apply_changes(
                 if lost:
                     raise _Refused("the merged text drops what " + ", ".join(lost) + " said")
                 first = olds[0]
-                survivor = first.model_copy(update={
-                    "title": title, "content": text,
-                    "confidence": max(o.confidence for o in olds),
-                    "sources": list(dict.fromkeys(s for o in olds for s in o.sources)),
-                    "tags": list(dict.fromkeys(t for o in olds for t in o.tags)),
-                    "extracted": min(o.extracted for o in olds),
-                })
-                far = [o.id for o in olds[1:]
-                       if item_similarity(o, survivor, floor=MERGE_SIMILARITY)
-                       < MERGE_SIMILARITY]
+                survivor = first.model_copy(
+                    update={
+                        "title": title,
+                        "content": text,
+                        "confidence": max(o.confidence for o in olds),
+                        "sources": list(dict.fromkeys(s for o in olds for s in o.sources)),
+                        "tags": list(dict.fromkeys(t for o in olds for t in o.tags)),
+                        "extracted": min(o.extracted for o in olds),
+                    }
+                )
+                far = [
+                    o.id
+                    for o in olds[1:]
+                    if item_similarity(o, survivor, floor=MERGE_SIMILARITY) < MERGE_SIMILARITY
+                ]
                 if far:
-                    raise _Refused("the merged text is not close enough to "
-                                   + ", ".join(far) + " to stand for it")
+                    raise _Refused(
+                        "the merged text is not close enough to "
+                        + ", ".join(far)
+                        + " to stand for it"
+                    )
                 category, index = board.find(first.id) or (first.category, 0)
                 board.sections[category][index] = survivor
                 for old in olds[1:]:
@@ -472,8 +511,9 @@ def apply_changes(
                     if place is not None:
                         del board.sections[place[0]][place[1]]
                 stats["merged"] += len(olds) - 1
-                applied.append(f"{label}: merged " + ", ".join(o.id for o in olds[1:])
-                               + f" into {first.id}")
+                applied.append(
+                    f"{label}: merged " + ", ".join(o.id for o in olds[1:]) + f" into {first.id}"
+                )
             elif op.op == "update_summary":
                 if summary is not None:
                     raise _Refused("the summary was already updated by an earlier operation")
@@ -484,11 +524,13 @@ def apply_changes(
         except _Refused as exc:
             refused.append(f"refused {label}: {exc}")
     if len(changes.ops) > MAX_OPS:
-        refused.append(f"refused {len(changes.ops) - MAX_OPS} operations beyond the first "
-                       f"{MAX_OPS}")
+        refused.append(
+            f"refused {len(changes.ops) - MAX_OPS} operations beyond the first {MAX_OPS}"
+        )
 
-    memory = base.model_copy(update={"items": board.sections,
-                                     "contradictions": board.contradictions})
+    memory = base.model_copy(
+        update={"items": board.sections, "contradictions": board.contradictions}
+    )
     # What no operation placed goes through the offline rules, against the branch as the
     # operations left it: a model that forgets an item never costs the conversation that item.
     left = [item for key, item in keyed.items() if key not in placed]
@@ -502,28 +544,48 @@ def apply_changes(
     known = {s for i in base.all_items() for s in i.sources}
     known |= {s for c in base.contradictions for i in c.items for s in i.sources}
     cited = {s for i in items for s in i.sources if s not in ("cli", "user")}
-    final = result.memory.model_copy(update={
-        "thread_count": base.thread_count + (1 if cited - known else 0),
-        "last_updated": now,
-        "last_extraction": now,
-    })
+    final = result.memory.model_copy(
+        update={
+            "thread_count": base.thread_count + (1 if cited - known else 0),
+            "last_updated": now,
+            "last_extraction": now,
+        }
+    )
     final = final.model_copy(update={"summary": summary or summarize(final)})
     stats["refused"] = len(refused)
     return EvolutionResult(memory=final, path="ops", notes=notes, stats=stats)
 
 
 def apply_consolidation(
-    memory: BranchMemory, changes: ChangeList, *, config: Config, now: datetime,
+    memory: BranchMemory,
+    changes: ChangeList,
+    *,
+    config: Config,
+    now: datetime,
 ) -> EvolutionResult:
     """Apply the merge and update_summary operations of a consolidation; refuse the rest."""
-    allowed = ChangeList(ops=[o for o in changes.ops if o.op in ("merge", "update_summary")],
-                         notes=changes.notes)
-    others = [f"refused op ({o.op}): a consolidation only merges and updates the summary"
-              for o in changes.ops if o.op not in ("merge", "update_summary")]
-    result = apply_changes(memory, [], allowed, branch_id=memory.branch_id, config=config,
-                           now=now, shown=list(memory.all_items()))
-    update = {"last_extraction": memory.last_extraction,
-              "thread_count": memory.thread_count, "last_updated": now}
+    allowed = ChangeList(
+        ops=[o for o in changes.ops if o.op in ("merge", "update_summary")], notes=changes.notes
+    )
+    others = [
+        f"refused op ({o.op}): a consolidation only merges and updates the summary"
+        for o in changes.ops
+        if o.op not in ("merge", "update_summary")
+    ]
+    result = apply_changes(
+        memory,
+        [],
+        allowed,
+        branch_id=memory.branch_id,
+        config=config,
+        now=now,
+        shown=list(memory.all_items()),
+    )
+    update = {
+        "last_extraction": memory.last_extraction,
+        "thread_count": memory.thread_count,
+        "last_updated": now,
+    }
     result.memory = result.memory.model_copy(update=update)
     result.notes.extend(others)
     result.stats["refused"] = result.stats.get("refused", 0) + len(others)
@@ -535,8 +597,15 @@ AskChanges = Callable[[str, int], Awaitable[ChangeList]]
 
 
 async def evolve_through(
-    engine_name: str, ask: AskChanges, fallback: Engine, current: BranchMemory | None,
-    items: list[MemoryItem], *, branch_id: str, config: Config, now: datetime,
+    engine_name: str,
+    ask: AskChanges,
+    fallback: Engine,
+    current: BranchMemory | None,
+    items: list[MemoryItem],
+    *,
+    branch_id: str,
+    config: Config,
+    now: datetime,
 ) -> EvolutionResult:
     """The evolution every LLM engine runs: a change list when there is something to weigh.
 
@@ -548,28 +617,35 @@ async def evolve_through(
         raise InvalidInput("A branch id is required to evolve a branch memory")
     if current is not None and current.branch_id != branch_id:
         raise InvalidInput(
-            f"Branch memory of {current.branch_id!r} cannot be evolved as {branch_id!r}")
+            f"Branch memory of {current.branch_id!r} cannot be evolved as {branch_id!r}"
+        )
     shown = relevant_items(current, items) if items else []
     if not shown:
         result = await fallback.evolve(current, items, branch_id=branch_id)
         if items:
             result.path = engine_name
-            result.notes.append("no existing item bears on the new ones: placed by the "
-                                "offline rules without a call")
+            result.notes.append(
+                "no existing item bears on the new ones: placed by the offline rules without a call"
+            )
         return result
-    request = f"Today is {now.date().isoformat()}.\n\n" + evolution_request(current, items,
-                                                                            shown)
+    request = f"Today is {now.date().isoformat()}.\n\n" + evolution_request(current, items, shown)
     changes = await ask(request, len(shown) + len(items))
-    result = apply_changes(current, items, changes, branch_id=branch_id, config=config,
-                           now=now, shown=shown)
+    result = apply_changes(
+        current, items, changes, branch_id=branch_id, config=config, now=now, shown=shown
+    )
     result.path = engine_name
     result.notes.extend(n for n in changes.notes[:10] if n.strip())
     return result
 
 
 async def consolidate_through(
-    engine_name: str, ask: AskChanges, fallback: Engine, memory: BranchMemory, *,
-    config: Config, now: datetime,
+    engine_name: str,
+    ask: AskChanges,
+    fallback: Engine,
+    memory: BranchMemory,
+    *,
+    config: Config,
+    now: datetime,
 ) -> EvolutionResult:
     """The consolidation every LLM engine runs: merges and the summary, as a change list."""
     if memory.item_count() < 2:

@@ -93,8 +93,9 @@ class ClaudeWithFallback:
     def _failed(self, message: str) -> None:
         self.consecutive_failures += 1
         # Until Claude answers again, status and the tray say why the offline engine works.
-        self.status_note = (f"{self.label}'s last call failed ({message}); the offline engine "
-                            "stood in")
+        self.status_note = (
+            f"{self.label}'s last call failed ({message}); the offline engine stood in"
+        )
         if self.breaker_failures and self.consecutive_failures >= self.breaker_failures:
             self._open_until = self._clock() + self.cooldown_s
             self._breaker_reason = (
@@ -123,9 +124,11 @@ class ClaudeWithFallback:
         `skip_reason` sends the call offline without trying Claude (its thread already failed).
         """
         if self.breaker_open:
-            return await offline_call(), f"{self.label} was not called: " \
-                f"{self._breaker_reason}.", \
-                FALLBACK_PATH
+            return (
+                await offline_call(),
+                f"{self.label} was not called: {self._breaker_reason}.",
+                FALLBACK_PATH,
+            )
         if skip_reason is not None:
             return await offline_call(), skip_reason, FALLBACK_PATH
         try:
@@ -179,6 +182,7 @@ class ClaudeWithFallback:
         self, conversations: Sequence[tuple[str, str]], **options: float
     ) -> list[ExtractionResult | ExtractionFailed]:
         """A backlog through Claude (batched when enabled); what fails goes offline."""
+
         async def offline_all() -> list[ExtractionResult | ExtractionFailed]:
             return [
                 await self.offline.extract(text, source=source) for text, source in conversations
@@ -190,7 +194,8 @@ class ClaudeWithFallback:
         if why is not None and path is not None:
             return [
                 r.model_copy(update={"engine": path, "notes": [*r.notes, why]})
-                if isinstance(r, ExtractionResult) else r
+                if isinstance(r, ExtractionResult)
+                else r
                 for r in results
             ]
         finished: list[ExtractionResult | ExtractionFailed] = []
@@ -203,9 +208,11 @@ class ClaudeWithFallback:
             note = f"{outcome.message.rstrip('.')}; the offline engine was used instead."
             self._remember_failed(source, note)
             fallback = await self.offline.extract(text, source=source)
-            finished.append(fallback.model_copy(
-                update={"engine": FALLBACK_PATH, "notes": [*fallback.notes, note]}
-            ))
+            finished.append(
+                fallback.model_copy(
+                    update={"engine": FALLBACK_PATH, "notes": [*fallback.notes, note]}
+                )
+            )
         return finished
 
     async def evolve(
@@ -257,9 +264,7 @@ def build_engine(
     """
     choice = (override or config.engine).strip().lower()
     if choice not in ENGINE_CHOICES:
-        raise InvalidInput(
-            f"Unknown engine {choice!r}: choose one of {', '.join(ENGINE_CHOICES)}."
-        )
+        raise InvalidInput(f"Unknown engine {choice!r}: choose one of {', '.join(ENGINE_CHOICES)}.")
     offline = OfflineEngine(config)
     if choice == "offline":
         return offline
@@ -271,8 +276,9 @@ def build_engine(
         if http_client is not None and not isinstance(http_client, httpx2.AsyncClient):
             raise InvalidInput("http_client must be an httpx2.AsyncClient")
         local = LocalEngine(config, fallback=offline, http_client=http_client)
-        return ClaudeWithFallback(local, offline, breaker_failures=config.breaker_failures,
-                                  label="The local model")
+        return ClaudeWithFallback(
+            local, offline, breaker_failures=config.breaker_failures, label="The local model"
+        )
     key, origin = find_key()
     if key is None:
         if choice == "anthropic":
@@ -314,8 +320,9 @@ def describe_engine(
             "localBaseUrl": config.local_base_url,
             "localModel": config.local_model,
             "useBatches": False,
-            "note": None if config.local_model.strip() else
-            "The local engine has no model name: set one in Settings.",
+            "note": None
+            if config.local_model.strip()
+            else "The local engine has no model name: set one in Settings.",
         }
     key, origin = find_key()
     wants_claude = config.engine == "anthropic" or (config.engine == "auto" and key is not None)

@@ -16,25 +16,36 @@ import json
 import sys
 from typing import Any
 
-HOOK_ACTIONS = ("session-start", "user-prompt-submit", "session-end", "stop", "pre-compact",
-                "process-inbox")
+HOOK_ACTIONS = (
+    "session-start",
+    "user-prompt-submit",
+    "session-end",
+    "stop",
+    "pre-compact",
+    "process-inbox",
+)
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `hook` and `install-hooks` to the command line's subparsers."""
     p = sub.add_parser(
-        "hook", help="run a Claude Code hook (reads the hook JSON on stdin)",
+        "hook",
+        help="run a Claude Code hook (reads the hook JSON on stdin)",
         description="Claude Code hooks. session-start prints this branch's memory as "
         "SessionStart context; session-end (also for Stop and PreCompact) queues the "
         "transcript for memorization and returns at once; process-inbox memorizes what "
         "is queued. They always exit 0; reasons go to <home>/logs/hooks.log.",
     )
     p.add_argument("action", choices=HOOK_ACTIONS)
-    p.add_argument("--event", help="event name to record (default: the hook input's "
-                   "hook_event_name, else from the action)")
+    p.add_argument(
+        "--event",
+        help="event name to record (default: the hook input's "
+        "hook_event_name, else from the action)",
+    )
     p = sub.add_parser(
-        "install-hooks", help="add our hooks to Claude Code's settings.json",
+        "install-hooks",
+        help="add our hooks to Claude Code's settings.json",
         description="Merge the session-start/session-end/pre-compact hooks into Claude "
         "Code's settings (a backup is kept; nothing else is touched).",
     )
@@ -72,7 +83,9 @@ def _install(args: argparse.Namespace) -> int:
     try:
         _check_settings_file(args.settings)
         reply = install_hooks(
-            args.settings, uninstall=args.uninstall, home=resolve_home(args.home),
+            args.settings,
+            uninstall=args.uninstall,
+            home=resolve_home(args.home),
         )
     except PuffinError as exc:
         from app.core.api import error_response

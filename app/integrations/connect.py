@@ -36,7 +36,8 @@ def server_command() -> tuple[str, list[str]]:
     # The console script beside the running interpreter (a venv, pipx, uv tool) first: it is
     # the install this command belongs to; then PATH; then the interpreter itself.
     beside = Path(sys.executable).with_name(
-        "puffin-memory.exe" if sys.platform == "win32" else "puffin-memory")
+        "puffin-memory.exe" if sys.platform == "win32" else "puffin-memory"
+    )
     found = str(beside) if beside.is_file() else shutil.which("puffin-memory")
     if found:
         return str(Path(found).absolute()), ["mcp"]
@@ -54,8 +55,9 @@ def target(client: str, *, project: Path | None, home: Path) -> Path:
     raise InvalidInput(f"Unknown client {client!r}: use one of {', '.join(CLIENTS)}.")
 
 
-def connect(client: str, *, uninstall: bool = False, project: Path | None = None,
-            home: Path | None = None) -> dict[str, Any]:
+def connect(
+    client: str, *, uninstall: bool = False, project: Path | None = None, home: Path | None = None
+) -> dict[str, Any]:
     """Add (or remove) our server in `client`'s configuration; says what changed."""
     path = target(client, project=project, home=home or Path.home())
     command, args = server_command()
@@ -80,15 +82,17 @@ def connect(client: str, *, uninstall: bool = False, project: Path | None = None
         except OSError as exc:
             raise StorageError(f"Cannot write {path}: {exc.strerror or exc}") from exc
     return {
-        "client": client, "path": str(path), "changed": changed,
-        "installed": not uninstall, "command": [command, *args],
+        "client": client,
+        "path": str(path),
+        "changed": changed,
+        "installed": not uninstall,
+        "command": [command, *args],
         "backup": str(backup) if backup else None,
     }
 
 
 # -- JSON clients (Cursor, Claude Code) -------------------------------------------------------
-def _json(before: str | None, path: Path, command: str, args: list[str],
-          uninstall: bool) -> str:
+def _json(before: str | None, path: Path, command: str, args: list[str], uninstall: bool) -> str:
     try:
         data = json.loads(before) if before and before.strip() else {}
     except json.JSONDecodeError as exc:
@@ -125,31 +129,39 @@ def _codex(before: str, command: str, args: list[str], uninstall: bool) -> str:
     try:
         tomllib.loads(before)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"~/.codex/config.toml is not valid TOML ({exc}); fix it first.") \
-            from exc
+        raise InvalidInput(
+            f"~/.codex/config.toml is not valid TOML ({exc}); fix it first."
+        ) from exc
     match = _HEADER.search(before)
     if match is None:
         if uninstall:
             return before
         start = end = len(before)
-        prefix = "" if not before or before.endswith("\n\n") else (
-            "\n" if before.endswith("\n") else "\n\n")
+        prefix = (
+            ""
+            if not before or before.endswith("\n\n")
+            else ("\n" if before.endswith("\n") else "\n\n")
+        )
     else:
         start = match.start()
         following = _ANY_TABLE.search(before, match.end())
         end = following.start() if following else len(before)
         prefix = ""
-    block = "" if uninstall else (
-        f"{prefix}[mcp_servers.{SERVER}]\n"
-        f"command = {json.dumps(command)}\n"
-        f"args = {json.dumps(args)}\n"
-        + ("\n" if end < len(before) else "")
+    block = (
+        ""
+        if uninstall
+        else (
+            f"{prefix}[mcp_servers.{SERVER}]\n"
+            f"command = {json.dumps(command)}\n"
+            f"args = {json.dumps(args)}\n" + ("\n" if end < len(before) else "")
+        )
     )
     after = before[:start] + block + before[end:]
     parsed = tomllib.loads(after)  # never write a file Codex cannot read
     if not uninstall:
         entry = parsed.get("mcp_servers", {}).get(SERVER, {})
         if entry.get("command") != command or entry.get("args") != args:
-            raise StorageError("Could not add puffin-memory to ~/.codex/config.toml safely; "
-                               "nothing was changed.")
+            raise StorageError(
+                "Could not add puffin-memory to ~/.codex/config.toml safely; nothing was changed."
+            )
     return after

@@ -43,10 +43,10 @@ def branch_from_head(head: str) -> str | None:
     """The branch named by the text of a HEAD file (short sha when detached), else None."""
     head = head.strip()
     if head.startswith("ref:"):
-        ref = head[len("ref:"):].strip()
+        ref = head[len("ref:") :].strip()
         for prefix in ("refs/heads/", "refs/"):
             if ref.startswith(prefix):
-                ref = ref[len(prefix):]
+                ref = ref[len(prefix) :]
                 break
         return ref or None
     if _SHA_RE.fullmatch(head):
@@ -65,13 +65,19 @@ def _branch_from_git(root: str) -> str | None:
 
     try:
         name = subprocess.run(
-            [git, "-C", root, "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True,
-            text=True, timeout=_GIT_TIMEOUT_S, check=True,
+            [git, "-C", root, "rev-parse", "--abbrev-ref", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            check=True,
         ).stdout.strip()
         if name == "HEAD":
             name = subprocess.run(
                 [git, "-C", root, "rev-parse", f"--short={SHORT_SHA}", "HEAD"],
-                capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, check=True,
+                capture_output=True,
+                text=True,
+                timeout=_GIT_TIMEOUT_S,
+                check=True,
             ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

@@ -45,6 +45,7 @@ def arm_deadline(home: Path | None, event: str, seconds: float = HOOK_DEADLINE_S
     interrupted any other way, and a hook must never hang the agent's session. The reply is
     written only after `disarm_deadline`, so the timer never cuts an answer in half.
     """
+
     def expire() -> None:
         with _deadline_lock:
             if not _deadline_timer:

@@ -58,8 +58,7 @@ def session_start(home_arg: str | None) -> int:
         hook_log(home, "session-start", f"nothing injected: {_reason(exc)} ({_ms(start)})")
         return EXIT_OK
     if context is None:
-        hook_log(home, "session-start",
-                 f"no memory for {location.branch_id} ({_ms(start)})")
+        hook_log(home, "session-start", f"no memory for {location.branch_id} ({_ms(start)})")
         return EXIT_OK
     from app.core.redact import redact
 
@@ -80,7 +79,8 @@ def session_start(home_arg: str | None) -> int:
         hook_log(home, "session-start", f"could not write the reply: {exc}")
         return EXIT_OK
     hook_log(
-        home, "session-start",
+        home,
+        "session-start",
         f"{context.branch_id}: {context.branch_items} item(s), {context.constraints} "
         f"constraint(s), {len(context.text)} chars via {context.path} ({_ms(start)})",
     )
@@ -106,8 +106,9 @@ def _injected(home: Path, session_id: str) -> list[str]:
     return [str(x) for x in data] if isinstance(data, list) else []
 
 
-def _remember_injected(home: Path, session_id: str, ids: tuple[str, ...], *,
-                       reset: bool = False) -> None:
+def _remember_injected(
+    home: Path, session_id: str, ids: tuple[str, ...], *, reset: bool = False
+) -> None:
     """Note which items this session has seen, so per-prompt recall does not repeat them."""
     path = _session_file(home, session_id)
     if path is None:
@@ -135,16 +136,16 @@ def user_prompt_submit(home_arg: str | None) -> int:
 
         session_id = text_field(data, "session_id")
         location = locate(text_field(data, "cwd"))
-        found = prompt_context(home, location, text_field(data, "prompt"),
-                               _injected(home, session_id))
+        found = prompt_context(
+            home, location, text_field(data, "prompt"), _injected(home, session_id)
+        )
     except Exception as exc:  # a hook must never fail the prompt: log why, say nothing
         hook_log(home, "user-prompt-submit", f"nothing added: {_reason(exc)} ({_ms(start)})")
         return EXIT_OK
     if found is None:
         return EXIT_OK  # nothing relevant: no noise, and no log line per prompt
     text, ids = found
-    reply = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                    "additionalContext": text}}
+    reply = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
     _remember_injected(home, session_id, ids)
     disarm_deadline()
     try:
@@ -156,8 +157,13 @@ def user_prompt_submit(home_arg: str | None) -> int:
     return EXIT_OK
 
 
-def session_end(home_arg: str | None, action: str = "session-end", *,
-                event: str | None = None, engine: str | None = None) -> int:
+def session_end(
+    home_arg: str | None,
+    action: str = "session-end",
+    *,
+    event: str | None = None,
+    engine: str | None = None,
+) -> int:
     """Spool the transcript for memorization and start a detached drain if none runs."""
     start = time.perf_counter()
     home: Path | None = None
@@ -175,8 +181,11 @@ def session_end(home_arg: str | None, action: str = "session-end", *,
         if cwd and not os.path.isabs(transcript):
             transcript = os.path.join(cwd, transcript)
         record = inbox.spool(
-            home, transcript_path=transcript, session_id=text_field(data, "session_id"),
-            cwd=cwd, event=name,
+            home,
+            transcript_path=transcript,
+            session_id=text_field(data, "session_id"),
+            cwd=cwd,
+            event=name,
         )
     except Exception as exc:
         hook_log(home, name, f"not recorded: {_reason(exc)} ({_ms(start)})")

@@ -129,9 +129,7 @@ def spawn_drainer(home: Path, *, pass_home: bool, engine: str | None = None) -> 
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     kwargs: dict[str, Any] = {}
     if sys.platform == "win32":
-        kwargs["creationflags"] = (
-            subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS
-        )
+        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS
     else:
         kwargs["start_new_session"] = True
     log = log_path(home)
@@ -142,8 +140,13 @@ def spawn_drainer(home: Path, *, pass_home: bool, engine: str | None = None) -> 
     try:
         process = subprocess.Popen(
             drainer_command(home if pass_home else None, engine),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-            close_fds=True, env=env, cwd=str(home), **kwargs,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            close_fds=True,
+            env=env,
+            cwd=str(home),
+            **kwargs,
         )
     finally:
         if stderr is not subprocess.DEVNULL:
@@ -184,8 +187,11 @@ def pending(home: Path) -> list[_Record]:
     """Readable records in the inbox, oldest first; unreadable ones are set aside."""
     folder = inbox_dir(home)
     try:
-        names = sorted(p for p in folder.iterdir() if p.suffix == ".json"
-                       and not p.name.startswith(".") and p.is_file())
+        names = sorted(
+            p
+            for p in folder.iterdir()
+            if p.suffix == ".json" and not p.name.startswith(".") and p.is_file()
+        )
     except OSError:
         return []
     records: list[_Record] = []
@@ -215,8 +221,7 @@ def _failed(home: Path, records: list[_Record], why: str, report: dict[str, Any]
         record.data["lastError"] = why
         with contextlib.suppress(OSError):
             write_atomic(record.path, (json.dumps(record.data, indent=2) + "\n").encode())
-        report["failed"].append({"record": record.path.name, "reason": why,
-                                 "attempts": attempts})
+        report["failed"].append({"record": record.path.name, "reason": why, "attempts": attempts})
 
 
 def _done(records: list[_Record]) -> None:
@@ -261,9 +266,7 @@ async def _memorize_transcript(api: MemoryApi, home: Path, transcript: str) -> d
     return result
 
 
-async def drain_inbox_async(
-    home: Path, api: MemoryApi | Callable[[], MemoryApi]
-) -> dict[str, Any]:
+async def drain_inbox_async(home: Path, api: MemoryApi | Callable[[], MemoryApi]) -> dict[str, Any]:
     """Drain the inbox once (see module docstring) through `api`, or through the api that
     `api()` builds, only once a record is there (the composition root passes it in: this
     module never builds one).
@@ -277,8 +280,13 @@ async def drain_inbox_async(
     from app.core.errors import PuffinError
 
     report: dict[str, Any] = {
-        "busy": False, "records": 0, "memorized": 0, "transcripts": [], "failed": [],
-        "gaveUp": [], "remaining": 0,
+        "busy": False,
+        "records": 0,
+        "memorized": 0,
+        "transcripts": [],
+        "failed": [],
+        "gaveUp": [],
+        "remaining": 0,
     }
     lock = FileLock(str(lock_path(home)))
     attempted: set[str] = set()
@@ -296,8 +304,9 @@ async def drain_inbox_async(
             for record in records:
                 if not record.transcript:
                     _give_up(home, record.path, "the record names no transcript")
-                    report["gaveUp"].append({"record": record.path.name,
-                                             "reason": "no transcript_path"})
+                    report["gaveUp"].append(
+                        {"record": record.path.name, "reason": "no transcript_path"}
+                    )
                     continue
                 groups.setdefault(record.transcript, []).append(record)
             for transcript, group in groups.items():
@@ -318,7 +327,8 @@ async def drain_inbox_async(
                 report["memorized"] += result["memorized"]
                 report["transcripts"].append({"path": transcript, **result})
                 hook_log(
-                    home, "process-inbox",
+                    home,
+                    "process-inbox",
                     f"{transcript}: memorized {result['memorized']} thread(s), "
                     f"skipped {result['skipped']}",
                 )

@@ -65,7 +65,7 @@ def is_ours(entry: object) -> bool:
 
 def _quote(arg: str) -> str:
     if os.name == "nt":
-        return f'"{arg}"' if any(c in arg for c in ' \t&()^|<>') else arg
+        return f'"{arg}"' if any(c in arg for c in " \t&()^|<>") else arg
     return shlex.quote(arg)
 
 
@@ -73,9 +73,12 @@ def _importable_anywhere(python: str) -> bool:
     """Whether `python -m app` works outside this checkout (the package is installed)."""
     try:
         probe = subprocess.run(
-            [python, "-c", "import app.integrations"], cwd=tempfile.gettempdir(),
+            [python, "-c", "import app.integrations"],
+            cwd=tempfile.gettempdir(),
             env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-            capture_output=True, timeout=30, check=False,
+            capture_output=True,
+            timeout=30,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return False
@@ -184,8 +187,9 @@ def _desired(action: str, matcher: str | None, timeout: int, command: str) -> di
     group: dict[str, Any] = {}
     if matcher is not None:
         group["matcher"] = matcher
-    group["hooks"] = [{"type": "command", "command": f"{command} hook {action}",
-                       "timeout": timeout}]
+    group["hooks"] = [
+        {"type": "command", "command": f"{command} hook {action}", "timeout": timeout}
+    ]
     return group
 
 
@@ -202,8 +206,13 @@ def _install(data: dict[str, Any], path: Path, command: str) -> tuple[list[str],
             hooks[event] = [want]
             added.append(event)
             continue
-        ours = [g for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-                and any(is_ours(h) for h in g["hooks"])]
+        ours = [
+            g
+            for g in groups
+            if isinstance(g, dict)
+            and isinstance(g.get("hooks"), list)
+            and any(is_ours(h) for h in g["hooks"])
+        ]
         if ours == [want]:
             continue
         had = _strip_ours(groups)
@@ -241,7 +250,9 @@ def _backup(path: Path, raw: bytes) -> Path:
 
 
 def install_hooks(
-    settings_path: Path | str | None = None, *, uninstall: bool = False,
+    settings_path: Path | str | None = None,
+    *,
+    uninstall: bool = False,
     home: Path | str | None = None,
 ) -> dict[str, Any]:
     """Add (or with `uninstall`, remove) our hooks in a Claude Code settings file.

@@ -30,7 +30,10 @@ log = logging.getLogger(__name__)
 _Tool = TypeVar("_Tool", bound=Callable[..., Any])
 
 CATEGORY_NAMES = Literal[
-    "coding_preferences", "architectural_decisions", "project_conventions", "bug_patterns",
+    "coding_preferences",
+    "architectural_decisions",
+    "project_conventions",
+    "bug_patterns",
     "implementation_notes",
 ]
 INSTRUCTIONS = (
@@ -54,22 +57,43 @@ class ToolSpec:
 
 
 TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec("search", ("memory:retrieve",),
-             "Search the memory; the current project and branch rank first.", read_only=True),
-    ToolSpec("get_branch", ("memory:get-branch-memory",),
-             "The whole memory file of a branch (summary and items).", read_only=True),
-    ToolSpec("list_branches", ("memory:list-branches",),
-             "The branches that have a memory, with item counts.", read_only=True),
-    ToolSpec("remember", ("memory:remember",),
-             "Store a lasting rule, decision or fact for a branch (a pinned user item).",
-             read_only=False),
-    ToolSpec("forget", ("memory:forget",),
-             "Remove one item by id; the answer names the version that undoes it.",
-             read_only=False, destructive=True),
-    ToolSpec("review_queue", ("memory:review-list", "memory:review-approve",
-                              "memory:review-reject"),
-             "List the candidates waiting for the user's approval, or approve/reject one.",
-             read_only=False),
+    ToolSpec(
+        "search",
+        ("memory:retrieve",),
+        "Search the memory; the current project and branch rank first.",
+        read_only=True,
+    ),
+    ToolSpec(
+        "get_branch",
+        ("memory:get-branch-memory",),
+        "The whole memory file of a branch (summary and items).",
+        read_only=True,
+    ),
+    ToolSpec(
+        "list_branches",
+        ("memory:list-branches",),
+        "The branches that have a memory, with item counts.",
+        read_only=True,
+    ),
+    ToolSpec(
+        "remember",
+        ("memory:remember",),
+        "Store a lasting rule, decision or fact for a branch (a pinned user item).",
+        read_only=False,
+    ),
+    ToolSpec(
+        "forget",
+        ("memory:forget",),
+        "Remove one item by id; the answer names the version that undoes it.",
+        read_only=False,
+        destructive=True,
+    ),
+    ToolSpec(
+        "review_queue",
+        ("memory:review-list", "memory:review-approve", "memory:review-reject"),
+        "List the candidates waiting for the user's approval, or approve/reject one.",
+        read_only=False,
+    ),
 )
 
 
@@ -115,20 +139,27 @@ def build_server(home: Path | None) -> Any:
             open_world_hint=False,
         )
         decorator: Callable[[_Tool], _Tool] = server.tool(
-            name=name, description=spec.doc, annotations=hints)
+            name=name, description=spec.doc, annotations=hints
+        )
         return decorator
 
     @register("search")
     async def search(
-        query: Annotated[str, Field(description="What to look for, in your own words.",
-                                    min_length=1, max_length=2000)],
-        project: Annotated[str | None, Field(description="Limit ranking to this project.")]
-        = None,
-        branch: Annotated[str | None, Field(
-            description="Rank this branch first (default: the git branch of cwd).")] = None,
+        query: Annotated[
+            str,
+            Field(
+                description="What to look for, in your own words.", min_length=1, max_length=2000
+            ),
+        ],
+        project: Annotated[str | None, Field(description="Limit ranking to this project.")] = None,
+        branch: Annotated[
+            str | None,
+            Field(description="Rank this branch first (default: the git branch of cwd)."),
+        ] = None,
         limit: Annotated[int, Field(description="Most items to return.", ge=1, le=50)] = 5,
-        cwd: Annotated[str | None, Field(
-            description="The folder the agent works in (default: the server's).")] = None,
+        cwd: Annotated[
+            str | None, Field(description="The folder the agent works in (default: the server's).")
+        ] = None,
     ) -> dict[str, Any]:
         here_project, here_branch = _here(cwd)
         payload: dict[str, Any] = {"query": query, "maxResults": limit}
@@ -138,8 +169,21 @@ def build_server(home: Path | None) -> Any:
             payload["project"] = project or here_project
         reply = await call("memory:retrieve", payload)
         memories = [
-            {k: m.get(k) for k in ("id", "branch", "project", "category", "title", "content",
-                                   "confidence", "relevance", "sources") if k in m}
+            {
+                k: m.get(k)
+                for k in (
+                    "id",
+                    "branch",
+                    "project",
+                    "category",
+                    "title",
+                    "content",
+                    "confidence",
+                    "relevance",
+                    "sources",
+                )
+                if k in m
+            }
             for m in reply.get("memories", [])
         ]
         answer: dict[str, Any] = {"memories": memories, "conflicts": reply.get("conflicts", [])}
@@ -149,9 +193,10 @@ def build_server(home: Path | None) -> Any:
 
     @register("get_branch")
     async def get_branch(
-        branch: Annotated[str | None, Field(
-            description="Branch id such as 'myproject/main' (default: the branch of cwd).")]
-        = None,
+        branch: Annotated[
+            str | None,
+            Field(description="Branch id such as 'myproject/main' (default: the branch of cwd)."),
+        ] = None,
         cwd: Annotated[str | None, Field(description="The agent's folder.")] = None,
     ) -> dict[str, Any]:
         target = branch or _here(cwd)[1]
@@ -165,33 +210,40 @@ def build_server(home: Path | None) -> Any:
 
     @register("remember")
     async def remember(
-        text: Annotated[str, Field(description="The rule, decision or fact, self-contained.",
-                                   min_length=1, max_length=5000)],
-        category: Annotated[CATEGORY_NAMES, Field(description="Where it belongs.")]
-        = "implementation_notes",
-        branch: Annotated[str | None, Field(
-            description="Branch id (default: the git branch of cwd).")] = None,
+        text: Annotated[
+            str,
+            Field(
+                description="The rule, decision or fact, self-contained.",
+                min_length=1,
+                max_length=5000,
+            ),
+        ],
+        category: Annotated[
+            CATEGORY_NAMES, Field(description="Where it belongs.")
+        ] = "implementation_notes",
+        branch: Annotated[
+            str | None, Field(description="Branch id (default: the git branch of cwd).")
+        ] = None,
         cwd: Annotated[str | None, Field(description="The agent's folder.")] = None,
     ) -> dict[str, Any]:
         target = branch or _here(cwd)[1]
         if not target:
             raise ToolFailed("INVALID_INPUT: give a branch; the folder is not a git checkout.")
-        return await call("memory:remember",
-                          {"branch": target, "text": text, "category": category})
+        return await call("memory:remember", {"branch": target, "text": text, "category": category})
 
     @register("forget")
     async def forget(
-        id: Annotated[str, Field(description="The item id, as `search` returns it.",
-                                 min_length=1)],
+        id: Annotated[str, Field(description="The item id, as `search` returns it.", min_length=1)],
     ) -> dict[str, Any]:
         return await call("memory:forget", {"id": id})
 
     @register("review_queue")
     async def review_queue(
-        action: Annotated[Literal["list", "approve", "reject"], Field(
-            description="list the candidates, or approve/reject one by id.")] = "list",
-        id: Annotated[str | None, Field(description="Candidate id for approve/reject.")]
-        = None,
+        action: Annotated[
+            Literal["list", "approve", "reject"],
+            Field(description="list the candidates, or approve/reject one by id."),
+        ] = "list",
+        id: Annotated[str | None, Field(description="Candidate id for approve/reject.")] = None,
     ) -> dict[str, Any]:
         if action == "list":
             return await call("memory:review-list", {})
@@ -204,8 +256,11 @@ def build_server(home: Path | None) -> Any:
 
 def run(home: Path | None) -> int:
     """Serve on stdio until the client closes stdin; 0 on a clean end."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="puffin-memory mcp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="puffin-memory mcp %(levelname)s %(name)s: %(message)s",
+    )
     from app.core.paths import resolve_home
     from app.logsetup import configure
 

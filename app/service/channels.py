@@ -208,18 +208,32 @@ class MemoryChannels(QObject):
     # follow the API.
     async def memorize(self, conversation_text: str, branch_id: str) -> Reply:
         """memory:memorize."""
-        return await self.invoke("memory:memorize",
-                                 {"conversationText": conversation_text, "branchId": branch_id})
+        return await self.invoke(
+            "memory:memorize", {"conversationText": conversation_text, "branchId": branch_id}
+        )
 
     async def retrieve(
-        self, query: str, max_results: int = 5, *, branch: str | None = None,
-        project: str | None = None, mode: str = "fast",
+        self,
+        query: str,
+        max_results: int = 5,
+        *,
+        branch: str | None = None,
+        project: str | None = None,
+        mode: str = "fast",
     ) -> Reply:
         """memory:retrieve."""
-        return await self.invoke("memory:retrieve", _drop_none({
-            "query": query, "maxResults": max_results, "branch": branch, "project": project,
-            "mode": mode,
-        }))
+        return await self.invoke(
+            "memory:retrieve",
+            _drop_none(
+                {
+                    "query": query,
+                    "maxResults": max_results,
+                    "branch": branch,
+                    "project": project,
+                    "mode": mode,
+                }
+            ),
+        )
 
     async def get_branch_memory(self, branch: str) -> Reply:
         """memory:get-branch-memory."""
@@ -247,8 +261,9 @@ class MemoryChannels(QObject):
 
     async def save_branch_memory(self, branch: str, content: str) -> Reply:
         """memory:save-branch-memory."""
-        return await self.invoke("memory:save-branch-memory",
-                                 {"branch": branch, "content": content})
+        return await self.invoke(
+            "memory:save-branch-memory", {"branch": branch, "content": content}
+        )
 
     async def list_versions(self, branch: str) -> Reply:
         """memory:list-versions."""
@@ -260,8 +275,7 @@ class MemoryChannels(QObject):
 
     async def restore_version(self, branch: str, version: str) -> Reply:
         """memory:restore-version."""
-        return await self.invoke("memory:restore-version",
-                                 {"branch": branch, "version": version})
+        return await self.invoke("memory:restore-version", {"branch": branch, "version": version})
 
     async def review_bulk(self, action: str, item_ids: list[str]) -> Reply:
         """memory:review-bulk (approve or reject many)."""
@@ -284,13 +298,25 @@ class MemoryChannels(QObject):
         return await self.invoke("memory:review-list", {})
 
     async def review_approve(
-        self, item_id: str, *, title: str | None = None, content: str | None = None,
+        self,
+        item_id: str,
+        *,
+        title: str | None = None,
+        content: str | None = None,
         category: str | None = None,
     ) -> Reply:
         """memory:review-approve (with optional edits)."""
-        return await self.invoke("memory:review-approve", _drop_none({
-            "id": item_id, "title": title, "content": content, "category": category,
-        }))
+        return await self.invoke(
+            "memory:review-approve",
+            _drop_none(
+                {
+                    "id": item_id,
+                    "title": title,
+                    "content": content,
+                    "category": category,
+                }
+            ),
+        )
 
     async def review_reject(self, item_id: str) -> Reply:
         """memory:review-reject."""
@@ -301,7 +327,11 @@ class MemoryChannels(QObject):
         return await self.invoke("memory:list-conflicts", {})
 
     async def resolve_conflict(
-        self, conflict_id: str, action: str, *, branch: str | None = None,
+        self,
+        conflict_id: str,
+        action: str,
+        *,
+        branch: str | None = None,
         item_ids: list[str] | None = None,
     ) -> Reply:
         """memory:resolve-conflict (keep-newer, keep-both or mark-outdated)."""
@@ -314,8 +344,9 @@ class MemoryChannels(QObject):
 
     async def remember(self, branch: str, text: str, *, category: str | None = None) -> Reply:
         """memory:remember (a pinned user item)."""
-        return await self.invoke("memory:remember", _drop_none(
-            {"branch": branch, "text": text, "category": category}))
+        return await self.invoke(
+            "memory:remember", _drop_none({"branch": branch, "text": text, "category": category})
+        )
 
     async def get_item(self, item_id: str) -> Reply:
         """memory:get-item."""
@@ -351,8 +382,9 @@ class MemoryChannels(QObject):
 
     async def import_memory(self, content: str, *, branch: str | None = None) -> Reply:
         """memory:import (`import` is a Python keyword)."""
-        return await self.invoke("memory:import", _drop_none({"content": content,
-                                                              "branch": branch}))
+        return await self.invoke(
+            "memory:import", _drop_none({"content": content, "branch": branch})
+        )
 
     async def get_config(self) -> Reply:
         """memory:get-config."""
@@ -366,16 +398,20 @@ class MemoryChannels(QObject):
         return reply
 
     async def scan(
-        self, *, source: str | None = None, path: str | None = None, dry_run: bool = False,
+        self,
+        *,
+        source: str | None = None,
+        path: str | None = None,
+        dry_run: bool = False,
     ) -> Reply:
         """memory:scan (runs as a background job unless it is a dry run)."""
-        return await self.invoke("memory:scan", _drop_none(
-            {"source": source, "path": path, "dryRun": dry_run or None}))
+        return await self.invoke(
+            "memory:scan", _drop_none({"source": source, "path": path, "dryRun": dry_run or None})
+        )
 
     async def provenance(self, item_id: str, branch: str | None = None) -> Reply:
         """memory:provenance (where an item came from, with excerpts)."""
-        return await self.invoke("memory:provenance", _drop_none({"id": item_id,
-                                                                  "branch": branch}))
+        return await self.invoke("memory:provenance", _drop_none({"id": item_id, "branch": branch}))
 
     async def improve(self, branch: str) -> Reply:
         """memory:improve (re-read the branch's offline-only threads with the LLM engine)."""

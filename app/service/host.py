@@ -33,13 +33,27 @@ ApiFactory = Callable[[Path, str | None], Any]
 # status, report progress and never run twice at once for the same branch.
 JOB_CHANNELS = frozenset({"memory:scan", "memory:run-maintenance", "memory:memorize"})
 # Channels after which branch files, stats or the review queue may have changed.
-MUTATING_CHANNELS = frozenset({
-    "memory:memorize", "memory:clear-branch-memory", "memory:run-maintenance",
-    "memory:save-branch-memory", "memory:restore-version", "memory:review-approve",
-    "memory:review-reject", "memory:resolve-conflict", "memory:remember", "memory:forget",
-    "memory:scan", "memory:set-config", "memory:repair", "memory:import",
-    "memory:review-bulk", "memory:review-requeue", "memory:archive-restore",
-})
+MUTATING_CHANNELS = frozenset(
+    {
+        "memory:memorize",
+        "memory:clear-branch-memory",
+        "memory:run-maintenance",
+        "memory:save-branch-memory",
+        "memory:restore-version",
+        "memory:review-approve",
+        "memory:review-reject",
+        "memory:resolve-conflict",
+        "memory:remember",
+        "memory:forget",
+        "memory:scan",
+        "memory:set-config",
+        "memory:repair",
+        "memory:import",
+        "memory:review-bulk",
+        "memory:review-requeue",
+        "memory:archive-restore",
+    }
+)
 # A request the person can fix (a wrong path) is answered, not shown as the app's error state.
 USER_ERRORS = frozenset({"INVALID_INPUT", "NOT_FOUND"})
 SOURCE_SCAN_INTERVAL_S = 300.0
@@ -139,8 +153,13 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         """What the status shows about this job."""
-        return {"name": self.name, "kind": self.kind, "done": self.done, "total": self.total,
-                "label": self.label}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "done": self.done,
+            "total": self.total,
+            "label": self.label,
+        }
 
 
 @dataclass
@@ -298,8 +317,12 @@ class MemoryHost:
         except Exception as exc:  # invoke promises not to raise; this is the safety net
             log.exception("%s raised", channel)
             return error_reply("INTERNAL_ERROR", f"{channel} failed unexpectedly: {exc}")
-        return reply if isinstance(reply, dict) else error_reply(
-            "INTERNAL_ERROR", f"{channel} returned {type(reply).__name__}, not an object."
+        return (
+            reply
+            if isinstance(reply, dict)
+            else error_reply(
+                "INTERNAL_ERROR", f"{channel} returned {type(reply).__name__}, not an object."
+            )
         )
 
     def _install_core_hooks(self) -> None:
@@ -327,8 +350,13 @@ class MemoryHost:
 
     def run_maintenance(self, kind: str) -> asyncio.Future[Reply]:
         """Queue a maintenance run (weekly, monthly or full)."""
-        return self.submit_job(f"{kind.capitalize()} maintenance", "maintenance", "*",
-                               "memory:run-maintenance", {"type": kind})
+        return self.submit_job(
+            f"{kind.capitalize()} maintenance",
+            "maintenance",
+            "*",
+            "memory:run-maintenance",
+            {"type": kind},
+        )
 
     async def run_job_for(self, channel: str, payload: dict[str, Any]) -> Reply:
         """Run a long channel as a job and wait for its reply."""
@@ -336,16 +364,30 @@ class MemoryHost:
             if payload.get("dryRun"):
                 return await self._call_core(channel, payload)  # a dry run only reads
             future = self.submit_job(
-                "Scan " + (Path(str(payload["path"])).name if payload.get("path")
-                           else str(payload.get("source") or "agent history")),
-                "scan", "*", channel, payload)
+                "Scan "
+                + (
+                    Path(str(payload["path"])).name
+                    if payload.get("path")
+                    else str(payload.get("source") or "agent history")
+                ),
+                "scan",
+                "*",
+                channel,
+                payload,
+            )
         elif channel == "memory:run-maintenance":
-            future = self.submit_job(f"{str(payload.get('type', '')).capitalize()} maintenance",
-                                     "maintenance", "*", channel, payload)
+            future = self.submit_job(
+                f"{str(payload.get('type', '')).capitalize()} maintenance",
+                "maintenance",
+                "*",
+                channel,
+                payload,
+            )
         else:
             branch = str(payload.get("branchId") or "")
-            future = self.submit_job(f"Memorize {branch}", "memorize", branch or "*", channel,
-                                     payload, dedupe=False)
+            future = self.submit_job(
+                f"Memorize {branch}", "memorize", branch or "*", channel, payload, dedupe=False
+            )
         return await asyncio.shield(future)
 
     def submit_job(
@@ -363,8 +405,7 @@ class MemoryHost:
             for job in [*self._running, *self._queue]:
                 if job.channel == channel and job.payload == payload and not job.future.done():
                     return job.future
-        job = Job(name, kind, key, channel, payload,
-                  asyncio.get_running_loop().create_future())
+        job = Job(name, kind, key, channel, payload, asyncio.get_running_loop().create_future())
         self._queue.append(job)
         self._schedule()
         self._publish_status()
@@ -504,4 +545,3 @@ class MemoryHost:
     def last_status(self) -> Reply | None:
         """The latest published status (replayed to late subscribers)."""
         return self._last_status
-

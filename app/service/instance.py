@@ -98,7 +98,7 @@ class SingleInstance(QObject):
                 self._buffers[id(client)] = data  # the rest of the line is on its way
                 continue
             self._buffers.pop(id(client), None)
-            self._dispatch(client, data[len(INVOKE):])
+            self._dispatch(client, data[len(INVOKE) :])
 
     def _dispatch(self, client: QLocalSocket, line: bytes) -> None:
         try:
@@ -123,8 +123,9 @@ class SingleInstance(QObject):
         client.disconnectFromServer()
 
     def _on_client_disconnected(self) -> None:
-        for client in [c for c in self._clients
-                       if c.state() == QLocalSocket.LocalSocketState.UnconnectedState]:
+        for client in [
+            c for c in self._clients if c.state() == QLocalSocket.LocalSocketState.UnconnectedState
+        ]:
             self._clients.remove(client)
             self._buffers.pop(id(client), None)
             client.deleteLater()

@@ -23,8 +23,13 @@ from app.core.errors import PuffinError
 from app.core.store import MemoryStore
 
 Spawn = Callable[[Coroutine[Any, Any, Any]], "asyncio.Task[Any]"]
-HOME_FILES = ("review-queue.json", "activity.json", "maintenance-log.json", "usage.json",
-              "config.json")
+HOME_FILES = (
+    "review-queue.json",
+    "activity.json",
+    "maintenance-log.json",
+    "usage.json",
+    "config.json",
+)
 Signatures = dict[str, tuple[int, int]]
 
 
@@ -140,4 +145,3 @@ class BranchWatcher(QObject):
         missing = [p for p in wanted if p not in watched]
         if missing:
             self._watcher.addPaths(missing)
-

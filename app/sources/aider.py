@@ -184,9 +184,7 @@ def _read_lines(handle: io.TextIOWrapper, sessions: list[_Session]) -> None:
         current.flush()
 
 
-def _threads(
-    path: Path, project: str, branch: str, sessions: list[_Session]
-) -> list[ParsedThread]:
+def _threads(path: Path, project: str, branch: str, sessions: list[_Session]) -> list[ParsedThread]:
     modified = file_time(path)
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
     threads: list[ParsedThread] = []

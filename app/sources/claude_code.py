@@ -62,14 +62,27 @@ SOURCE = "claude-code"
 
 KNOWN_TYPES = frozenset(
     {
-        "user", "assistant", "system", "progress", "summary", "file-history-snapshot",
-        "queue-operation", "custom-title", "ai-title", "worktree-state", "pr-link", "attachment",
+        "user",
+        "assistant",
+        "system",
+        "progress",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "custom-title",
+        "ai-title",
+        "worktree-state",
+        "pr-link",
+        "attachment",
     }
 )
 _REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _TAG_RE = re.compile(r"<(command-name|command-message|command-args)>(.*?)</\1>", re.DOTALL)
 _OUTPUT_TAGS = (
-    "<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
 )
 _BASH_INPUT_RE = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 _SESSION_ID_RE = re.compile(rb'"sessionId":\s?"([^"]{1,200})"')
@@ -530,9 +543,7 @@ class _Session:
             if target not in numbering and live:
                 target = live[0][0]
             sides_by_segment.setdefault(target, []).append(
-                SideConversation(
-                    side.id, title, side.conversation.messages, side.started, report
-                )
+                SideConversation(side.id, title, side.conversation.messages, side.started, report)
             )
         result = []
         for index, segment in live:

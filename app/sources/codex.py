@@ -48,12 +48,24 @@ _KNOWN_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 )
 _ITEM_TYPES = frozenset(
-    {"message", "function_call", "function_call_output", "reasoning", "local_shell_call",
-     "custom_tool_call", "custom_tool_call_output", "web_search_call"}
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "local_shell_call",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "web_search_call",
+    }
 )
 _INJECTED_PREFIXES = (
-    "<environment_context>", "<user_instructions>", "# AGENTS.md", "<user_shell_command>",
-    "<turn_aborted>", "<INSTRUCTIONS>",
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<INSTRUCTIONS>",
 )
 
 

@@ -38,12 +38,28 @@ BAD_RECORDS = "malformed records (unexpected shapes)"
 # unhashable, `{"message": 5}` has no `.get`, ...). A reader catches these per record, counts
 # the record and goes on with the next one.
 RECORD_ERRORS: tuple[type[Exception], ...] = (
-    TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError, OverflowError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    RecursionError,
+    OverflowError,
 )
 
 _TOOL_KEYS = (
-    "command", "cmd", "file_path", "notebook_path", "path", "pattern", "query", "url",
-    "description", "prompt", "skill", "subagent_type",
+    "command",
+    "cmd",
+    "file_path",
+    "notebook_path",
+    "path",
+    "pattern",
+    "query",
+    "url",
+    "description",
+    "prompt",
+    "skill",
+    "subagent_type",
 )
 _BASE64_RE = re.compile(
     rb'"(data|base64|image_url|url)":\s?"(?:data:[\w/+.-]{1,40};base64,)?[A-Za-z0-9+/=\\]{2000,}"'
@@ -300,9 +316,7 @@ def tool_line(name: str, tool_input: object) -> str:
                 gist = " ".join(value)
                 break
         else:
-            gist = next(
-                (v for v in tool_input.values() if isinstance(v, str) and v.strip()), ""
-            )
+            gist = next((v for v in tool_input.values() if isinstance(v, str) and v.strip()), "")
     elif isinstance(tool_input, str):
         gist = tool_input
     return clip(f"{name}: {gist}" if gist else name, 160)

@@ -207,9 +207,7 @@ class Discovery:
     empty_branches: list[str] = field(default_factory=list)
     # File signatures of each transcript read, keyed by its paths (for incremental scans),
     # and how many transcripts were left unread because they had not changed.
-    signatures: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = field(
-        default_factory=dict
-    )
+    signatures: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = field(default_factory=dict)
     unchanged: int = 0
 
 

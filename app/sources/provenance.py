@@ -20,8 +20,13 @@ from app.core.models import MemoryItem
 from app.core.similarity import tokens
 from app.sources.ledger import Ledger, LedgerEntry
 
-AGENTS = {"cc": "Claude Code", "cx": "Codex", "ai": "Aider", "pf": "Puffin",
-          "tx": "A text transcript"}
+AGENTS = {
+    "cc": "Claude Code",
+    "cx": "Codex",
+    "ai": "Aider",
+    "pf": "Puffin",
+    "tx": "A text transcript",
+}
 PEOPLE = {"user": "You (written by hand)", "cli": "Command line", "mcp": "An agent, via MCP"}
 MAX_EXCERPTS = 5
 _CONTEXT_LINES = 2

@@ -66,9 +66,7 @@ def _guarded(reader: Reader) -> Reader:
             stats.error(f"{paths[0]}: cannot be read ({exc.strerror or exc}); skipped")
         except Exception as exc:
             _log.warning("reader failed path=%s", paths[0], exc_info=True)
-            stats.error(
-                f"{paths[0]}: unexpected content, not read ({type(exc).__name__}: {exc})"
-            )
+            stats.error(f"{paths[0]}: unexpected content, not read ({type(exc).__name__}: {exc})")
         return []
 
     return read
@@ -105,7 +103,10 @@ READERS: dict[str, Reader] = {
     plaintext.SOURCE: _guarded(plaintext.read_text),
 }
 _ENABLED = {
-    "claude-code": "claude_code", "puffin": "puffin", "codex": "codex", "aider": "aider",
+    "claude-code": "claude_code",
+    "puffin": "puffin",
+    "codex": "codex",
+    "aider": "aider",
 }
 _PARSE_CACHE = 8
 _SAVE_EVERY_S = 2.0
@@ -277,9 +278,7 @@ def _to_thread(parsed: ParsedThread, unit: _Unit, fallback: datetime) -> Thread:
     )
 
 
-def _read_unit(
-    unit: _Unit, stats: ReadStats, since: datetime | None
-) -> tuple[list[Thread], int]:
+def _read_unit(unit: _Unit, stats: ReadStats, since: datetime | None) -> tuple[list[Thread], int]:
     modified = _unit_time(unit)
     if since is not None and modified is not None and modified < since:
         return [], 0
@@ -447,8 +446,12 @@ def size_summary(discovery: Discovery) -> dict[str, Any]:
     raw = discovery.raw_bytes
     rendered = discovery.rendered_bytes
     reduction = round(100.0 * (1 - rendered / raw), 1) if raw else 0.0
-    return {"files": discovery.files, "rawBytes": raw, "renderedBytes": rendered,
-            "reductionPercent": reduction}
+    return {
+        "files": discovery.files,
+        "rawBytes": raw,
+        "renderedBytes": rendered,
+        "reductionPercent": reduction,
+    }
 
 
 # -- memorizing -----------------------------------------------------------------------------
@@ -490,10 +493,15 @@ async def memorize_pending(
     """
     todo = [p for p in planned if p.complete and not p.processed]
     result: dict[str, Any] = {
-        "memorized": 0, "failed": 0, "skipped": len(planned) - len(todo), "errors": [],
+        "memorized": 0,
+        "failed": 0,
+        "skipped": len(planned) - len(todo),
+        "errors": [],
         # What the memorized threads gave, and how many threads of each agent were read:
         # the counts the scan's summary sentence is made of.
-        "itemsAdded": 0, "queuedForReview": 0, "read": {},
+        "itemsAdded": 0,
+        "queuedForReview": 0,
+        "read": {},
     }
     cache: OrderedDict[tuple[Path, ...], dict[str, ParsedThread]] = OrderedDict()
     saver = _LedgerSaver(ledger)
@@ -539,8 +547,10 @@ def describe_scan(result: dict[str, Any]) -> str:
     added, queued = _count(result.get("itemsAdded")), _count(result.get("queuedForReview"))
     if not parts and not failed and not errors:
         if not result.get("threads"):
-            return ("No agent conversations found: check the folders under Sources in "
-                    "Settings, or scan a folder.")
+            return (
+                "No agent conversations found: check the folders under Sources in "
+                "Settings, or scan a folder."
+            )
         return "Nothing new to read: every finished conversation was memorized before."
     sentence = (", ".join(parts) + " read") if parts else "No conversation read"
     if parts:
@@ -594,8 +604,11 @@ async def _memorize_all(
     saver: _LedgerSaver,
     result: dict[str, Any],
 ) -> None:
-    represented = {(e.branch_id, e.hash): (key, e.ref or e.thread_id)
-                   for key, e in ledger.entries.items() if e.hash}
+    represented = {
+        (e.branch_id, e.hash): (key, e.ref or e.thread_id)
+        for key, e in ledger.entries.items()
+        if e.hash
+    }
     for index, item in enumerate(todo, start=1):
         thread = item.thread
         parsed = cache.get(thread.paths)
@@ -676,8 +689,11 @@ LLM_PATHS = frozenset({"anthropic", "local"})
 
 def improvable(ledger: Ledger, branch: str) -> list[LedgerEntry]:
     """Threads of `branch` memorized without an LLM whose transcript path is known."""
-    return [e for e in ledger.entries.values()
-            if e.branch_id == branch and e.engine not in LLM_PATHS and e.path]
+    return [
+        e
+        for e in ledger.entries.values()
+        if e.branch_id == branch and e.engine not in LLM_PATHS and e.path
+    ]
 
 
 def thread_text(entry: LedgerEntry) -> str:
@@ -690,8 +706,10 @@ def thread_text(entry: LedgerEntry) -> str:
         for parsed in READERS[unit.kind](unit.paths, stats):
             if parsed.id == entry.thread_id:
                 return redact(render(parsed.content))
-    raise InvalidInput(f"{entry.ref or entry.thread_id}: the thread is no longer in "
-                       f"{entry.path}", context={"path": entry.path})
+    raise InvalidInput(
+        f"{entry.ref or entry.thread_id}: the thread is no longer in {entry.path}",
+        context={"path": entry.path},
+    )
 
 
 async def improve_threads(
@@ -703,8 +721,15 @@ async def improve_threads(
 ) -> dict[str, Any]:
     """Memorize each entry's whole thread again through `memorize` (the LLM engine); an
     entry the LLM read is marked in the ledger, so it is not improved twice."""
-    result: dict[str, Any] = {"threads": len(entries), "improved": 0, "failed": 0,
-                              "skipped": 0, "itemsAdded": 0, "errors": [], "notes": []}
+    result: dict[str, Any] = {
+        "threads": len(entries),
+        "improved": 0,
+        "failed": 0,
+        "skipped": 0,
+        "itemsAdded": 0,
+        "errors": [],
+        "notes": [],
+    }
     for index, entry in enumerate(entries, start=1):
         if progress is not None:
             progress(index, len(entries), f"{entry.branch_id} {entry.ref}")
@@ -726,13 +751,22 @@ async def improve_threads(
             continue
         result["improved"] += 1
         result["itemsAdded"] += _count(reply.get("itemsExtracted"))
-        result["notes"].extend(str(n) for n in reply.get("notes", []) if
-                               str(n).startswith("refused"))
+        result["notes"].extend(
+            str(n) for n in reply.get("notes", []) if str(n).startswith("refused")
+        )
         ledger.record(
-            f"{entry.source}:{entry.thread_id}", source=entry.source,
-            thread_id=entry.thread_id, branch_id=entry.branch_id, ref=entry.ref,
-            content_hash=entry.hash, messages=entry.messages, path=entry.path,
-            engine=path, conversed=entry.conversed, save=False)
+            f"{entry.source}:{entry.thread_id}",
+            source=entry.source,
+            thread_id=entry.thread_id,
+            branch_id=entry.branch_id,
+            ref=entry.ref,
+            content_hash=entry.hash,
+            messages=entry.messages,
+            path=entry.path,
+            engine=path,
+            conversed=entry.conversed,
+            save=False,
+        )
     ledger.save()
     return result
 
@@ -768,7 +802,10 @@ def sources_report(settings: SourceSettings, home: Path | None = None) -> dict[s
             {"path": str(p), "exists": p.exists()} for p in _locations(settings, source, user_home)
         ]
         entry: dict[str, Any] = {
-            "source": source, "enabled": enabled, "locations": locations, "threads": 0,
+            "source": source,
+            "enabled": enabled,
+            "locations": locations,
+            "threads": 0,
             "projects": [],
         }
         sources.append(entry)
@@ -789,9 +826,7 @@ def sources_report(settings: SourceSettings, home: Path | None = None) -> dict[s
         entry["projects"] = [
             {
                 "project": project,
-                "branches": [
-                    {"branch": b, "threads": n} for b, n in sorted(branches.items())
-                ],
+                "branches": [{"branch": b, "threads": n} for b, n in sorted(branches.items())],
             }
             for project, branches in sorted(tree.items())
         ]

@@ -56,8 +56,10 @@ class ResultCard(QFrame):
         content.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         confidence = memory.get("confidence")
         score = memory.get("score")
-        parts = [str(memory.get("branch", "")),
-                 CATEGORY_NAMES.get(str(memory.get("category")), str(memory.get("category", "")))]
+        parts = [
+            str(memory.get("branch", "")),
+            CATEGORY_NAMES.get(str(memory.get("category")), str(memory.get("category", ""))),
+        ]
         if isinstance(confidence, int | float):
             parts.append(f"{round(confidence * 100)}% confidence")
         if isinstance(score, int | float):
@@ -69,8 +71,9 @@ class ResultCard(QFrame):
         layout.addWidget(content)
         bottom = QHBoxLayout()
         bottom.addWidget(meta, 1)
-        self.open_button = push_button("Open", tooltip="Open this memory in its branch, with "
-                                       "where it came from")
+        self.open_button = push_button(
+            "Open", tooltip="Open this memory in its branch, with where it came from"
+        )
         self.open_button.setAccessibleName(f"Open {memory.get('title', 'this memory')}")
         self.open_button.setEnabled(bool(self.branch and self.item_id))
         self.open_button.clicked.connect(self._open)
@@ -123,16 +126,18 @@ class AskPanel(Panel):
     # A result was opened: (branch, item id), for the window to show it in the browser.
     item_requested = Signal(str, str)
 
-    def __init__(self, channels: MemoryChannels, parent: QWidget | None = None,
-                 *, debounce_ms: int = 300) -> None:
+    def __init__(
+        self, channels: MemoryChannels, parent: QWidget | None = None, *, debounce_ms: int = 300
+    ) -> None:
         super().__init__(channels, parent)
         self._seq = 0
         self.last_reply: dict[str, Any] | None = None
 
         row = QHBoxLayout()
         row.setSpacing(8)
-        self.query = search_box("Ask your memory… e.g. how do we store the index? (Ctrl+K)",
-                                "Question")
+        self.query = search_box(
+            "Ask your memory… e.g. how do we store the index? (Ctrl+K)", "Question"
+        )
         self.query.setFont(scaled_font(self.query, 1.1))
         self.query.textChanged.connect(self._on_query_text_changed)
         self.query.returnPressed.connect(self._on_query_return_pressed)
@@ -145,8 +150,9 @@ class AskPanel(Panel):
         self.max_results.setValue(8)
         self.max_results.setPrefix("top ")
         self.max_results.setAccessibleName("Number of results")
-        self.deep_button = push_button("Deep search", "ask",
-                                       tooltip="Ask the engine to search deeper (Ctrl+Enter)")
+        self.deep_button = push_button(
+            "Deep search", "ask", tooltip="Ask the engine to search deeper (Ctrl+Enter)"
+        )
         self.deep_button.clicked.connect(self.deep_search)
         row.addWidget(self.query, 1)
         row.addWidget(self.scope)
@@ -169,9 +175,12 @@ class AskPanel(Panel):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.results)
-        self.empty = EmptyState("Ask anything about your projects",
-                                "Decisions, conventions, bug patterns and preferences from "
-                                "every branch, ranked by relevance and confidence.", icon="ask")
+        self.empty = EmptyState(
+            "Ask anything about your projects",
+            "Decisions, conventions, bug patterns and preferences from "
+            "every branch, ranked by relevance and confidence.",
+            icon="ask",
+        )
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(scroll)
@@ -195,8 +204,9 @@ class AskPanel(Panel):
         reply = await self.channels.list_branches()
         if is_error(reply):
             return
-        projects = sorted({str(b.get("project")) for b in reply.get("branches", [])
-                           if b.get("project")})
+        projects = sorted(
+            {str(b.get("project")) for b in reply.get("branches", []) if b.get("project")}
+        )
         current = self.scope.currentData()
         self.scope.blockSignals(True)
         self.scope.clear()
@@ -233,9 +243,11 @@ class AskPanel(Panel):
         if not text:
             self.last_reply = None
             self.summary.setText("")
-            self.empty.set_text("Ask anything about your projects",
-                                "Decisions, conventions, bug patterns and preferences from "
-                                "every branch, ranked by relevance and confidence.")
+            self.empty.set_text(
+                "Ask anything about your projects",
+                "Decisions, conventions, bug patterns and preferences from "
+                "every branch, ranked by relevance and confidence.",
+            )
             self.stack.setCurrentWidget(self.empty)
             return
         self.summary.setText("Searching deeply…" if mode == "deep" else "Searching…")
@@ -244,8 +256,9 @@ class AskPanel(Panel):
 
     async def _search(self, seq: int, text: str, mode: str) -> None:
         try:
-            reply = await self.channels.retrieve(text, self.max_results.value(),
-                                                 project=self.scope.currentData(), mode=mode)
+            reply = await self.channels.retrieve(
+                text, self.max_results.value(), project=self.scope.currentData(), mode=mode
+            )
         finally:
             if seq == self._seq:
                 self.deep_button.setEnabled(True)
@@ -269,15 +282,19 @@ class AskPanel(Panel):
         memories = reply.get("memories", [])
         conflicts = reply.get("conflicts", [])
         took = reply.get("retrievalTime")
-        parts = [f"{len(memories)} {'memory' if len(memories) == 1 else 'memories'}",
-                 f"{reply.get('totalTokens', 0)} tokens"]
+        parts = [
+            f"{len(memories)} {'memory' if len(memories) == 1 else 'memories'}",
+            f"{reply.get('totalTokens', 0)} tokens",
+        ]
         if isinstance(took, int | float):
             parts.append(f"{took:.0f} ms")
         parts.append("deep search" if mode == "deep" else "fast search")
         self.summary.setText(" · ".join(parts))
         if not memories and not conflicts:
-            self.empty.set_text(f"Nothing found for “{text}”",
-                                "Try other words, widen the scope, or run a deep search.")
+            self.empty.set_text(
+                f"Nothing found for “{text}”",
+                "Try other words, widen the scope, or run a deep search.",
+            )
             self.stack.setCurrentWidget(self.empty)
             return
         position = 0
@@ -299,5 +316,3 @@ class AskPanel(Panel):
     def result_count(self) -> int:
         """Memories shown."""
         return len(self.results.findChildren(ResultCard))
-
-

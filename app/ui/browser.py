@@ -125,8 +125,9 @@ def tidy_headings(viewer: QTextBrowser) -> None:
                 fragment = fragments.fragment()
                 cursor = QTextCursor(viewer.document())
                 cursor.setPosition(fragment.position())
-                cursor.setPosition(fragment.position() + fragment.length(),
-                                   QTextCursor.MoveMode.KeepAnchor)
+                cursor.setPosition(
+                    fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor
+                )
                 char = fragment.charFormat()
                 # The importer sizes headings by adjustment, which wins over a point size.
                 char.clearProperty(QTextFormat.Property.FontSizeAdjustment)
@@ -150,10 +151,14 @@ def _escape_html(line: str) -> str:
 
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
     """A unified diff, or a sentence when there is no difference."""
-    diff = "".join(difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=old_name, tofile=new_name,
-    ))
+    diff = "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=old_name,
+            tofile=new_name,
+        )
+    )
     return diff or "This version is identical to the current file."
 
 
@@ -209,8 +214,7 @@ class BranchBrowserPanel(Panel):
         self._pending_item: str | None = None
         # Unsaved editor text survives Esc, quitting and crashes of the session as a draft
         # per branch, offered back when the branch is opened or edited again.
-        self._drafts = QSettings(str(channels.home / "ui-drafts.ini"),
-                                 QSettings.Format.IniFormat)
+        self._drafts = QSettings(str(channels.home / "ui-drafts.ini"), QSettings.Format.IniFormat)
 
         self.refresh_button = push_button("Refresh", "refresh", tooltip="Reload (F5)")
         self.refresh_button.clicked.connect(self.refresh)
@@ -238,9 +242,12 @@ class BranchBrowserPanel(Panel):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
         self.tree.currentItemChanged.connect(self._on_tree_current_item_changed)
-        self.list_empty = EmptyState("No memories yet. Scan your agent history",
-                                     "Branch memory files appear here after a scan.",
-                                     action="Scan now", icon="scan")
+        self.list_empty = EmptyState(
+            "No memories yet. Scan your agent history",
+            "Branch memory files appear here after a scan.",
+            action="Scan now",
+            icon="scan",
+        )
         self.list_empty.action_triggered.connect(channels.scan_now)
         self.left_stack = QStackedWidget()
         self.left_stack.addWidget(self.tree)
@@ -264,9 +271,11 @@ class BranchBrowserPanel(Panel):
         splitter.setStretchFactor(1, 5)
         splitter.setSizes([300, 700])
 
-        self.placeholder = EmptyState("Select a branch",
-                                      "Its memory file is shown here, ready to read or edit.",
-                                      icon="branches")
+        self.placeholder = EmptyState(
+            "Select a branch",
+            "Its memory file is shown here, ready to read or edit.",
+            icon="branches",
+        )
         self.pages.addWidget(self.placeholder)
         self.pages.addWidget(self._build_view_page())
         self.pages.addWidget(self._build_edit_page())
@@ -293,16 +302,22 @@ class BranchBrowserPanel(Panel):
         names.addWidget(self.branch_meta)
         top.addLayout(names, 1)
         self.edit_button = push_button("Edit", "edit", tooltip="Edit the file (Ctrl+E)")
-        self.versions_button = push_button("Versions", "versions",
-                                           tooltip="Earlier versions, diff and restore")
+        self.versions_button = push_button(
+            "Versions", "versions", tooltip="Earlier versions, diff and restore"
+        )
         self.archive_button = push_button(
-            "Archive", "versions",
-            tooltip="Items maintenance merged or pruned from this branch, to restore")
-        self.clear_button = push_button("Clear", "clear",
-                                        tooltip="Clear this memory (undoable from Versions)")
+            "Archive",
+            "versions",
+            tooltip="Items maintenance merged or pruned from this branch, to restore",
+        )
+        self.clear_button = push_button(
+            "Clear", "clear", tooltip="Clear this memory (undoable from Versions)"
+        )
         self.improve_button = push_button(
-            "Improve", tooltip="Re-read this branch's conversations that only the offline "
-            "engine read, with Claude or the local model")
+            "Improve",
+            tooltip="Re-read this branch's conversations that only the offline "
+            "engine read, with Claude or the local model",
+        )
         self.improve_button.setAccessibleName("Improve with Claude or the local model")
         self.improve_button.clicked.connect(self._on_improve_button_clicked)
         self.edit_button.clicked.connect(self.start_edit)
@@ -314,8 +329,13 @@ class BranchBrowserPanel(Panel):
         layout.addLayout(top)
         actions = QHBoxLayout()
         actions.setSpacing(6)
-        for button in (self.edit_button, self.versions_button, self.archive_button,
-                       self.improve_button, self.clear_button):
+        for button in (
+            self.edit_button,
+            self.versions_button,
+            self.archive_button,
+            self.improve_button,
+            self.clear_button,
+        ):
             actions.addWidget(button)
         actions.addStretch(1)
         layout.addLayout(actions)
@@ -481,15 +501,20 @@ class BranchBrowserPanel(Panel):
                 groups[project] = group
                 self.tree.addTopLevelItem(group)
             branch = entry["branch"]
-            short = branch[len(project) + 1:] if project and branch.startswith(project + "/") \
+            short = (
+                branch[len(project) + 1 :]
+                if project and branch.startswith(project + "/")
                 else branch
+            )
             when = entry.get("lastUpdated")
-            item = QTreeWidgetItem([short, str(entry.get("itemCount", 0)),
-                                    format_time(when, never="")])
+            item = QTreeWidgetItem(
+                [short, str(entry.get("itemCount", 0)), format_time(when, never="")]
+            )
             item.setData(0, BRANCH_ROLE, branch)
             moment = parse_time(when)
-            item.setToolTip(0, branch + ("" if entry.get("valid", True)
-                                         else "\nThis file has format problems."))
+            item.setToolTip(
+                0, branch + ("" if entry.get("valid", True) else "\nThis file has format problems.")
+            )
             if moment:
                 item.setToolTip(2, moment.astimezone().strftime("%Y-%m-%d %H:%M"))
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -501,11 +526,14 @@ class BranchBrowserPanel(Panel):
         self.tree.blockSignals(False)
         self.left_stack.setCurrentWidget(self.tree if self._branches else self.list_empty)
         if not self._branches:
-            self.placeholder.set_text("No memories yet. Scan your agent history",
-                                      "Puffin turns agent conversations into branch memories.")
+            self.placeholder.set_text(
+                "No memories yet. Scan your agent history",
+                "Puffin turns agent conversations into branch memories.",
+            )
         else:
-            self.placeholder.set_text("Select a branch",
-                                      "Its memory file is shown here, ready to read or edit.")
+            self.placeholder.set_text(
+                "Select a branch", "Its memory file is shown here, ready to read or edit."
+            )
         kept = self._find_item(keep) if keep else None
         if kept is not None:
             self.tree.blockSignals(True)
@@ -558,8 +586,9 @@ class BranchBrowserPanel(Panel):
     # -- viewing --------------------------------------------------------------------------
     def _open(self, branch: str) -> None:
         if self.pages.currentIndex() == self.PAGE_EDIT and branch != self.current:
-            self.banner.show_message("Save or cancel your edit before opening another branch.",
-                                     level="warning")
+            self.banner.show_message(
+                "Save or cancel your edit before opening another branch.", level="warning"
+            )
             item = self._find_item(self.current)
             if item is not None:
                 self.tree.blockSignals(True)
@@ -576,13 +605,14 @@ class BranchBrowserPanel(Panel):
         if is_error(reply):
             self._content = ""
             self.pages.setCurrentIndex(self.PAGE_EMPTY)
-            self.placeholder.set_text(f"{branch} has no memory file",
-                                      reply.get("message", ""))
+            self.placeholder.set_text(f"{branch} has no memory file", reply.get("message", ""))
             return
         self._content = str(reply.get("content", ""))
         self.branch_title.setText(branch)
-        meta = [f"{reply.get('itemCount', 0)} items",
-                f"updated {format_time(reply.get('lastUpdated'), never='never')}"]
+        meta = [
+            f"{reply.get('itemCount', 0)} items",
+            f"updated {format_time(reply.get('lastUpdated'), never='never')}",
+        ]
         if reply.get("valid") is False:
             meta.append("format problems: " + "; ".join(reply.get("problems", [])[:2]))
         self.branch_meta.setText(" · ".join(meta))
@@ -666,7 +696,9 @@ class BranchBrowserPanel(Panel):
         if draft is not None:
             self.banner.show_message(
                 "These are your unsaved edits from before. Save keeps them; Discard draft "
-                "shows the saved file again.", level="warning")
+                "shows the saved file again.",
+                level="warning",
+            )
         self.pages.setCurrentIndex(self.PAGE_EDIT)
         self.editor.setFocus()
 
@@ -676,8 +708,9 @@ class BranchBrowserPanel(Panel):
         self.banner.hide()
         self._show_view()
         if kept and self.current:
-            self._offer_draft(self.current, f"Your unsaved edits to {self.current} were kept "
-                                            "as a draft.")
+            self._offer_draft(
+                self.current, f"Your unsaved edits to {self.current} were kept as a draft."
+            )
 
     def discard_draft(self) -> None:
         """Drop the draft of the open branch and leave the editor."""
@@ -733,8 +766,10 @@ class BranchBrowserPanel(Panel):
         if is_error(reply):
             problems = (reply.get("context") or {}).get("problems") or []
             if problems:
-                lines = [(f"• Line {p['line']}: " if p.get("line") else "• ")
-                         + str(p.get("message", "")) for p in problems[:8]]
+                lines = [
+                    (f"• Line {p['line']}: " if p.get("line") else "• ") + str(p.get("message", ""))
+                    for p in problems[:8]
+                ]
                 text = "Not saved — the file is not valid:\n" + "\n".join(lines)
             else:
                 text = f"Not saved — {reply.get('message', 'the file could not be saved')}"
@@ -745,8 +780,9 @@ class BranchBrowserPanel(Panel):
         self._drafts.remove(self._draft_key(branch))
         self._drafts.sync()
         self.discard_button.setVisible(False)
-        self.banner.show_message(f"Saved {branch}. The previous file was kept as a version.",
-                                 level="ok")
+        self.banner.show_message(
+            f"Saved {branch}. The previous file was kept as a version.", level="ok"
+        )
         self._show_view()
 
     # -- versions -------------------------------------------------------------------------
@@ -769,14 +805,19 @@ class BranchBrowserPanel(Panel):
         self.version_list.clear()
         for version in self._versions:
             moment = parse_time(version.get("timestamp"))
-            when = moment.astimezone().strftime("%d %b %Y, %H:%M:%S") if moment else \
-                str(version.get("version"))
+            when = (
+                moment.astimezone().strftime("%d %b %Y, %H:%M:%S")
+                if moment
+                else str(version.get("version"))
+            )
             item = QListWidgetItem(f"{when}\n{_size(version.get('size'))}")
             item.setToolTip(str(version.get("version")))
             self.version_list.addItem(item)
         if not self._versions:
-            self.diff.setPlainText("No earlier versions yet. Every save, rewrite and clear "
-                                   "keeps the previous file here.")
+            self.diff.setPlainText(
+                "No earlier versions yet. Every save, rewrite and clear "
+                "keeps the previous file here."
+            )
 
     def _on_version_list_current_row_changed(self, row: int) -> None:
         if 0 <= row < len(self._versions) and self.current:
@@ -790,8 +831,9 @@ class BranchBrowserPanel(Panel):
             return
         current = await self.channels.get_branch_memory(branch)
         now = "" if is_error(current) else str(current.get("content", ""))
-        text = await asyncio.to_thread(unified_diff, str(old.get("content", "")), now,
-                                       f"version {version}", "current")
+        text = await asyncio.to_thread(
+            unified_diff, str(old.get("content", "")), now, f"version {version}", "current"
+        )
         if branch == self.current:
             self.diff.setPlainText(text)
 
@@ -800,10 +842,14 @@ class BranchBrowserPanel(Panel):
         if not self.current or not 0 <= row < len(self._versions):
             return
         branch, version = self.current, str(self._versions[row]["version"])
-        confirm(self, "Restore version",
-                f"Restore {branch} to the version of {self.version_list.item(row).text()[:22]}?",
-                lambda: self.run(self._restore(branch, version)), yes_text="Restore",
-                informative="The current file is kept as a version first.")
+        confirm(
+            self,
+            "Restore version",
+            f"Restore {branch} to the version of {self.version_list.item(row).text()[:22]}?",
+            lambda: self.run(self._restore(branch, version)),
+            yes_text="Restore",
+            informative="The current file is kept as a version first.",
+        )
 
     async def _restore(self, branch: str, version: str) -> None:
         reply = await self.channels.restore_version(branch, version)
@@ -845,7 +891,8 @@ class BranchBrowserPanel(Panel):
         if not self._archived:
             self.archive_detail.setPlainText(
                 "Nothing archived for this branch. When weekly maintenance merges duplicates "
-                "or trims a crowded section, the items it takes out are kept here.")
+                "or trims a crowded section, the items it takes out are kept here."
+            )
 
     def _on_archive_list_current_row_changed(self, row: int) -> None:
         if not 0 <= row < len(self._archived):
@@ -853,10 +900,15 @@ class BranchBrowserPanel(Panel):
             return
         entry = self._archived[row]
         self.archive_restore_button.setEnabled(True)
-        lines = [f"# {entry.get('title', '')}", "", str(entry.get("content", "")), "",
-                 f"- Category: {str(entry.get('category', '')).replace('_', ' ')}",
-                 f"- Archived: {entry.get('archived', '')} ({entry.get('reason', '')})",
-                 f"- Id: `{entry.get('id', '')}`"]
+        lines = [
+            f"# {entry.get('title', '')}",
+            "",
+            str(entry.get("content", "")),
+            "",
+            f"- Category: {str(entry.get('category', '')).replace('_', ' ')}",
+            f"- Archived: {entry.get('archived', '')} ({entry.get('reason', '')})",
+            f"- Id: `{entry.get('id', '')}`",
+        ]
         self.archive_detail.setMarkdown("\n".join(lines))
 
     def _on_archive_restore_button_clicked(self) -> None:
@@ -870,8 +922,9 @@ class BranchBrowserPanel(Panel):
         if is_error(reply):
             self.banner.show_message(reply.get("message", "Restore failed."))
             return
-        self.banner.show_message(f"Restored {reply.get('title', item_id)!r} to {branch}.",
-                                 level="ok")
+        self.banner.show_message(
+            f"Restored {reply.get('title', item_id)!r} to {branch}.", level="ok"
+        )
         await self._load_archive(branch)
 
     # -- clearing -------------------------------------------------------------------------
@@ -879,9 +932,14 @@ class BranchBrowserPanel(Panel):
         if not self.current:
             return
         branch = self.current
-        confirm(self, "Clear memory", f"Clear the memory of {branch}?",
-                lambda: self.run(self._clear(branch)), yes_text="Clear",
-                informative="The file is kept as a version: Undo, or restore it later.")
+        confirm(
+            self,
+            "Clear memory",
+            f"Clear the memory of {branch}?",
+            lambda: self.run(self._clear(branch)),
+            yes_text="Clear",
+            informative="The file is kept as a version: Undo, or restore it later.",
+        )
 
     async def _clear(self, branch: str) -> None:
         reply = await self.channels.clear_branch_memory(branch)
@@ -913,7 +971,9 @@ class BranchBrowserPanel(Panel):
             self._undo_clear = None
             self.banner.show_message(
                 f"{branch} changed on disk while you were editing. Saving keeps your text; "
-                "the other change stays in Versions.", level="warning")
+                "the other change stays in Versions.",
+                level="warning",
+            )
         self._reload_timer.start()
 
     def _on_reload_timer_timeout(self) -> None:

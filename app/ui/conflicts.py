@@ -39,11 +39,19 @@ from app.ui.widgets import (
 )
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
-ACTIONS = (("keep-newer", "Keep newer", "Keep the newest statement; the others move to the "
-            "file's conflict record."),
-           ("keep-both", "Keep both", "Both statements stay; the conflict is marked resolved."),
-           ("mark-outdated", "Mark older as outdated",
-            "Keep the newest; the older statements are kept, tagged outdated."))
+ACTIONS = (
+    (
+        "keep-newer",
+        "Keep newer",
+        "Keep the newest statement; the others move to the file's conflict record.",
+    ),
+    ("keep-both", "Keep both", "Both statements stay; the conflict is marked resolved."),
+    (
+        "mark-outdated",
+        "Mark older as outdated",
+        "Keep the newest; the older statements are kept, tagged outdated.",
+    ),
+)
 
 
 def conflict_title(conflict: dict[str, Any]) -> str:
@@ -93,8 +101,9 @@ class StatementCard(QFrame):
         layout.addWidget(content)
         row = QHBoxLayout()
         row.addWidget(meta, 1)
-        self.where_button = push_button("Where from", tooltip="The conversation this "
-                                        "statement came from, with an excerpt")
+        self.where_button = push_button(
+            "Where from", tooltip="The conversation this statement came from, with an excerpt"
+        )
         self.where_button.setAccessibleName(f"Where {item.get('title', 'this')} came from")
         item_id, branch = str(item.get("id", "")), str(item.get("branch", ""))
         self.where_button.setEnabled(bool(item_id))
@@ -140,7 +149,8 @@ class ConflictsPanel(Panel):
         self.detail_description = QLabel("")
         self.detail_description.setWordWrap(True)
         self.detail_description.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse)
+            Qt.TextInteractionFlag.TextSelectableByMouse
+        )
         box.addWidget(self.detail_title)
         box.addWidget(self.detail_scope)
         box.addWidget(self.detail_description)
@@ -167,10 +177,12 @@ class ConflictsPanel(Panel):
         splitter.addWidget(detail)
         splitter.setSizes([320, 640])
 
-        self.empty = EmptyState("No conflicts",
-                                "When two memories disagree — inside a branch or between "
-                                "branches — they show up here for you to settle.",
-                                icon="conflicts")
+        self.empty = EmptyState(
+            "No conflicts",
+            "When two memories disagree — inside a branch or between "
+            "branches — they show up here for you to settle.",
+            icon="conflicts",
+        )
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(splitter)
@@ -193,8 +205,9 @@ class ConflictsPanel(Panel):
 
     def _visible(self) -> list[dict[str, Any]]:
         show_all = self.show_resolved.isChecked()
-        return [c for c in self._conflicts.values()
-                if show_all or c.get("status", "open") == "open"]
+        return [
+            c for c in self._conflicts.values() if show_all or c.get("status", "open") == "open"
+        ]
 
     def _fill(self) -> None:
         keep = self.current_key
@@ -207,8 +220,10 @@ class ConflictsPanel(Panel):
             else:
                 where = f"in {conflict.get('branch', '')}"
             status = conflict.get("status", "open")
-            item = QListWidgetItem(f"{conflict_title(conflict)}\n{where}"
-                                   + ("" if status == "open" else f" · {status}"))
+            item = QListWidgetItem(
+                f"{conflict_title(conflict)}\n{where}"
+                + ("" if status == "open" else f" · {status}")
+            )
             item.setIcon(icons.glyph("conflicts"))
             item.setData(KEY_ROLE, conflict_key(conflict))
             item.setToolTip(str(conflict.get("description", "")))
@@ -219,9 +234,11 @@ class ConflictsPanel(Panel):
             self.empty.set_text(
                 "No conflicts" if not resolved else "No open conflicts",
                 "When two memories disagree — inside a branch or between branches — they "
-                "show up here for you to settle." if not resolved else
-                f"{resolved} resolved {'conflict' if resolved == 1 else 'conflicts'} "
-                "kept in the branch files (Show resolved).")
+                "show up here for you to settle."
+                if not resolved
+                else f"{resolved} resolved {'conflict' if resolved == 1 else 'conflicts'} "
+                "kept in the branch files (Show resolved).",
+            )
             self.stack.setCurrentWidget(self.empty)
             return
         self.stack.setCurrentIndex(1)
@@ -233,8 +250,9 @@ class ConflictsPanel(Panel):
         """Key of the selected conflict."""
         return current_data(self.list, KEY_ROLE)
 
-    def _on_list_current_item_changed(self, current: QListWidgetItem | None,
-                                      _previous: QListWidgetItem | None) -> None:
+    def _on_list_current_item_changed(
+        self, current: QListWidgetItem | None, _previous: QListWidgetItem | None
+    ) -> None:
         self._show(str(current.data(KEY_ROLE)) if current is not None else None)
 
     def _on_show_resolved_toggled(self, _checked: bool) -> None:
@@ -260,15 +278,16 @@ class ConflictsPanel(Panel):
             scope = "Across branches: " + ", ".join(str(b) for b in conflict.get("branches", []))
         else:
             scope = f"Inside {conflict.get('branch', '')}"
-        self.detail_scope.setText(" · ".join(p for p in (scope, category,
-                                                         str(conflict.get("status", "open")))
-                                             if p))
+        self.detail_scope.setText(
+            " · ".join(p for p in (scope, category, str(conflict.get("status", "open"))) if p)
+        )
         self.detail_description.setText(str(conflict.get("description", "")))
         self.provenance.hide()
         for statement in conflict.get("items", []):
             card = StatementCard(statement)
             card.where_requested.connect(
-                lambda item_id, branch: self.provenance.show_for(item_id, branch or None))
+                lambda item_id, branch: self.provenance.show_for(item_id, branch or None)
+            )
             self.statements_layout.addWidget(card)
         self.statements_layout.addStretch(1)
 
@@ -285,17 +304,20 @@ class ConflictsPanel(Panel):
         if conflict.get("scope") == "cross-branch":
             ids = conflict.get("itemIds") or [i.get("id") for i in conflict.get("items", [])]
             reply = await self.channels.resolve_conflict(
-                str(conflict["id"]), action, item_ids=[str(i) for i in ids if i])
+                str(conflict["id"]), action, item_ids=[str(i) for i in ids if i]
+            )
         else:
             reply = await self.channels.resolve_conflict(
-                str(conflict["id"]), action, branch=str(conflict.get("branch", "")))
+                str(conflict["id"]), action, branch=str(conflict.get("branch", ""))
+            )
         if is_error(reply):
             self.banner.show_message(str(reply.get("message", "Could not resolve.")))
             self._show(self.current_key)
             return
         label = next(text for key, text, _tip in ACTIONS if key == action)
-        self.banner.show_message(f"Resolved: {label.lower()}. Earlier files are kept as "
-                                 "versions.", level="ok")
+        self.banner.show_message(
+            f"Resolved: {label.lower()}. Earlier files are kept as versions.", level="ok"
+        )
         await self._load()
 
     def _on_channels_branch_changed(self, _branch: str) -> None:

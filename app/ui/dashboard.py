@@ -45,8 +45,11 @@ CATEGORY_NAMES = {
     "bug_patterns": "Bug Patterns",
     "implementation_notes": "Implementation Notes",
 }
-MAINTENANCE_KINDS = (("weekly", "Weekly consolidation"), ("monthly", "Monthly validation"),
-                     ("full", "Full (weekly + monthly)"))
+MAINTENANCE_KINDS = (
+    ("weekly", "Weekly consolidation"),
+    ("monthly", "Monthly validation"),
+    ("full", "Full (weekly + monthly)"),
+)
 
 
 def humanize_key(key: str) -> str:
@@ -84,11 +87,13 @@ class DashboardPanel(Panel):
 
     def __init__(self, channels: MemoryChannels, parent: QWidget | None = None) -> None:
         super().__init__(channels, parent)
-        self.scan_button = push_button("Scan now", "scan",
-                                       tooltip="Memorize new agent conversations (Shift+F5)")
+        self.scan_button = push_button(
+            "Scan now", "scan", tooltip="Memorize new agent conversations (Shift+F5)"
+        )
         self.scan_button.clicked.connect(self._on_scan_button_clicked)
-        self.folder_button = push_button("Scan a folder…", "folder",
-                                         tooltip="Memorize the transcripts in one folder")
+        self.folder_button = push_button(
+            "Scan a folder…", "folder", tooltip="Memorize the transcripts in one folder"
+        )
         self.folder_button.clicked.connect(self._on_folder_button_clicked)
         self.header_actions.addWidget(self.folder_button)
         self.header_actions.addWidget(self.scan_button)
@@ -98,9 +103,14 @@ class DashboardPanel(Panel):
         grid = QGridLayout()
         grid.setSpacing(SPACING)
         captions = [
-            ("branches", "Branch memories"), ("items", "Items"), ("categories", "Categories"),
-            ("last", "Last memorized"), ("next", "Next maintenance"),
-            ("review", "Review queue"), ("tokens", "Tokens today"), ("cost", "Cost today"),
+            ("branches", "Branch memories"),
+            ("items", "Items"),
+            ("categories", "Categories"),
+            ("last", "Last memorized"),
+            ("next", "Next maintenance"),
+            ("review", "Review queue"),
+            ("tokens", "Tokens today"),
+            ("cost", "Cost today"),
         ]
         for index, (key, caption) in enumerate(captions):
             card = Card(caption)
@@ -116,7 +126,8 @@ class DashboardPanel(Panel):
             "Claude Code in Settings so each session starts with its branch's memory. "
             "Without an API key the offline engine keeps only statements it is sure of; "
             "the rest waits in Review. A key in Settings lets Claude read more deeply.",
-            action="Scan now", icon="scan",
+            action="Scan now",
+            icon="scan",
         )
         self.empty.action_triggered.connect(self._on_scan_button_clicked)
 
@@ -135,9 +146,11 @@ class DashboardPanel(Panel):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
-        self.activity_empty = EmptyState("Nothing has happened yet",
-                                         "Scans, edits and maintenance runs show up here.",
-                                         icon="versions")
+        self.activity_empty = EmptyState(
+            "Nothing has happened yet",
+            "Scans, edits and maintenance runs show up here.",
+            icon="versions",
+        )
         self.activity_stack = QStackedWidget()
         self.activity_stack.addWidget(self.activity)
         self.activity_stack.addWidget(self.activity_empty)
@@ -172,8 +185,12 @@ class DashboardPanel(Panel):
         side.addWidget(self.scan_result)
         side.addSpacing(SPACING)
         side.addWidget(heading("Maintenance"))
-        explain = muted(QLabel("Weekly consolidation merges duplicates and rewrites summaries; "
-                               "monthly validation checks every file and rebuilds the index."))
+        explain = muted(
+            QLabel(
+                "Weekly consolidation merges duplicates and rewrites summaries; "
+                "monthly validation checks every file and rebuilds the index."
+            )
+        )
         explain.setWordWrap(True)
         side.addWidget(explain)
         row = QHBoxLayout()
@@ -196,7 +213,8 @@ class DashboardPanel(Panel):
         self.maintenance_result = QLabel("")
         self.maintenance_result.setWordWrap(True)
         self.maintenance_result.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse)
+            Qt.TextInteractionFlag.TextSelectableByMouse
+        )
         side.addWidget(self.maintenance_result)
         side.addStretch(1)
         side_widget = QWidget()
@@ -279,14 +297,16 @@ class DashboardPanel(Panel):
         last = stats.get("lastMemorized")
         moment = parse_time(last)
         self.cards["last"].set_value(
-            format_time(last), moment.astimezone().strftime("%d %b %Y, %H:%M") if moment else "")
+            format_time(last), moment.astimezone().strftime("%d %b %Y, %H:%M") if moment else ""
+        )
         due = parse_time(stats.get("nextMaintenance"))
         if due is not None and due <= datetime.now(UTC) + timedelta(minutes=1):
             self.cards["next"].set_value("Due now", "runs at start or from here")
         else:
-            self.cards["next"].set_value(format_time(stats.get("nextMaintenance"),
-                                                     never="Not scheduled"),
-                                         "weekly consolidation")
+            self.cards["next"].set_value(
+                format_time(stats.get("nextMaintenance"), never="Not scheduled"),
+                "weekly consolidation",
+            )
         queue = int(stats.get("reviewQueue", 0) or 0)
         self.cards["review"].set_value(str(queue), "waiting for you" if queue else "all reviewed")
         self.cards["tokens"].set_value(format_tokens(stats.get("tokensToday", 0)), "LLM tokens")
@@ -302,8 +322,9 @@ class DashboardPanel(Panel):
         self.maintenance_button.setEnabled(not maintenance)
         self.scan_button.setEnabled(not any(j.get("kind") == "scan" for j in jobs))
         if running is None:
-            self.job_label.setText("Idle" + (" · automatic memorization paused"
-                                             if status.get("paused") else ""))
+            self.job_label.setText(
+                "Idle" + (" · automatic memorization paused" if status.get("paused") else "")
+            )
             self.job_progress.setVisible(False)
             return
         done, total = int(running.get("done", 0)), int(running.get("total", 0))
@@ -340,8 +361,9 @@ class DashboardPanel(Panel):
                 lines = summarize_results(reply.get("results"))
                 took = reply.get("duration")
                 head = f"{name} finished" + (f" in {float(took) / 1000:.1f} s" if took else "")
-                self.maintenance_result.setText(head + (":\n• " + "\n• ".join(lines[:8])
-                                                        if lines else "."))
+                self.maintenance_result.setText(
+                    head + (":\n• " + "\n• ".join(lines[:8]) if lines else ".")
+                )
         self._request_activity()
 
     # -- actions --------------------------------------------------------------------------

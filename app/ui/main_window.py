@@ -40,8 +40,9 @@ class MainWindow(QMainWindow):
 
     quit_requested = Signal()
 
-    def __init__(self, channels: MemoryChannels, indicator: StatusIndicator,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, channels: MemoryChannels, indicator: StatusIndicator, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.channels = channels
         self.indicator = indicator
@@ -59,8 +60,14 @@ class MainWindow(QMainWindow):
         self.review = ReviewPanel(channels)
         self.conflicts = ConflictsPanel(channels)
         self.settings = SettingsPanel(channels)
-        self.panels: list[Panel] = [self.dashboard, self.browser, self.ask, self.review,
-                                    self.conflicts, self.settings]
+        self.panels: list[Panel] = [
+            self.dashboard,
+            self.browser,
+            self.ask,
+            self.review,
+            self.conflicts,
+            self.settings,
+        ]
 
         central = QWidget()
         row = QHBoxLayout(central)
@@ -115,8 +122,9 @@ class MainWindow(QMainWindow):
         self.home_label = muted(QLabel())
         self.home_label.setFont(scaled_font(self.home_label, 0.85))
         home = str(self.channels.home).replace(str(Path.home()), "~", 1)
-        self.home_label.setText(QFontMetrics(self.home_label.font()).elidedText(
-            home, Qt.TextElideMode.ElideMiddle, 172))
+        self.home_label.setText(
+            QFontMetrics(self.home_label.font()).elidedText(home, Qt.TextElideMode.ElideMiddle, 172)
+        )
         self.home_label.setToolTip(f"Memory folder: {self.channels.home}")
         self.home_label.setContentsMargins(8, 0, 4, 0)
         layout.addWidget(self.home_label)
@@ -125,8 +133,9 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         bar.setSizeGripEnabled(False)
-        self.status_widget = StatusBarIndicator(self.channels, self.indicator,
-                                                with_menu=not self.has_tray)
+        self.status_widget = StatusBarIndicator(
+            self.channels, self.indicator, with_menu=not self.has_tray
+        )
         bar.addWidget(self.status_widget, 1)
         self.job_progress = QProgressBar()
         self.job_progress.setFixedWidth(160)
@@ -144,13 +153,19 @@ class MainWindow(QMainWindow):
         memory.addMenu(self._maintenance_menu())
         memory.addAction(self.indicator.pause_action)
         memory.addSeparator()
-        self.quit_action = self._add(memory, "Quit", QKeySequence.StandardKey.Quit,
-                                     self.quit_requested.emit)
+        self.quit_action = self._add(
+            memory, "Quit", QKeySequence.StandardKey.Quit, self.quit_requested.emit
+        )
         self.quit_action.setShortcuts([QKeySequence("Ctrl+Q")])
         view = menu.addMenu("&View")
         for index, panel in enumerate(self.panels, start=1):
-            self._add(view, panel.title, f"Ctrl+{index}",
-                      lambda _checked=False, i=index - 1: self.show_panel(i), panel.icon)
+            self._add(
+                view,
+                panel.title,
+                f"Ctrl+{index}",
+                lambda _checked=False, i=index - 1: self.show_panel(i),
+                panel.icon,
+            )
         view.addSeparator()
         self._add(view, "Refresh", "F5", self.refresh, "refresh")
         edit = menu.addMenu("&Edit")
@@ -166,8 +181,9 @@ class MainWindow(QMainWindow):
             sub.addAction(action)
         return sub
 
-    def _add(self, menu: Any, text: str, shortcut: Any, slot: Any,
-             icon: str | None = None) -> QAction:
+    def _add(
+        self, menu: Any, text: str, shortcut: Any, slot: Any, icon: str | None = None
+    ) -> QAction:
         action: QAction = menu.addAction(text)
         if icon:
             icons.set_glyph(action, icon)
@@ -274,9 +290,10 @@ class MainWindow(QMainWindow):
             self.hide()
             if not self._told_about_tray:
                 self._told_about_tray = True
-                self.indicator.notify("Puffin Memory is still running",
-                                      "It keeps memorizing in the background. Quit from the "
-                                      "tray menu.")
+                self.indicator.notify(
+                    "Puffin Memory is still running",
+                    "It keeps memorizing in the background. Quit from the tray menu.",
+                )
             return
         event.accept()
         self.quit_requested.emit()

@@ -58,7 +58,8 @@ class _SourceRow(QWidget):
             self.open_button.setAccessibleName("Open the transcript")
             self.open_button.setEnabled(bool(source.get("exists")))
             self.open_button.clicked.connect(
-                lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(path)))
+                lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+            )
             copy = push_button("Copy path", tooltip="Copy the transcript's path")
             copy.setAccessibleName("Copy the transcript's path")
             copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(path))
@@ -124,9 +125,12 @@ class ProvenanceView(QFrame):
         count = len(sources)
         self.title.setText(f"Where “{title}” came from" if title else "Where this came from")
         self.status.setText(
-            "No source is recorded." if not count else
-            f"Said in {count} conversation{'s' if count != 1 else ''}."
-            if count > 1 else "")
+            "No source is recorded."
+            if not count
+            else f"Said in {count} conversation{'s' if count != 1 else ''}."
+            if count > 1
+            else ""
+        )
         for source in sources:
             self.rows.addWidget(_SourceRow(source, self))
 

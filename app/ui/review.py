@@ -82,8 +82,14 @@ class UndoStep:
 
 
 def _haystack(entry: dict[str, Any]) -> str:
-    parts = [entry.get("title"), entry.get("content"), entry.get("source"), entry.get("branch"),
-             CATEGORY_NAMES.get(str(entry.get("category")), ""), " ".join(entry.get("tags") or [])]
+    parts = [
+        entry.get("title"),
+        entry.get("content"),
+        entry.get("source"),
+        entry.get("branch"),
+        CATEGORY_NAMES.get(str(entry.get("category")), ""),
+        " ".join(entry.get("tags") or []),
+    ]
     return " ".join(str(p) for p in parts if p).lower()
 
 
@@ -95,8 +101,10 @@ class ReviewPanel(Panel):
     """See the module docstring."""
 
     title = "Review"
-    subtitle = ("Items Puffin was not sure about. Approve, edit then approve, or reject. "
-                "Keys: j/k move, a approve, r reject, e edit, Ctrl+Z undo.")
+    subtitle = (
+        "Items Puffin was not sure about. Approve, edit then approve, or reject. "
+        "Keys: j/k move, a approve, r reject, e edit, Ctrl+Z undo."
+    )
     icon = "review"
     count_changed = Signal(int)
     # The status line's text once an approve, reject or undo has finished.
@@ -119,8 +127,7 @@ class ReviewPanel(Panel):
         filters.setContentsMargins(0, 0, 0, 0)
         filters.setSpacing(8)
         self.search = search_box("Search candidates (text, source, branch)", "Search candidates")
-        self.search.setAccessibleDescription(
-            "Shows only candidates holding every word you type.")
+        self.search.setAccessibleDescription("Shows only candidates holding every word you type.")
         self.category_filter = QComboBox()
         self.category_filter.setAccessibleName("Category filter")
         self.category_filter.addItem("All categories", ALL)
@@ -149,7 +156,8 @@ class ReviewPanel(Panel):
         self.list.setAccessibleName("Items to review")
         self.list.setAccessibleDescription(
             "Shift or Ctrl click to select several; Ctrl+A selects all shown. "
-            "j and k move, a approves, r rejects, e edits, Ctrl+Z undoes.")
+            "j and k move, a approves, r rejects, e edits, Ctrl+Z undoes."
+        )
         self.list.setObjectName("itemList")
         self.list.setWordWrap(True)
         self.list.setUniformItemSizes(True)
@@ -161,7 +169,10 @@ class ReviewPanel(Panel):
         self.no_match = EmptyState(
             "No candidates match",
             "Nothing in the queue matches these filters. Clear the search box or pick "
-            "another category, project or branch.", action="Clear filters", icon="review")
+            "another category, project or branch.",
+            action="Clear filters",
+            icon="review",
+        )
         if self.no_match.button is not None:
             self.no_match.button.setAccessibleName("Clear filters")
         self.no_match.action_triggered.connect(self.clear_filters)
@@ -185,8 +196,9 @@ class ReviewPanel(Panel):
         form_box.addWidget(self.detail_title)
         form_box.addWidget(self.detail_meta)
         form_box.addWidget(self.detail_reason)
-        self.where_button = push_button("Where from", tooltip="The conversation this candidate "
-                                        "came from, with an excerpt (W)")
+        self.where_button = push_button(
+            "Where from", tooltip="The conversation this candidate came from, with an excerpt (W)"
+        )
         self.where_button.setAccessibleName("Show where this candidate came from")
         self.where_button.clicked.connect(self._on_where_button_clicked)
         form_box.addWidget(self.where_button)
@@ -202,7 +214,8 @@ class ReviewPanel(Panel):
         self.content_edit.setTabChangesFocus(True)
         self.content_edit.setAccessibleName("Content")
         self.content_edit.setAccessibleDescription(
-            "Edit before approving. Ctrl+Enter approves with your edits, Escape goes back.")
+            "Edit before approving. Ctrl+Enter approves with your edits, Escape goes back."
+        )
         self.title_edit.setAccessibleName("Title")
         self.title_edit.setAccessibleDescription(self.content_edit.accessibleDescription())
         self.category.setAccessibleName("Category")
@@ -219,7 +232,8 @@ class ReviewPanel(Panel):
         buttons.addStretch(1)
         self.reject_button = push_button("Reject", "close", tooltip="Drop the selected items (r)")
         self.approve_button = push_button(
-            "Approve", "check", tooltip="Add the selected items to their branch (a)")
+            "Approve", "check", tooltip="Add the selected items to their branch (a)"
+        )
         self.reject_button.setAccessibleName("Reject selected")
         self.approve_button.setAccessibleName("Approve selected")
         self.approve_button.setDefault(True)
@@ -235,7 +249,8 @@ class ReviewPanel(Panel):
             "Nothing to review",
             "Items Puffin is unsure about (50–75% confidence) wait here for you to approve, "
             "edit or reject. Scans and memorized conversations add to this queue.",
-            icon="review")
+            icon="review",
+        )
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.splitter)
@@ -256,8 +271,7 @@ class ReviewPanel(Panel):
         self.stop_button.setToolTip("Stop after the current item; what is done stays done")
         self.stop_button.clicked.connect(self._on_stop_button_clicked)
         self.stop_button.hide()
-        self.undo_button = push_button("Undo", tooltip="Revert the last approve or reject "
-                                                       "(Ctrl+Z)")
+        self.undo_button = push_button("Undo", tooltip="Revert the last approve or reject (Ctrl+Z)")
         self.undo_button.setAccessibleName("Undo last decision")
         self.undo_button.clicked.connect(self.undo)
         self.undo_button.setEnabled(False)
@@ -276,9 +290,19 @@ class ReviewPanel(Panel):
         find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         find.activated.connect(self.search.setFocus)
 
-        order = [self.search, self.category_filter, self.branch_filter, self.list,
-                 self.category, self.title_edit, self.content_edit, self.reject_button,
-                 self.approve_button, self.stop_button, self.undo_button]
+        order = [
+            self.search,
+            self.category_filter,
+            self.branch_filter,
+            self.list,
+            self.category,
+            self.title_edit,
+            self.content_edit,
+            self.reject_button,
+            self.approve_button,
+            self.stop_button,
+            self.undo_button,
+        ]
         for first, second in itertools.pairwise(order):
             QWidget.setTabOrder(first, second)
         self._set_busy(False)
@@ -306,8 +330,10 @@ class ReviewPanel(Panel):
         for entry in items:
             confidence = entry.get("confidence")
             pct = f"{round(confidence * 100)}%" if isinstance(confidence, int | float) else ""
-            text = f"{entry.get('title', '')}\n{entry.get('branch', '')} · " \
-                   f"{CATEGORY_NAMES.get(str(entry.get('category')), '')} · {pct}"
+            text = (
+                f"{entry.get('title', '')}\n{entry.get('branch', '')} · "
+                f"{CATEGORY_NAMES.get(str(entry.get('category')), '')} · {pct}"
+            )
             item = QListWidgetItem(text)
             item.setData(ID_ROLE, str(entry["id"]))
             item.setToolTip(str(entry.get("content", "")))
@@ -355,14 +381,13 @@ class ReviewPanel(Panel):
         self.search.blockSignals(False)
         self._apply_filter()
 
-    def _matches(self, entry: dict[str, Any], words: list[str], category: str,
-                 place: str) -> bool:
+    def _matches(self, entry: dict[str, Any], words: list[str], category: str, place: str) -> bool:
         if category and entry.get("category") != category:
             return False
         branch = str(entry.get("branch", ""))
-        if place.startswith("branch:") and branch != place[len("branch:"):]:
+        if place.startswith("branch:") and branch != place[len("branch:") :]:
             return False
-        if place.startswith("project:") and _project(branch) != place[len("project:"):]:
+        if place.startswith("project:") and _project(branch) != place[len("project:") :]:
             return False
         if words:
             hay = _haystack(entry)
@@ -429,8 +454,9 @@ class ReviewPanel(Panel):
             ids = [self.current_id]
         return ids
 
-    def _on_list_current_item_changed(self, current: QListWidgetItem | None,
-                                      _previous: QListWidgetItem | None) -> None:
+    def _on_list_current_item_changed(
+        self, current: QListWidgetItem | None, _previous: QListWidgetItem | None
+    ) -> None:
         self._show(str(current.data(ID_ROLE)) if current is not None else None)
 
     def _on_list_item_selection_changed(self) -> None:
@@ -446,9 +472,11 @@ class ReviewPanel(Panel):
         config = self.channels.config or {}
         commit = float(config.get("commit_threshold", 0.75))
         floor = float(config.get("review_threshold", 0.5))
-        why = (f"Queued because Puffin was {round(confidence * 100)}% sure: below the "
-               f"{round(commit * 100)}% needed to save it on its own, above the "
-               f"{round(floor * 100)}% under which it is dropped.")
+        why = (
+            f"Queued because Puffin was {round(confidence * 100)}% sure: below the "
+            f"{round(commit * 100)}% needed to save it on its own, above the "
+            f"{round(floor * 100)}% under which it is dropped."
+        )
         sources = entry.get("sources") or []
         if len(sources) > 1:
             why += f" Said in {len(sources)} threads."
@@ -508,12 +536,14 @@ class ReviewPanel(Panel):
         key = event.key()
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         if watched is self.list and mods == Qt.KeyboardModifier.NoModifier:
-            actions = {Qt.Key.Key_J.value: lambda: self.select_next(1),
-                       Qt.Key.Key_K.value: lambda: self.select_next(-1),
-                       Qt.Key.Key_A.value: self.approve_selected,
-                       Qt.Key.Key_R.value: self.reject_selected,
-                       Qt.Key.Key_E.value: self.edit_current,
-                       Qt.Key.Key_W.value: self._on_where_button_clicked}
+            actions = {
+                Qt.Key.Key_J.value: lambda: self.select_next(1),
+                Qt.Key.Key_K.value: lambda: self.select_next(-1),
+                Qt.Key.Key_A.value: self.approve_selected,
+                Qt.Key.Key_R.value: self.reject_selected,
+                Qt.Key.Key_E.value: self.edit_current,
+                Qt.Key.Key_W.value: self._on_where_button_clicked,
+            }
             action = actions.get(int(key))
             if action is not None:
                 action()
@@ -522,8 +552,10 @@ class ReviewPanel(Panel):
             self.undo()
             return True
         if watched in (self.title_edit, self.content_edit):
-            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
-                    mods == Qt.KeyboardModifier.ControlModifier:
+            if (
+                key in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and mods == Qt.KeyboardModifier.ControlModifier
+            ):
                 self.approve_selected()
                 return True
             if key == Qt.Key.Key_Escape:
@@ -594,8 +626,9 @@ class ReviewPanel(Panel):
         self._stop_requested = False
         self.run(self._decide(kind, ids, edited, edits))
 
-    async def _decide(self, kind: str, ids: list[str], edited: str | None,
-                      edits: dict[str, str | None]) -> None:
+    async def _decide(
+        self, kind: str, ids: list[str], edited: str | None, edits: dict[str, str | None]
+    ) -> None:
         self._set_busy(True)
         first_row = min((self._row_of(i) for i in ids), default=0)
         step = UndoStep(kind)
@@ -611,7 +644,7 @@ class ReviewPanel(Panel):
         # and the progress bar moves between chunks.
         singles = [i for i in ids if i == edited or not bulk]
         chunks = [singles] + [
-            rest[n:n + BULK_CHUNK]
+            rest[n : n + BULK_CHUNK]
             for rest in [[i for i in ids if i not in singles]]
             for n in range(0, len(rest), BULK_CHUNK)
         ]
@@ -622,8 +655,9 @@ class ReviewPanel(Panel):
                     continue
                 if chunk is singles:
                     for item_id in chunk:
-                        await self._decide_one(kind, item_id, edits if item_id == edited
-                                               else {}, step, failures)
+                        await self._decide_one(
+                            kind, item_id, edits if item_id == edited else {}, step, failures
+                        )
                 else:
                     await self._decide_chunk(kind, chunk, step, failures)
                 done += len(chunk)
@@ -645,8 +679,14 @@ class ReviewPanel(Panel):
         self._finish(message, error=bool(failures))
         await self._load()
 
-    async def _decide_one(self, kind: str, item_id: str, edits: dict[str, str | None],
-                          step: UndoStep, failures: list[str]) -> None:
+    async def _decide_one(
+        self,
+        kind: str,
+        item_id: str,
+        edits: dict[str, str | None],
+        step: UndoStep,
+        failures: list[str],
+    ) -> None:
         entry = self._items.get(item_id, {})
         if kind == "approve":
             reply = await self.channels.review_approve(item_id, **edits)
@@ -656,26 +696,44 @@ class ReviewPanel(Panel):
             failures.append(f"{entry.get('title', item_id)}: {reply.get('message', '')}")
             return
         title = edits.get("title") or str(entry.get("title", ""))
-        step.decisions.append(Decision(
-            kind, item_id, title, str(reply.get("branch", entry.get("branch", ""))),
-            reply.get("entry"), str(reply.get("id", item_id))))
+        step.decisions.append(
+            Decision(
+                kind,
+                item_id,
+                title,
+                str(reply.get("branch", entry.get("branch", ""))),
+                reply.get("entry"),
+                str(reply.get("id", item_id)),
+            )
+        )
         self._drop_row(item_id)
 
-    async def _decide_chunk(self, kind: str, ids: list[str], step: UndoStep,
-                            failures: list[str]) -> None:
+    async def _decide_chunk(
+        self, kind: str, ids: list[str], step: UndoStep, failures: list[str]
+    ) -> None:
         reply = await self.channels.invoke("memory:review-bulk", {"action": kind, "ids": ids})
         if is_error(reply):
-            failures.extend(f"{self._items.get(i, {}).get('title', i)}: "
-                            f"{reply.get('message', '')}" for i in ids)
+            failures.extend(
+                f"{self._items.get(i, {}).get('title', i)}: {reply.get('message', '')}" for i in ids
+            )
             return
         for done in reply.get("done", []):
             item_id = str(done["id"])
-            step.decisions.append(Decision(kind, item_id, str(done.get("title", "")),
-                                           str(done.get("branch", "")), done.get("entry"),
-                                           item_id))
+            step.decisions.append(
+                Decision(
+                    kind,
+                    item_id,
+                    str(done.get("title", "")),
+                    str(done.get("branch", "")),
+                    done.get("entry"),
+                    item_id,
+                )
+            )
             self._drop_row(item_id)
-        failures.extend(f"{self._items.get(str(f['id']), {}).get('title', f['id'])}: "
-                        f"{f.get('message', '')}" for f in reply.get("failed", []))
+        failures.extend(
+            f"{self._items.get(str(f['id']), {}).get('title', f['id'])}: {f.get('message', '')}"
+            for f in reply.get("failed", [])
+        )
         # Missing ids were decided elsewhere meanwhile (another window, the CLI).
         for item_id in reply.get("missing", []):
             self._drop_row(str(item_id))
@@ -697,8 +755,9 @@ class ReviewPanel(Panel):
         return text
 
     def _row_of(self, item_id: str) -> int:
-        return next((r for r in range(self.list.count())
-                     if self.list.item(r).data(ID_ROLE) == item_id), 0)
+        return next(
+            (r for r in range(self.list.count()) if self.list.item(r).data(ID_ROLE) == item_id), 0
+        )
 
     def _drop_row(self, item_id: str) -> None:
         self._items.pop(item_id, None)
@@ -757,7 +816,8 @@ class ReviewPanel(Panel):
                 await asyncio.sleep(0)
             if back:
                 reply = await self.channels.invoke(
-                    "memory:review-requeue", {"entries": [d.entry for d in back]})
+                    "memory:review-requeue", {"entries": [d.entry for d in back]}
+                )
                 if is_error(reply):
                     failures.append(str(reply.get("message", "requeue failed")))
                 else:
@@ -767,8 +827,9 @@ class ReviewPanel(Panel):
             self._set_busy(False)
         what = step.describe()
         if step.kind == "approve" and len(step.decisions) == 1:
-            message = (f"Undid {what}: removed from {step.decisions[0].branch} and "
-                       "back in the queue.")
+            message = (
+                f"Undid {what}: removed from {step.decisions[0].branch} and back in the queue."
+            )
         elif step.kind == "approve":
             message = f"Undid {what}: removed from their branches and back in the queue."
         elif len(step.decisions) == 1:
@@ -776,8 +837,10 @@ class ReviewPanel(Panel):
         else:
             message = f"Undid {what}: all back in the queue."
         if failures:
-            message = (f"Undo of {what} was partial: {len(restored)} restored, "
-                       f"{len(failures)} failed ({failures[0]}).")
+            message = (
+                f"Undo of {what} was partial: {len(restored)} restored, "
+                f"{len(failures)} failed ({failures[0]})."
+            )
         self._finish(message, error=bool(failures))
         await self._load(select=restored[-1] if restored else None)
 

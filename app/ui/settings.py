@@ -39,12 +39,18 @@ from app.ui.widgets import (
     push_button,
 )
 
-ENGINES = (("auto", "Automatic — Claude when a key is set, otherwise offline"),
-           ("offline", "Offline — rules only, nothing leaves this computer"),
-           ("anthropic", "Claude — best quality, uses the API key"),
-           ("local", "Local model — an OpenAI-compatible server on your machine or network"))
-MODEL_FIELDS = (("extraction", "Extraction"), ("evolution", "Rewriting"),
-                ("consolidation", "Consolidation"), ("retrieval", "Deep search"))
+ENGINES = (
+    ("auto", "Automatic — Claude when a key is set, otherwise offline"),
+    ("offline", "Offline — rules only, nothing leaves this computer"),
+    ("anthropic", "Claude — best quality, uses the API key"),
+    ("local", "Local model — an OpenAI-compatible server on your machine or network"),
+)
+MODEL_FIELDS = (
+    ("extraction", "Extraction"),
+    ("evolution", "Rewriting"),
+    ("consolidation", "Consolidation"),
+    ("retrieval", "Deep search"),
+)
 
 
 class FolderField(QWidget):
@@ -155,8 +161,12 @@ class SettingsPanel(Panel):
         row.addWidget(self.home_edit, 1)
         row.addWidget(open_button)
         form.addRow("Location", row)
-        note = muted(QLabel("Start with --home FOLDER or set PUFFIN_MEMORY_HOME to use another "
-                            "folder. The branch files there are plain Markdown."))
+        note = muted(
+            QLabel(
+                "Start with --home FOLDER or set PUFFIN_MEMORY_HOME to use another "
+                "folder. The branch files there are plain Markdown."
+            )
+        )
         note.setWordWrap(True)
         form.addRow("", note)
         return group
@@ -177,8 +187,12 @@ class SettingsPanel(Panel):
         form.addRow(self.codex, self.codex_dir)
         form.addRow(self.puffin, self.puffin_projects)
         form.addRow(self.aider, self.aider_projects)
-        note = muted(QLabel("Conversations are read where they are, never copied. Secrets are "
-                            "removed before anything is stored or sent."))
+        note = muted(
+            QLabel(
+                "Conversations are read where they are, never copied. Secrets are "
+                "removed before anything is stored or sent."
+            )
+        )
         note.setWordWrap(True)
         form.addRow("", note)
         return group
@@ -207,10 +221,13 @@ class SettingsPanel(Panel):
         self.local_model.setPlaceholderText("e.g. llama3.1:8b or qwen2.5-coder:14b")
         self.local_model.setAccessibleName("Local model name")
         form.addRow("Local model", self.local_model)
-        local_note = muted(QLabel(
-            "Ollama, LM Studio, llama.cpp server or vLLM: anything that speaks the OpenAI chat "
-            "API with JSON-schema output. Conversations go to that server only. Set "
-            "PUFFIN_MEMORY_LOCAL_API_KEY if it asks for a key."))
+        local_note = muted(
+            QLabel(
+                "Ollama, LM Studio, llama.cpp server or vLLM: anything that speaks the OpenAI chat "
+                "API with JSON-schema output. Conversations go to that server only. Set "
+                "PUFFIN_MEMORY_LOCAL_API_KEY if it asks for a key."
+            )
+        )
         local_note.setWordWrap(True)
         form.addRow("", local_note)
         key_row = QHBoxLayout()
@@ -218,8 +235,9 @@ class SettingsPanel(Panel):
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
         self.api_key.setPlaceholderText("sk-ant-…")
         self.api_key.setAccessibleName("Anthropic API key")
-        self.key_save_button = push_button("Store key", "key",
-                                           tooltip="Keep the key in the system keyring")
+        self.key_save_button = push_button(
+            "Store key", "key", tooltip="Keep the key in the system keyring"
+        )
         self.key_test_button = push_button("Test", tooltip="Check the key with a tiny request")
         self.key_save_button.clicked.connect(self._on_key_save_button_clicked)
         self.key_test_button.clicked.connect(self._on_key_test_button_clicked)
@@ -238,8 +256,11 @@ class SettingsPanel(Panel):
         self.budget.setAccessibleName("Daily token budget")
         self.budget.setMaximumWidth(240)
         form.addRow("Daily budget", self.budget)
-        budget_note = muted(QLabel("When the day's budget is used up, the offline engine "
-                                   "takes over until tomorrow."))
+        budget_note = muted(
+            QLabel(
+                "When the day's budget is used up, the offline engine takes over until tomorrow."
+            )
+        )
         budget_note.setWordWrap(True)
         form.addRow("", budget_note)
         self.request_timeout = QDoubleSpinBox()
@@ -261,9 +282,12 @@ class SettingsPanel(Panel):
         self.breaker_failures.setAccessibleName("Stop calling Claude after failures in a row")
         self.breaker_failures.setMaximumWidth(240)
         form.addRow("Go offline after", self.breaker_failures)
-        limits_note = muted(QLabel(
-            "A failed or late answer hands the thread to the offline engine. "
-            "PUFFIN_MEMORY_LLM_TIMEOUT_S and PUFFIN_MEMORY_LLM_RETRIES override these."))
+        limits_note = muted(
+            QLabel(
+                "A failed or late answer hands the thread to the offline engine. "
+                "PUFFIN_MEMORY_LLM_TIMEOUT_S and PUFFIN_MEMORY_LLM_RETRIES override these."
+            )
+        )
         limits_note.setWordWrap(True)
         form.addRow("", limits_note)
         return group
@@ -278,12 +302,15 @@ class SettingsPanel(Panel):
         self.embedding_dir.edit.setPlaceholderText("Bundled: all-MiniLM-L6-v2 (works offline)")
         form.addRow("", self.semantic)
         form.addRow("Larger model", self.embedding_dir)
-        note = muted(QLabel(
-            "Optional. A sentence-transformers model you downloaded (a folder with "
-            "model.safetensors and tokenizer.json, such as all-MiniLM-L12-v2 or "
-            "bge-base-en-v1.5) can rank better than the bundled one. Memories get new "
-            "vectors at the next scan; the relevance threshold was tuned for the bundled "
-            "model."))
+        note = muted(
+            QLabel(
+                "Optional. A sentence-transformers model you downloaded (a folder with "
+                "model.safetensors and tokenizer.json, such as all-MiniLM-L12-v2 or "
+                "bge-base-en-v1.5) can rank better than the bundled one. Memories get new "
+                "vectors at the next scan; the relevance threshold was tuned for the bundled "
+                "model."
+            )
+        )
         note.setWordWrap(True)
         form.addRow("", note)
         return group
@@ -310,8 +337,12 @@ class SettingsPanel(Panel):
     def _hooks_group(self) -> QGroupBox:
         group = QGroupBox("Claude Code")
         layout = QVBoxLayout(group)
-        note = muted(QLabel("Hooks give Claude Code this branch's memory when a session starts "
-                            "and memorize the session when it ends."))
+        note = muted(
+            QLabel(
+                "Hooks give Claude Code this branch's memory when a session starts "
+                "and memorize the session when it ends."
+            )
+        )
         note.setWordWrap(True)
         layout.addWidget(note)
         row = QHBoxLayout()
@@ -431,8 +462,9 @@ class SettingsPanel(Panel):
             self.banner.show_message(f"Not saved — {reply.get('message', '')}")
             return
         note = ""
-        if changes.get("engine") != self._config.get("engine") or \
-                changes.get("models") != self._config.get("models"):
+        if changes.get("engine") != self._config.get("engine") or changes.get(
+            "models"
+        ) != self._config.get("models"):
             note = " The engine change applies the next time the app starts."
         if reply.get("warning"):
             self.banner.show_message(f"Saved, but {reply['warning']}")
@@ -478,8 +510,10 @@ class SettingsPanel(Panel):
         if is_error(reply):
             self.key_status.setText(f"Test failed — {reply.get('message', '')}")
         else:
-            self.key_status.setText(("Key works. " if reply.get("ok") else "Key rejected. ")
-                                    + str(reply.get("message", "")))
+            self.key_status.setText(
+                ("Key works. " if reply.get("ok") else "Key rejected. ")
+                + str(reply.get("message", ""))
+            )
 
     def _install_hooks(self, *, uninstall: bool) -> None:
         self.hooks_result.setText("Removing…" if uninstall else "Installing…")
@@ -493,8 +527,11 @@ class SettingsPanel(Panel):
         where = str(reply.get("settings") or "Claude Code's settings")
         events = [*reply.get("added", []), *reply.get("updated", []), *reply.get("removed", [])]
         if not reply.get("changed", True):
-            text = (f"No hooks to remove in {where}." if uninstall
-                    else f"The hooks are already in {where}.")
+            text = (
+                f"No hooks to remove in {where}."
+                if uninstall
+                else f"The hooks are already in {where}."
+            )
         elif uninstall:
             text = f"Removed the hooks from {where}"
         else:

@@ -63,8 +63,13 @@ class StatusIndicator(QObject):
     open_requested = Signal()
     quit_requested = Signal()
 
-    def __init__(self, channels: MemoryChannels, parent: QObject | None = None, *,
-                 use_tray: bool | None = None) -> None:
+    def __init__(
+        self,
+        channels: MemoryChannels,
+        parent: QObject | None = None,
+        *,
+        use_tray: bool | None = None,
+    ) -> None:
         super().__init__(parent)
         self._channels = channels
         self.state = "starting"
@@ -127,8 +132,10 @@ class StatusIndicator(QObject):
             self.notify(f"{name} failed", str(reply.get("message", "")))
 
     def _on_tray_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
-        if reason in (QSystemTrayIcon.ActivationReason.Trigger,
-                      QSystemTrayIcon.ActivationReason.DoubleClick):
+        if reason in (
+            QSystemTrayIcon.ActivationReason.Trigger,
+            QSystemTrayIcon.ActivationReason.DoubleClick,
+        ):
             self.open_requested.emit()
 
     def _on_channels_status_changed(self, status: dict[str, Any]) -> None:
@@ -150,8 +157,14 @@ class StatusBarIndicator(QWidget):
     """The indicator inside the window: a status dot, the status text and, without a tray,
     a button opening the tray's menu."""
 
-    def __init__(self, channels: MemoryChannels, indicator: StatusIndicator,
-                 parent: QWidget | None = None, *, with_menu: bool) -> None:
+    def __init__(
+        self,
+        channels: MemoryChannels,
+        indicator: StatusIndicator,
+        parent: QWidget | None = None,
+        *,
+        with_menu: bool,
+    ) -> None:
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 0, 6, 0)

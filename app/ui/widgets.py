@@ -178,12 +178,18 @@ def format_tokens(value: object) -> str:
 
 
 def confirm(
-    parent: QWidget, title: str, text: str, on_yes: Callable[[], Any], *,
-    yes_text: str = "OK", informative: str = "",
+    parent: QWidget,
+    title: str,
+    text: str,
+    on_yes: Callable[[], Any],
+    *,
+    yes_text: str = "OK",
+    informative: str = "",
 ) -> QMessageBox:
     """Ask without blocking the event loop (window-modal); `on_yes` runs if confirmed."""
-    box = QMessageBox(QMessageBox.Icon.Question, title, text, QMessageBox.StandardButton.Cancel,
-                      parent)
+    box = QMessageBox(
+        QMessageBox.Icon.Question, title, text, QMessageBox.StandardButton.Cancel, parent
+    )
     box.setObjectName("confirmBox")
     if informative:
         box.setInformativeText(informative)
@@ -280,7 +286,12 @@ class EmptyState(QWidget):
     action_triggered = Signal()
 
     def __init__(
-        self, headline: str, text: str = "", *, action: str = "", icon: str = "empty",
+        self,
+        headline: str,
+        text: str = "",
+        *,
+        action: str = "",
+        icon: str = "empty",
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -404,19 +415,30 @@ def current_data(view: QListWidget, role: int) -> str | None:
 
 
 # Who a source ref names, for reading (the refs themselves are thread ids: internal).
-_AGENT_PREFIXES = {"cc": "Claude Code", "cx": "Codex", "ai": "Aider", "pf": "Puffin",
-                   "tx": "a transcript", "claude-code": "Claude Code", "codex": "Codex",
-                   "aider": "Aider", "puffin": "Puffin"}
+_AGENT_PREFIXES = {
+    "cc": "Claude Code",
+    "cx": "Codex",
+    "ai": "Aider",
+    "pf": "Puffin",
+    "tx": "a transcript",
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "aider": "Aider",
+    "puffin": "Puffin",
+}
 _PEOPLE = {"user": "you", "cli": "command line", "mcp": "an agent via MCP"}
 
 
 def who_said(sources: str) -> str:
-    """"cc-1a2b3c4d, cc-9f8e7d6c, user" -> "Claude Code ×2, you"."""
+    """ "cc-1a2b3c4d, cc-9f8e7d6c, user" -> "Claude Code ×2, you"."""
     counts: dict[str, int] = {}
     for ref in (part.strip() for part in sources.split(",")):
         if not ref:
             continue
-        name = (_PEOPLE.get(ref) or _AGENT_PREFIXES.get(ref.split(":", 1)[0])
-                or _AGENT_PREFIXES.get(ref.split("-", 1)[0], "a conversation"))
+        name = (
+            _PEOPLE.get(ref)
+            or _AGENT_PREFIXES.get(ref.split(":", 1)[0])
+            or _AGENT_PREFIXES.get(ref.split("-", 1)[0], "a conversation")
+        )
         counts[name] = counts.get(name, 0) + 1
     return ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in counts.items())

@@ -32,7 +32,7 @@ def test_recording_appends_one_line_and_leaves_the_rest_untouched(tmp_path: Path
     log.record("memorize", "Remembered 2 item(s) for main", branch="main")
     after = path.read_bytes()
     assert after.startswith(before)
-    assert after[len(before):].count(b"\n") == 1
+    assert after[len(before) :].count(b"\n") == 1
 
 
 def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next_event(tmp_path: Path) -> None:
@@ -50,8 +50,13 @@ def test_the_old_array_format_is_read_and_rewritten_as_lines(tmp_path: Path) -> 
     import json
 
     path = tmp_path / "activity.json"
-    path.write_text(json.dumps([{"timestamp": "2026-01-01T00:00:00Z", "kind": "scan",
-                                 "message": "Scan: old"}], indent=2), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            [{"timestamp": "2026-01-01T00:00:00Z", "kind": "scan", "message": "Scan: old"}],
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
     log = ActivityLog(path)
     assert [e["message"] for e in log.recent()] == ["Scan: old"]
     log.record("scan", "Scan: new")

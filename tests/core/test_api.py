@@ -29,8 +29,13 @@ def test_every_channel_has_a_handler(api: MemoryApi) -> None:
     missing = [c for c in CHANNELS if c not in api.channels()]
     # Channels answered by layers above core are registered by the container; those still
     # missing must be exactly the ones the container documents as optional.
-    assert set(missing) <= {"memory:scan", "memory:auth-status", "memory:auth-set",
-                            "memory:auth-test", "memory:install-hooks"}
+    assert set(missing) <= {
+        "memory:scan",
+        "memory:auth-status",
+        "memory:auth-set",
+        "memory:auth-test",
+        "memory:install-hooks",
+    }
 
 
 @pytest.mark.parametrize(
@@ -55,13 +60,17 @@ def test_bad_requests_get_invalid_input(api: MemoryApi, channel: str, payload: d
 
 
 def test_memorize_routes_by_confidence(api: MemoryApi, home: Path) -> None:
-    reply = call(api, "memory:memorize", {
-        "branchId": "routing",
-        "conversationText": (
-            "User: Always use pathlib instead of os.path in every module.\n"
-            "Assistant: I think it might be worth caching the parsed config somewhere.\n"
-        ),
-    })
+    reply = call(
+        api,
+        "memory:memorize",
+        {
+            "branchId": "routing",
+            "conversationText": (
+                "User: Always use pathlib instead of os.path in every module.\n"
+                "Assistant: I think it might be worth caching the parsed config somewhere.\n"
+            ),
+        },
+    )
     assert "error" not in reply, reply
     assert reply["itemsExtracted"] >= 1
     text = (home / "branches" / "routing.md").read_text(encoding="utf-8")
@@ -72,9 +81,13 @@ def test_memorize_routes_by_confidence(api: MemoryApi, home: Path) -> None:
 
 
 def test_review_approve_enters_file_as_pinned_user_item(api: MemoryApi, home: Path) -> None:
-    item = MemoryItem(category=Category.CODING_PREFERENCES, title="Logging",
-                      content="Use structured logging with key-value pairs.", confidence=0.6,
-                      sources=["t9"])
+    item = MemoryItem(
+        category=Category.CODING_PREFERENCES,
+        title="Logging",
+        content="Use structured logging with key-value pairs.",
+        confidence=0.6,
+        sources=["t9"],
+    )
     api.review.add("rev", [item])
     listed = call(api, "memory:review-list")["items"]
     assert [e["id"] for e in listed] == [item.id]
@@ -89,18 +102,25 @@ def test_review_approve_enters_file_as_pinned_user_item(api: MemoryApi, home: Pa
 
 
 def test_review_reject_removes_the_entry(api: MemoryApi) -> None:
-    item = MemoryItem(category=Category.BUG_PATTERNS, title="Flaky", content="Tests flake.",
-                      confidence=0.55)
+    item = MemoryItem(
+        category=Category.BUG_PATTERNS, title="Flaky", content="Tests flake.", confidence=0.55
+    )
     api.review.add("rev", [item])
     assert call(api, "memory:review-reject", {"id": item.id})["success"] is True
     assert call(api, "memory:review-list")["items"] == []
 
 
 def test_remember_get_list_and_forget(api: MemoryApi, home: Path) -> None:
-    reply = call(api, "memory:remember", {"branch": "proj/main", "text":
-                                          "Never commit generated files.",
-                                          "category": "project_conventions",
-                                          "tags": ["git"]})
+    reply = call(
+        api,
+        "memory:remember",
+        {
+            "branch": "proj/main",
+            "text": "Never commit generated files.",
+            "category": "project_conventions",
+            "tags": ["git"],
+        },
+    )
     assert reply["success"] is True
     item_id = reply["id"]
     got = call(api, "memory:get-item", {"id": item_id})["item"]
@@ -142,28 +162,51 @@ def test_save_branch_validates_and_keeps_a_version(api: MemoryApi, home: Path) -
     ok = call(api, "memory:save-branch-memory", {"branch": "feature-auth", "content": edited})
     assert ok["success"] is True
     versions = call(api, "memory:list-versions", {"branch": "feature-auth"})["versions"]
-    old = call(api, "memory:get-version",
-               {"branch": "feature-auth", "version": versions[0]["version"]})
+    old = call(
+        api, "memory:get-version", {"branch": "feature-auth", "version": versions[0]["version"]}
+    )
     assert old["content"] == SEED.read_text(encoding="utf-8")
 
 
 def test_in_branch_conflict_resolution(api: MemoryApi, home: Path) -> None:
-    old = MemoryItem(category=Category.CODING_PREFERENCES, title="Async pattern",
-                     content="Use async/await.", confidence=0.9, sources=["t1"])
-    new = MemoryItem(category=Category.CODING_PREFERENCES, title="Async pattern",
-                     content="Use .then() chains.", confidence=0.8, sources=["t2"])
+    old = MemoryItem(
+        category=Category.CODING_PREFERENCES,
+        title="Async pattern",
+        content="Use async/await.",
+        confidence=0.9,
+        sources=["t1"],
+    )
+    new = MemoryItem(
+        category=Category.CODING_PREFERENCES,
+        title="Async pattern",
+        content="Use .then() chains.",
+        confidence=0.8,
+        sources=["t2"],
+    )
     memory = BranchMemory(
-        branch_id="c", summary="s", items={Category.CODING_PREFERENCES: [old]},
-        contradictions=[Contradiction(title="Async pattern", description="Disagreement.",
-                                      status="open", refs=[old.id], items=[new])],
+        branch_id="c",
+        summary="s",
+        items={Category.CODING_PREFERENCES: [old]},
+        contradictions=[
+            Contradiction(
+                title="Async pattern",
+                description="Disagreement.",
+                status="open",
+                refs=[old.id],
+                items=[new],
+            )
+        ],
     )
     (home / "branches").mkdir(exist_ok=True)
     (home / "branches" / "c.md").write_text(render(memory), encoding="utf-8")
     conflicts = call(api, "memory:list-conflicts")["conflicts"]
     in_file = [c for c in conflicts if c["scope"] == "branch"]
     assert len(in_file) == 1
-    reply = call(api, "memory:resolve-conflict",
-                 {"branch": "c", "id": in_file[0]["id"], "action": "keep-both"})
+    reply = call(
+        api,
+        "memory:resolve-conflict",
+        {"branch": "c", "id": in_file[0]["id"], "action": "keep-both"},
+    )
     assert reply["success"] is True
     after = parse((home / "branches" / "c.md").read_text(encoding="utf-8"), "c")
     assert {i.id for i in after.items[Category.CODING_PREFERENCES]} == {old.id, new.id}
@@ -178,8 +221,16 @@ def test_in_branch_conflict_resolution(api: MemoryApi, home: Path) -> None:
 
 def test_stats_and_status_shapes(api: MemoryApi) -> None:
     stats = call(api, "memory:get-stats")
-    for key in ("totalBranches", "totalItems", "totalCategories", "lastMemorized",
-                "nextMaintenance", "reviewQueue", "tokensToday", "costToday"):
+    for key in (
+        "totalBranches",
+        "totalItems",
+        "totalCategories",
+        "lastMemorized",
+        "nextMaintenance",
+        "reviewQueue",
+        "tokensToday",
+        "costToday",
+    ):
         assert key in stats
     status = call(api, "memory:get-status")
     assert status["status"] == "ready"
@@ -191,8 +242,12 @@ SECRET = "sk-ant-api03-" + "Zq8" * 30
 
 def test_secrets_typed_by_hand_never_land_in_memory(api: MemoryApi, home: Path) -> None:
     call(api, "memory:remember", {"branch": "s", "text": f"The staging key is {SECRET}."})
-    item = MemoryItem(category=Category.CODING_PREFERENCES, title="Env",
-                      content="Load settings from the environment.", confidence=0.6)
+    item = MemoryItem(
+        category=Category.CODING_PREFERENCES,
+        title="Env",
+        content="Load settings from the environment.",
+        confidence=0.6,
+    )
     api.review.add("s", [item])
     call(api, "memory:review-approve", {"id": item.id, "content": f"Use key {SECRET}."})
     text = (home / "branches" / "s.md").read_text(encoding="utf-8")

@@ -11,8 +11,7 @@ PREF = Category.CODING_PREFERENCES
 
 
 def item(content: str, day: date, source: str, category: Category = PREF) -> MemoryItem:
-    return MemoryItem(category=category, title="", content=content, sources=[source],
-                      extracted=day)
+    return MemoryItem(category=category, title="", content=content, sources=[source], extracted=day)
 
 
 ASYNC = item("Prefer async/await over .then() chains", date(2024, 1, 19), "thread-a1")
@@ -27,8 +26,15 @@ def test_contradiction_between_two_branches_is_reported_with_branches_and_dates(
     assert found.branches == ["main", "feature/ui"]
     assert found.item_ids == [ASYNC.id, THEN.id]
     assert found.category is PREF
-    for text in ("main", "feature/ui", "2024-01-19", "2024-03-02", "thread-a1", "thread-b7",
-                 "async/await over .then() chains"):
+    for text in (
+        "main",
+        "feature/ui",
+        "2024-01-19",
+        "2024-03-02",
+        "thread-a1",
+        "thread-b7",
+        "async/await over .then() chains",
+    ):
         assert text in found.description
     assert 'newest statement is from "feature/ui"' in found.description
 
@@ -71,8 +77,10 @@ def test_fewer_than_two_entries() -> None:
 
 def test_fifty_candidates_with_one_dispute() -> None:
     entries = [
-        (f"branch-{i % 5}", item(f"Use library{i} for feature{i % 7}", date(2024, 1, 1 + i % 28),
-                                 f"t{i}"))
+        (
+            f"branch-{i % 5}",
+            item(f"Use library{i} for feature{i % 7}", date(2024, 1, 1 + i % 28), f"t{i}"),
+        )
         for i in range(48)
     ]
     entries += [("main", ASYNC), ("ui", THEN)]

@@ -23,15 +23,20 @@ from app.container import build_api
 from app.core import atomic
 
 FIRST = "User: We always run make lint before pushing; never push a red build.\n\nAssistant: Ok."
-SECOND = ("User: We always deploy with terraform apply from CI only, never from laptops.\n\n"
-          "Assistant: Noted.")
+SECOND = (
+    "User: We always deploy with terraform apply from CI only, never from laptops.\n\n"
+    "Assistant: Noted."
+)
 
 
 def _memorize(home: Path, text: str) -> dict[str, object]:
     api = build_api(home, engine_override="offline")
     try:
-        return asyncio.run(api.invoke("memory:memorize", {
-            "conversationText": text, "branchId": "p/main", "source": "t"}))
+        return asyncio.run(
+            api.invoke(
+                "memory:memorize", {"conversationText": text, "branchId": "p/main", "source": "t"}
+            )
+        )
     finally:
         api.index.close()
 
@@ -103,8 +108,11 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("needs root to mount a small file system")
     target = tmp_path / f"fs-{uuid.uuid4().hex[:6]}"
     target.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(target)],
-                          capture_output=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(target)],
+        capture_output=True,
+        check=False,
+    )
     if done.returncode != 0:
         pytest.skip("mounting a tmpfs is not allowed here")
     try:

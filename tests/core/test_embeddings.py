@@ -16,11 +16,13 @@ needs_model = pytest.mark.skipif(
 
 @needs_model
 def test_paraphrases_are_closer_than_unrelated_text() -> None:
-    vecs = embeddings.embed([
-        "intermittent CI failure",
-        "The flaky test in CI fails now and then.",
-        "Use ISO 8601 UTC timestamps everywhere.",
-    ])
+    vecs = embeddings.embed(
+        [
+            "intermittent CI failure",
+            "The flaky test in CI fails now and then.",
+            "Use ISO 8601 UTC timestamps everywhere.",
+        ]
+    )
     assert vecs is not None
     assert vecs.shape == (3, embeddings.DIM)
     assert abs(float((vecs[0] ** 2).sum()) - 1.0) < 1e-4
@@ -42,13 +44,17 @@ def test_vector_store_recomputes_only_changed_items(tmp_path: Path) -> None:
 
     store = VectorStore(tmp_path / "vectors.sqlite")
     calls: list[int] = []
-    store.ensure([("a", "cache the rendered page"), ("b", "use pnpm")],
-                 progress=lambda done, total: calls.append(total))
+    store.ensure(
+        [("a", "cache the rendered page"), ("b", "use pnpm")],
+        progress=lambda done, total: calls.append(total),
+    )
     assert calls == [2]
     fresh = VectorStore(tmp_path / "vectors.sqlite")  # read back from disk
     calls.clear()
-    fresh.ensure([("a", "cache the rendered page"), ("b", "use yarn")],
-                 progress=lambda done, total: calls.append(total))
+    fresh.ensure(
+        [("a", "cache the rendered page"), ("b", "use yarn")],
+        progress=lambda done, total: calls.append(total),
+    )
     assert calls == [1]  # only the edited item is embedded again
 
 
@@ -63,12 +69,19 @@ def test_question_with_no_answer_in_memory_gets_an_explicit_empty_answer(home: P
 
     store = MemoryStore(home)
     store.ensure()
-    item = MemoryItem(category=Category.CODING_PREFERENCES, title="",
-                      content="Use pnpm, never npm or yarn.", confidence=0.9,
-                      sources=["t"], tags=[])
-    memory = BranchMemory(branch_id="web/main",
-                          items={c: ([item] if c is Category.CODING_PREFERENCES else [])
-                                 for c in Category}, summary="")
+    item = MemoryItem(
+        category=Category.CODING_PREFERENCES,
+        title="",
+        content="Use pnpm, never npm or yarn.",
+        confidence=0.9,
+        sources=["t"],
+        tags=[],
+    )
+    memory = BranchMemory(
+        branch_id="web/main",
+        items={c: ([item] if c is Category.CODING_PREFERENCES else []) for c in Category},
+        summary="",
+    )
     store.write_text("web/main", render(memory))
     with MemoryIndex(store.index_path) as index:
         reader = MemoryReader(store, index, None, Config(), semantic=True)  # type: ignore[arg-type]

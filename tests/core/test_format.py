@@ -22,14 +22,18 @@ from app.core.models import (
 )
 
 SEED_TITLES = {
-    Category.CODING_PREFERENCES: [("Async pattern", 0.95, "thread_xyz789", date(2024, 1, 19)),
-                                  ("Functional style", 0.88, "thread_abc123", date(2024, 1, 15))],
+    Category.CODING_PREFERENCES: [
+        ("Async pattern", 0.95, "thread_xyz789", date(2024, 1, 19)),
+        ("Functional style", 0.88, "thread_abc123", date(2024, 1, 15)),
+    ],
     Category.ARCHITECTURAL_DECISIONS: [("SAM Pattern", 0.92, "thread_xyz789", date(2024, 1, 19))],
     Category.PROJECT_CONVENTIONS: [("Naming", 0.95, "thread_def456", date(2024, 1, 10))],
     Category.BUG_PATTERNS: [
-        ("Race conditions in async state updates", 0.85, "thread_xyz789", date(2024, 1, 19))],
+        ("Race conditions in async state updates", 0.85, "thread_xyz789", date(2024, 1, 19))
+    ],
     Category.IMPLEMENTATION_NOTES: [
-        ("Component refactoring", 0.88, "thread_abc123", date(2024, 1, 15))],
+        ("Component refactoring", 0.88, "thread_abc123", date(2024, 1, 15))
+    ],
 }
 
 HEADER = (
@@ -79,8 +83,10 @@ def test_seed_example_validates_and_survives_render(seed_text: str) -> None:
     assert validate(text) == []
     assert render(parse(text)) == text
     # Bullets still read like the seed's.
-    assert ("- **Race conditions in async state updates**: Fix with explicit locking "
-            "mechanisms. Occurred 2 times (id: bug-") in text
+    assert (
+        "- **Race conditions in async state updates**: Fix with explicit locking "
+        "mechanisms. Occurred 2 times (id: bug-"
+    ) in text
     assert "Rationale: explicit control states map well to FSM-driven UI. Trade-off: " in text
 
 
@@ -95,33 +101,76 @@ def test_header_last_updated_reads_the_value_as_written(seed_text: str) -> None:
 
 
 def _memory() -> BranchMemory:
-    old = MemoryItem(category=Category.CODING_PREFERENCES, title="Tabs", content="Use tabs",
-                     confidence=0.8, sources=["t1"], extracted=date(2024, 1, 1))
+    old = MemoryItem(
+        category=Category.CODING_PREFERENCES,
+        title="Tabs",
+        content="Use tabs",
+        confidence=0.8,
+        sources=["t1"],
+        extracted=date(2024, 1, 1),
+    )
     return BranchMemory(
         branch_id="spotter/feature/auth",
         last_updated=datetime(2024, 2, 1, 9, 30, tzinfo=UTC),
         thread_count=2,
         summary="First paragraph.\n\nSecond paragraph.",
         items={
-            Category.CODING_PREFERENCES: [MemoryItem(
-                category=Category.CODING_PREFERENCES, title="Spaces", content="Use spaces",
-                confidence=0.956, sources=["t2", "t3"], extracted=date(2024, 2, 1),
-                tags=["project:spotter", "style"], pinned=True)],
-            Category.PROJECT_CONVENTIONS: [MemoryItem(
-                category=Category.PROJECT_CONVENTIONS, title="Naming", content="snake_case",
-                scope="all Python modules", sources=["t2"], extracted=date(2024, 2, 1))],
-            Category.BUG_PATTERNS: [MemoryItem(
-                category=Category.BUG_PATTERNS, title="Stale lock", content="Writes hang",
-                root_cause="lock file left behind", fix="use filelock timeouts",
-                occurrences=3, sources=["t1"], extracted=date(2024, 2, 1))],
-            Category.IMPLEMENTATION_NOTES: [MemoryItem(
-                category=Category.IMPLEMENTATION_NOTES, title="Parsing", content="",
-                approach="markdown-it tokens", lessons="regexes break on hand edits",
-                sources=["t3"], extracted=date(2024, 2, 1))],
+            Category.CODING_PREFERENCES: [
+                MemoryItem(
+                    category=Category.CODING_PREFERENCES,
+                    title="Spaces",
+                    content="Use spaces",
+                    confidence=0.956,
+                    sources=["t2", "t3"],
+                    extracted=date(2024, 2, 1),
+                    tags=["project:spotter", "style"],
+                    pinned=True,
+                )
+            ],
+            Category.PROJECT_CONVENTIONS: [
+                MemoryItem(
+                    category=Category.PROJECT_CONVENTIONS,
+                    title="Naming",
+                    content="snake_case",
+                    scope="all Python modules",
+                    sources=["t2"],
+                    extracted=date(2024, 2, 1),
+                )
+            ],
+            Category.BUG_PATTERNS: [
+                MemoryItem(
+                    category=Category.BUG_PATTERNS,
+                    title="Stale lock",
+                    content="Writes hang",
+                    root_cause="lock file left behind",
+                    fix="use filelock timeouts",
+                    occurrences=3,
+                    sources=["t1"],
+                    extracted=date(2024, 2, 1),
+                )
+            ],
+            Category.IMPLEMENTATION_NOTES: [
+                MemoryItem(
+                    category=Category.IMPLEMENTATION_NOTES,
+                    title="Parsing",
+                    content="",
+                    approach="markdown-it tokens",
+                    lessons="regexes break on hand edits",
+                    sources=["t3"],
+                    extracted=date(2024, 2, 1),
+                )
+            ],
         },
-        contradictions=[Contradiction(
-            title="Indentation", description="Spaces replaced tabs", status="superseded",
-            detected=date(2024, 2, 1), refs=["pref-aaaa"], items=[old])],
+        contradictions=[
+            Contradiction(
+                title="Indentation",
+                description="Spaces replaced tabs",
+                status="superseded",
+                detected=date(2024, 2, 1),
+                refs=["pref-aaaa"],
+                items=[old],
+            )
+        ],
         contradiction_notes="Ask the team about line length.",
         extra_sections=[ExtraSection(heading="Open Questions", body="- Which ORM?\n\nLater.")],
     )
@@ -130,25 +179,40 @@ def _memory() -> BranchMemory:
 def test_render_writes_every_section_in_seed_order() -> None:
     text = render(_memory())
     headings = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
-    assert headings == ["Summary", "Coding Preferences", "Architectural Decisions",
-                        "Project Conventions", "Bug Patterns", "Implementation Notes",
-                        "Contradictions and Conflicts", "Open Questions"]
-    assert text.startswith("# Branch Memory: spotter/feature/auth\n\n"
-                           "**Last Updated:** 2024-02-01T09:30:00Z\n"
-                           "**Last Extraction:** never\n**Thread Count:** 2\n")
+    assert headings == [
+        "Summary",
+        "Coding Preferences",
+        "Architectural Decisions",
+        "Project Conventions",
+        "Bug Patterns",
+        "Implementation Notes",
+        "Contradictions and Conflicts",
+        "Open Questions",
+    ]
+    assert text.startswith(
+        "# Branch Memory: spotter/feature/auth\n\n"
+        "**Last Updated:** 2024-02-01T09:30:00Z\n"
+        "**Last Extraction:** never\n**Thread Count:** 2\n"
+    )
     assert text.endswith("- Which ORM?\n\nLater.\n")
 
 
 def test_render_bullet_grammar_per_category() -> None:
     text = render(_memory())
     spaces = _memory().items[Category.CODING_PREFERENCES][0]
-    assert (f"- **Spaces**: Use spaces (id: {spaces.id}, confidence: 0.96, source: t2, t3, "
-            "extracted: 2024-02-01, tags: project:spotter, style, pinned: true)") in text
+    assert (
+        f"- **Spaces**: Use spaces (id: {spaces.id}, confidence: 0.96, source: t2, t3, "
+        "extracted: 2024-02-01, tags: project:spotter, style, pinned: true)"
+    ) in text
     assert "- **Naming**: snake_case Scope: all Python modules (id: conv-" in text
-    assert ("- **Stale lock**: Writes hang Root cause: lock file left behind Fix: use filelock "
-            "timeouts Occurred 3 times (id: bug-") in text
-    assert ("- **Parsing**: Approach: markdown-it tokens Lessons: regexes break on hand edits "
-            "(id: note-") in text
+    assert (
+        "- **Stale lock**: Writes hang Root cause: lock file left behind Fix: use filelock "
+        "timeouts Occurred 3 times (id: bug-"
+    ) in text
+    assert (
+        "- **Parsing**: Approach: markdown-it tokens Lessons: regexes break on hand edits "
+        "(id: note-"
+    ) in text
     assert "- **Indentation**: Spaces replaced tabs (id: conflict-" in text
     assert "status: superseded, detected: 2024-02-01, refs: pref-aaaa)" in text
     assert "\n  - [Coding Preferences] **Tabs**: Use tabs (id: pref-" in text
@@ -162,7 +226,10 @@ def test_render_round_trips_a_full_model_and_is_deterministic() -> None:
     assert validate(text) == []
     superseded = parse(text).contradictions[0].items[0]
     assert (superseded.title, superseded.category, superseded.sources) == (
-        "Tabs", Category.CODING_PREFERENCES, ["t1"])
+        "Tabs",
+        Category.CODING_PREFERENCES,
+        ["t1"],
+    )
 
 
 # ------------------------------------------------------------------- hand-written variants
@@ -185,13 +252,16 @@ def test_bullet_without_metadata_is_a_pinned_user_item() -> None:
     assert item.extracted == date(2024, 2, 1)  # the header's date, so parsing is repeatable
 
 
-@pytest.mark.parametrize("bullet", [
-    "* **Async**: Prefer await (confidence: 0.9, source: t1, extracted: 2024-01-02)",
-    "+ **Async**: Prefer await (confidence: 0.9, source: t1, extracted: 2024-01-02)",
-    "1. **Async**: Prefer await (confidence: 0.9, source: t1, extracted: 2024-01-02)",
-    "-   **Async:**   Prefer   await   (Confidence: 90%,  Source: t1,  extracted: 2024-01-02)",
-    "- __Async__ - Prefer await (confidence: 0.90; source: t1; extracted: 2024-01-02).",
-])
+@pytest.mark.parametrize(
+    "bullet",
+    [
+        "* **Async**: Prefer await (confidence: 0.9, source: t1, extracted: 2024-01-02)",
+        "+ **Async**: Prefer await (confidence: 0.9, source: t1, extracted: 2024-01-02)",
+        "1. **Async**: Prefer await (confidence: 0.9, source: t1, extracted: 2024-01-02)",
+        "-   **Async:**   Prefer   await   (Confidence: 90%,  Source: t1,  extracted: 2024-01-02)",
+        "- __Async__ - Prefer await (confidence: 0.90; source: t1; extracted: 2024-01-02).",
+    ],
+)
 def test_hand_written_bullet_variations(bullet: str) -> None:
     item = _one(bullet)
     assert (item.title, item.content, item.confidence) == ("Async", "Prefer await", 0.9)
@@ -231,18 +301,25 @@ def test_paragraphs_subheadings_and_nested_fields_are_kept() -> None:
     items = memory.items[Category.ARCHITECTURAL_DECISIONS]
     assert [i.title for i in items] == ["A paragraph written instead of a", "Queue", "Retries"]
     queue = items[1]
-    assert (queue.rationale, queue.trade_offs) == ("keeps file writes ordered",
-                                                   "slower bulk imports")
+    assert (queue.rationale, queue.trade_offs) == (
+        "keeps file writes ordered",
+        "slower bulk imports",
+    )
     assert queue.tags == items[2].tags == ["backend"]
     assert parse(render(memory)) == memory
 
 
 def test_unknown_sections_are_kept_through_render() -> None:
-    text = (f"{HEADER}## Team Notes\n\nKeep this *exactly*.\n\n    code block\n\n"
-            "### Sub\n\n- list\n\n## Coding Preferences\n\n- **A**: a\n")
+    text = (
+        f"{HEADER}## Team Notes\n\nKeep this *exactly*.\n\n    code block\n\n"
+        "### Sub\n\n- list\n\n## Coding Preferences\n\n- **A**: a\n"
+    )
     memory = parse(text)
-    assert memory.extra_sections == [ExtraSection(
-        heading="Team Notes", body="Keep this *exactly*.\n\n    code block\n\n### Sub\n\n- list")]
+    assert memory.extra_sections == [
+        ExtraSection(
+            heading="Team Notes", body="Keep this *exactly*.\n\n    code block\n\n### Sub\n\n- list"
+        )
+    ]
     again = parse(render(memory))
     assert again.extra_sections == memory.extra_sections
     assert [i.title for i in again.all_items()] == ["A"]
@@ -270,9 +347,11 @@ def test_headings_inside_code_blocks_do_not_start_sections() -> None:
 def test_missing_header_uses_the_given_branch_id_and_bad_values_do_not_raise() -> None:
     assert parse("## Summary\n\nHi\n", branch_id="main").branch_id == "main"
     assert parse("just text").branch_id == "unknown"
-    memory = parse("# Branch Memory: b\n\n**Last Updated:** yesterday\n"
-                   "**Last Extraction:** 2024-13-45\n**Thread Count:** many\n\n"
-                   "## Bug Patterns\n\n- **X**: y (confidence: 7, extracted: someday)\n")
+    memory = parse(
+        "# Branch Memory: b\n\n**Last Updated:** yesterday\n"
+        "**Last Extraction:** 2024-13-45\n**Thread Count:** many\n\n"
+        "## Bug Patterns\n\n- **X**: y (confidence: 7, extracted: someday)\n"
+    )
     assert memory.branch_id == "b"
     assert memory.last_extraction is None
     assert memory.thread_count == 0
@@ -280,11 +359,13 @@ def test_missing_header_uses_the_given_branch_id_and_bad_values_do_not_raise() -
 
 
 def test_hand_written_contradictions() -> None:
-    text = (f"{HEADER}## Coding Preferences\n\n- **A**: a\n\n## Conflicts\n\n"
-            "- **Line length**: 88 or 100? (status: open, detected: 2024-02-02, refs: pref-1)\n"
-            "  - one thread says 88\n"
-            "  - **Old**: 79 columns (id: pref-old, confidence: 0.6, source: t9)\n\n"
-            "- a loose remark\n")
+    text = (
+        f"{HEADER}## Coding Preferences\n\n- **A**: a\n\n## Conflicts\n\n"
+        "- **Line length**: 88 or 100? (status: open, detected: 2024-02-02, refs: pref-1)\n"
+        "  - one thread says 88\n"
+        "  - **Old**: 79 columns (id: pref-old, confidence: 0.6, source: t9)\n\n"
+        "- a loose remark\n"
+    )
     memory = parse(text)
     entry = memory.contradictions[0]
     assert (entry.title, entry.status, entry.refs) == ("Line length", "open", ["pref-1"])
@@ -301,16 +382,19 @@ def _messages(text: str) -> list[str]:
     return [p.message for p in validate(text)]
 
 
-@pytest.mark.parametrize(("text", "fragment"), [
-    ("## Summary\n\nx\n\n## Coding Preferences\n", "header"),
-    ("# Branch Memory: x\n\n## Coding Preferences\n", "Summary"),
-    ("# Branch Memory: x\n\n## Summary\n\nx\n\n## Other\n", "category"),
-    (HEADER + "## Bug Patterns\n\n- **A**: a (confidence: 1.5)\n", "outside 0.0-1.0"),
-    (HEADER + "## Bug Patterns\n\n- **A**: a (confidence: high)\n", "not a number"),
-    (HEADER + "## Bug Patterns\n\n- **A**: a (extracted: 2024-02-30)\n", "not a valid date"),
-    (HEADER.replace("2024-02-01T10:00:00Z", "Feb 1st") + "## Bug Patterns\n", "ISO 8601"),
-    (HEADER.replace("never", "last week") + "## Bug Patterns\n", "ISO 8601"),
-])
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("## Summary\n\nx\n\n## Coding Preferences\n", "header"),
+        ("# Branch Memory: x\n\n## Coding Preferences\n", "Summary"),
+        ("# Branch Memory: x\n\n## Summary\n\nx\n\n## Other\n", "category"),
+        (HEADER + "## Bug Patterns\n\n- **A**: a (confidence: 1.5)\n", "outside 0.0-1.0"),
+        (HEADER + "## Bug Patterns\n\n- **A**: a (confidence: high)\n", "not a number"),
+        (HEADER + "## Bug Patterns\n\n- **A**: a (extracted: 2024-02-30)\n", "not a valid date"),
+        (HEADER.replace("2024-02-01T10:00:00Z", "Feb 1st") + "## Bug Patterns\n", "ISO 8601"),
+        (HEADER.replace("never", "last week") + "## Bug Patterns\n", "ISO 8601"),
+    ],
+)
 def test_validate_catches_each_rule(text: str, fragment: str) -> None:
     messages = _messages(text)
     assert len(messages) == 1, messages
@@ -325,19 +409,32 @@ def test_validate_points_at_the_line() -> None:
 # ------------------------------------------------------------------------------ properties
 
 
-_KNOWN = {"summary", "codingpreferences", "architecturaldecisions", "projectconventions",
-          "bugpatterns", "implementationnotes", "contradictionsandconflicts",
-          "conflictsandcontradictions", "contradictions", "conflicts"}
-_LABELS = re.compile(r"(?i)(rationale|trade-?offs?|scope|root cause|fix|approach|lessons"
-                     r"|learned)\s*:|occurred")
+_KNOWN = {
+    "summary",
+    "codingpreferences",
+    "architecturaldecisions",
+    "projectconventions",
+    "bugpatterns",
+    "implementationnotes",
+    "contradictionsandconflicts",
+    "conflictsandcontradictions",
+    "contradictions",
+    "conflicts",
+}
+_LABELS = re.compile(
+    r"(?i)(rationale|trade-?offs?|scope|root cause|fix|approach|lessons"
+    r"|learned)\s*:|occurred"
+)
 
-_chars = st.characters(codec="utf-8", categories=["L", "N", "P", "S", "Zs"],
-                       exclude_characters="*")
+_chars = st.characters(codec="utf-8", categories=["L", "N", "P", "S", "Zs"], exclude_characters="*")
 _line = st.text(_chars, max_size=30).map(one_line).filter(lambda s: not _LABELS.search(s))
 _word_line = _line.filter(bool)
 _maybe = st.one_of(st.just(""), _line)
-_token = st.text(st.sampled_from("abcXYZ019_.:/@+#-"), min_size=1, max_size=10).map(
-    lambda s: s.strip("-")).filter(bool)
+_token = (
+    st.text(st.sampled_from("abcXYZ019_.:/@+#-"), min_size=1, max_size=10)
+    .map(lambda s: s.strip("-"))
+    .filter(bool)
+)
 _tokens = st.lists(_token, max_size=3, unique=True)
 _stamp = st.datetimes(timezones=st.just(UTC)).map(lambda d: d.replace(microsecond=0))
 
@@ -345,12 +442,17 @@ _stamp = st.datetimes(timezones=st.just(UTC)).map(lambda d: d.replace(microsecon
 def _block_ok(line: str) -> bool:
     """Free text lines that cannot open a block swallowing later headings."""
     bare = line.strip()
-    return not (bare.startswith(("#", "<", "```", "~~~")) or "```" in bare or "~~~" in bare
-                or (bare and set(bare) <= set("-=_ ")))
+    return not (
+        bare.startswith(("#", "<", "```", "~~~"))
+        or "```" in bare
+        or "~~~" in bare
+        or (bare and set(bare) <= set("-=_ "))
+    )
 
 
 _body = st.lists(st.text(_chars, max_size=30).filter(_block_ok), max_size=4).map(
-    lambda lines: "\n".join(lines))
+    lambda lines: "\n".join(lines)
+)
 
 
 @st.composite
@@ -358,36 +460,61 @@ def _items(draw: st.DrawFn, category: Category | None = None) -> MemoryItem:
     return MemoryItem(
         id=draw(st.one_of(st.just(""), _token)),
         category=category or draw(st.sampled_from(list(Category))),
-        title=draw(_word_line), content=draw(_line),
-        confidence=draw(st.integers(0, 100)) / 100, sources=draw(_tokens),
-        extracted=draw(st.dates()), tags=draw(_tokens), pinned=draw(st.booleans()),
-        rationale=draw(_maybe), trade_offs=draw(_maybe), scope=draw(_maybe),
-        root_cause=draw(_maybe), fix=draw(_maybe), approach=draw(_maybe), lessons=draw(_maybe),
+        title=draw(_word_line),
+        content=draw(_line),
+        confidence=draw(st.integers(0, 100)) / 100,
+        sources=draw(_tokens),
+        extracted=draw(st.dates()),
+        tags=draw(_tokens),
+        pinned=draw(st.booleans()),
+        rationale=draw(_maybe),
+        trade_offs=draw(_maybe),
+        scope=draw(_maybe),
+        root_cause=draw(_maybe),
+        fix=draw(_maybe),
+        approach=draw(_maybe),
+        lessons=draw(_maybe),
         occurrences=draw(st.integers(1, 10**6)),
     )
 
 
 _heading = _word_line.filter(
-    lambda h: re.sub(r"[^a-z]", "", h.lower().replace("&", "and")) not in _KNOWN
-    and not h.endswith("#"))
+    lambda h: (
+        re.sub(r"[^a-z]", "", h.lower().replace("&", "and")) not in _KNOWN and not h.endswith("#")
+    )
+)
 
 
 @st.composite
 def _memories(draw: st.DrawFn) -> BranchMemory:
     return BranchMemory(
         branch_id=draw(_word_line.filter(lambda b: not b.endswith("#"))),
-        last_updated=draw(_stamp), last_extraction=draw(st.one_of(st.none(), _stamp)),
-        thread_count=draw(st.integers(0, 10**6)), summary=draw(_body),
+        last_updated=draw(_stamp),
+        last_extraction=draw(st.one_of(st.none(), _stamp)),
+        thread_count=draw(st.integers(0, 10**6)),
+        summary=draw(_body),
         items={c: draw(st.lists(_items(c), max_size=2)) for c in Category},
-        contradictions=draw(st.lists(st.builds(
-            Contradiction, id=st.one_of(st.just(""), _token), title=_word_line,
-            description=_line, status=st.sampled_from(["open", "superseded", "resolved"]),
-            detected=st.dates(), refs=_tokens, items=st.lists(_items(), max_size=2)),
-            max_size=2)),
-        contradiction_notes=draw(_body.map(
-            lambda b: "\n".join(x.lstrip() for x in b.split("\n") if "(" not in x))),
-        extra_sections=draw(st.lists(st.builds(ExtraSection, heading=_heading, body=_body),
-                                     max_size=2)),
+        contradictions=draw(
+            st.lists(
+                st.builds(
+                    Contradiction,
+                    id=st.one_of(st.just(""), _token),
+                    title=_word_line,
+                    description=_line,
+                    status=st.sampled_from(["open", "superseded", "resolved"]),
+                    detected=st.dates(),
+                    refs=_tokens,
+                    items=st.lists(_items(), max_size=2),
+                ),
+                max_size=2,
+            )
+        ),
+        contradiction_notes=draw(
+            _body.map(lambda b: "\n".join(x.lstrip() for x in b.split("\n") if "(" not in x))
+        ),
+        extra_sections=draw(
+            st.lists(st.builds(ExtraSection, heading=_heading, body=_body), max_size=2)
+        ),
     )
 
 
@@ -412,8 +539,9 @@ def test_property_any_item_survives_in_its_section_or_a_contradiction(
     assert parse(render(memory)) == memory
 
 
-_markdownish = st.text(st.sampled_from(list("#-*+>_`()[]:,.!%0123456789 \n\r\tabcxyz")),
-                       max_size=300)
+_markdownish = st.text(
+    st.sampled_from(list("#-*+>_`()[]:,.!%0123456789 \n\r\tabcxyz")), max_size=300
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,8 +22,9 @@ ARCH = Category.ARCHITECTURAL_DECISIONS
 
 
 def item(content: str, category: Category = PREF, **extra: object) -> MemoryItem:
-    return MemoryItem.model_validate({"category": category, "title": "", "content": content,
-                                      **extra})
+    return MemoryItem.model_validate(
+        {"category": category, "title": "", "content": content, **extra}
+    )
 
 
 def write(store: MemoryStore, branch: str, *items: MemoryItem) -> None:
@@ -94,13 +95,16 @@ def test_only_stop_words_are_kept_when_nothing_else_is_left() -> None:
 # -- searching ----------------------------------------------------------------------------
 @pytest.fixture
 def tricky(store: MemoryStore) -> None:
-    write(store, "main",
-          item("Run the foo-bar migration before deploys"),
-          item("C++ modules are built with CMake presets"),
-          item('The config key is called "retry_limit" in quotes'),
-          item("Über-jar packaging for the café service"),
-          item("AND and OR are SQL keywords we never lowercase"),
-          item("Use the NEAR( operator only in the search DSL"))
+    write(
+        store,
+        "main",
+        item("Run the foo-bar migration before deploys"),
+        item("C++ modules are built with CMake presets"),
+        item('The config key is called "retry_limit" in quotes'),
+        item("Über-jar packaging for the café service"),
+        item("AND and OR are SQL keywords we never lowercase"),
+        item("Use the NEAR( operator only in the search DSL"),
+    )
     write(store, "other", item("Unrelated note about tabs and spaces", ARCH))
 
 
@@ -130,19 +134,22 @@ def test_raw_user_text_finds_the_item_and_never_raises(
 
 @pytest.mark.usefixtures("tricky")
 @pytest.mark.parametrize("query", ["", "?!", "()", '"'])
-def test_queries_without_terms_give_no_results(index: MemoryIndex, store: MemoryStore,
-                                              query: str) -> None:
+def test_queries_without_terms_give_no_results(
+    index: MemoryIndex, store: MemoryStore, query: str
+) -> None:
     index.sync(store)
     assert index.search(query) == []
 
 
-def test_relevance_is_scaled_so_the_best_hit_is_one(index: MemoryIndex,
-                                                    store: MemoryStore) -> None:
-    write(store, "main",
-          item("Retry failed uploads with exponential backoff; retry at most three times"),
-          item("Uploads go through the presigned URL service"),
-          item("Use exponential backoff for the websocket reconnect"),
-          item("Logging uses structlog"))
+def test_relevance_is_scaled_so_the_best_hit_is_one(index: MemoryIndex, store: MemoryStore) -> None:
+    write(
+        store,
+        "main",
+        item("Retry failed uploads with exponential backoff; retry at most three times"),
+        item("Uploads go through the presigned URL service"),
+        item("Use exponential backoff for the websocket reconnect"),
+        item("Logging uses structlog"),
+    )
     index.sync(store)
     hits = index.search("retry uploads exponential backoff")
     assert [h.relevance for h in hits] == sorted((h.relevance for h in hits), reverse=True)
@@ -152,12 +159,20 @@ def test_relevance_is_scaled_so_the_best_hit_is_one(index: MemoryIndex,
     assert len(hits) == 3  # the logging item matches nothing
 
 
-def test_search_covers_title_tags_category_and_detail_fields(fts_index: MemoryIndex,
-                                                             store: MemoryStore) -> None:
-    write(store, "spotter/feature/auth",
-          item("Sessions expire after an hour", ARCH, rationale="compliance requires it",
-               tags=["security"]),
-          item("Login loops forever", BUG, root_cause="stale cookie", fix="clear on logout"))
+def test_search_covers_title_tags_category_and_detail_fields(
+    fts_index: MemoryIndex, store: MemoryStore
+) -> None:
+    write(
+        store,
+        "spotter/feature/auth",
+        item(
+            "Sessions expire after an hour",
+            ARCH,
+            rationale="compliance requires it",
+            tags=["security"],
+        ),
+        item("Login loops forever", BUG, root_cause="stale cookie", fix="clear on logout"),
+    )
     fts_index.sync(store)
     assert titles(fts_index.search("compliance")) == ["Sessions expire after an hour"]
     assert titles(fts_index.search("security")) == ["Sessions expire after an hour"]
@@ -170,8 +185,9 @@ def test_search_covers_title_tags_category_and_detail_fields(fts_index: MemoryIn
 
 
 # -- staying in line with the files ------------------------------------------------------
-def test_sync_picks_up_hand_edits_new_and_deleted_files(index: MemoryIndex,
-                                                        store: MemoryStore) -> None:
+def test_sync_picks_up_hand_edits_new_and_deleted_files(
+    index: MemoryIndex, store: MemoryStore
+) -> None:
     write(store, "main", item("Use pnpm for installs"))
     first = index.sync(store)
     assert first["rebuilt"] is True
@@ -198,8 +214,9 @@ def test_sync_picks_up_hand_edits_new_and_deleted_files(index: MemoryIndex,
     assert [h.branch for h in index.items()] == ["feature/x"]
 
 
-def test_update_branch_without_signature_is_checked_again(fts_index: MemoryIndex,
-                                                          store: MemoryStore) -> None:
+def test_update_branch_without_signature_is_checked_again(
+    fts_index: MemoryIndex, store: MemoryStore
+) -> None:
     write(store, "main", item("Use ruff"))
     fts_index.sync(store)
     memory = store.read("main")
@@ -305,10 +322,16 @@ def test_busy_index_gives_a_storage_error(store: MemoryStore) -> None:
 
 
 # -- listing -----------------------------------------------------------------------------
-def test_items_filter_by_category_branch_and_all_tags(index: MemoryIndex,
-                                                      store: MemoryStore) -> None:
-    write(store, "a", item("One", tags=["change:auth", "phase:apply"]),
-          item("Two", BUG, tags=["change:auth"]), item("Three"))
+def test_items_filter_by_category_branch_and_all_tags(
+    index: MemoryIndex, store: MemoryStore
+) -> None:
+    write(
+        store,
+        "a",
+        item("One", tags=["change:auth", "phase:apply"]),
+        item("Two", BUG, tags=["change:auth"]),
+        item("Three"),
+    )
     write(store, "b", item("Four", tags=["phase:apply"]))
     index.sync(store)
     assert titles(index.items()) == ["One", "Three", "Two", "Four"]  # file order per branch
@@ -319,7 +342,9 @@ def test_items_filter_by_category_branch_and_all_tags(index: MemoryIndex,
     assert titles(index.items(tags=["change:auth", "phase:apply"])) == ["One"]
     assert titles(index.items(limit=2)) == ["One", "Three"]
     assert titles(index.search("one two three four", tags=["phase:apply"])) in (
-        ["One", "Four"], ["Four", "One"])
+        ["One", "Four"],
+        ["Four", "One"],
+    )
     with pytest.raises(InvalidInput, match="Unknown category"):
         index.items(category="gossip")
     hit = index.items(branch="b")[0]

@@ -63,8 +63,9 @@ def no_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     keyring.set_keyring(previous)
 
 
-def test_environment_variable_comes_first(memory_keyring: MemoryKeyring,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_variable_comes_first(
+    memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
     memory_keyring.set_password("puffin-memory", "anthropic-api-key", "sk-ant-from-keyring-xxxxx")
     monkeypatch.setenv("ANTHROPIC_API_KEY", f"  {KEY}\n")
     assert keys.find_key() == (KEY, "environment variable ANTHROPIC_API_KEY")
@@ -84,7 +85,8 @@ def test_no_key_says_what_to_do(memory_keyring: MemoryKeyring) -> None:
 
 def test_headless_linux_without_a_keyring_falls_back(no_keyring: None) -> None:
     assert keys.find_key() == (
-        None, "no key: keyring unavailable (NoKeyringError); set ANTHROPIC_API_KEY"
+        None,
+        "no key: keyring unavailable (NoKeyringError); set ANTHROPIC_API_KEY",
     )
     with pytest.raises(StorageError, match=r"NoKeyringError.*Set the ANTHROPIC_API_KEY"):
         keys.set_key(KEY)
@@ -92,8 +94,9 @@ def test_headless_linux_without_a_keyring_falls_back(no_keyring: None) -> None:
     assert status["configured"] is False and status["keyringAvailable"] is False
 
 
-def test_a_missing_keyring_package_is_handled(memory_keyring: MemoryKeyring,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_keyring_package_is_handled(
+    memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "keyring", None)
     key, origin = keys.find_key()
     assert key is None and "the keyring package is not installed" in origin
@@ -102,8 +105,12 @@ def test_a_missing_keyring_package_is_handled(memory_keyring: MemoryKeyring,
 def test_status_never_contains_the_key(memory_keyring: MemoryKeyring) -> None:
     keys.set_key(KEY)
     status = keys.key_status()
-    assert status == {"configured": True, "origin": "system keyring",
-                      "masked": "sk-ant-…wxyz", "keyringAvailable": True}
+    assert status == {
+        "configured": True,
+        "origin": "system keyring",
+        "masked": "sk-ant-…wxyz",
+        "keyringAvailable": True,
+    }
     assert KEY not in repr(status)
 
 
@@ -113,8 +120,9 @@ def test_auth_set_reads_one_line_from_stdin(memory_keyring: MemoryKeyring) -> No
     assert keys.find_key()[0] == KEY
 
 
-def test_auth_set_prompts_hidden_on_a_terminal(memory_keyring: MemoryKeyring,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auth_set_prompts_hidden_on_a_terminal(
+    memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
     prompts: list[str] = []
 
     def fake_getpass(prompt: str) -> str:
@@ -127,8 +135,9 @@ def test_auth_set_prompts_hidden_on_a_terminal(memory_keyring: MemoryKeyring,
     assert keys.find_key()[0] == KEY
 
 
-def test_auth_set_notes_that_the_variable_wins(memory_keyring: MemoryKeyring,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auth_set_notes_that_the_variable_wins(
+    memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     reply = keys.auth_set_from_stdin(io.StringIO("sk-ant-api03-another-key-123456789\n"))
     assert "takes precedence" in reply["note"]

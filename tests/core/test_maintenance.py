@@ -16,16 +16,26 @@ from app.core.models import BranchMemory, Category, MemoryItem, utc_now
 
 def _crowded(branch: str, n: int) -> BranchMemory:
     items = [
-        MemoryItem(category=Category.IMPLEMENTATION_NOTES, title=f"Note {i}",
-                   content=f"Distinct lesson number {i} about module m{i} and layer l{i}.",
-                   confidence=0.5 + (i % 40) / 100, sources=[f"t{i}"])
+        MemoryItem(
+            category=Category.IMPLEMENTATION_NOTES,
+            title=f"Note {i}",
+            content=f"Distinct lesson number {i} about module m{i} and layer l{i}.",
+            confidence=0.5 + (i % 40) / 100,
+            sources=[f"t{i}"],
+        )
         for i in range(n)
     ]
-    dup = MemoryItem(category=Category.IMPLEMENTATION_NOTES, title="Note 0",
-                     content="Distinct lesson number 0 about module m0 and layer l0.",
-                     confidence=0.9, sources=["t-dup"], id="note-dupdupdu")
-    return BranchMemory(branch_id=branch, summary="s",
-                        items={Category.IMPLEMENTATION_NOTES: [*items, dup]})
+    dup = MemoryItem(
+        category=Category.IMPLEMENTATION_NOTES,
+        title="Note 0",
+        content="Distinct lesson number 0 about module m0 and layer l0.",
+        confidence=0.9,
+        sources=["t-dup"],
+        id="note-dupdupdu",
+    )
+    return BranchMemory(
+        branch_id=branch, summary="s", items={Category.IMPLEMENTATION_NOTES: [*items, dup]}
+    )
 
 
 def test_weekly_merges_duplicates_and_caps_sections(home: Path) -> None:
@@ -74,8 +84,10 @@ def test_due_follows_the_seed_intervals(tmp_path: Path) -> None:
     now = utc_now()
     stamp = (now - timedelta(days=8)).strftime("%Y-%m-%dT%H:%M:%SZ")
     recent = (now - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    (tmp_path / "maintenance-log.json").write_text(json.dumps(
-        {"lastWeeklyConsolidation": stamp, "lastMonthlyReindex": recent}), encoding="utf-8")
+    (tmp_path / "maintenance-log.json").write_text(
+        json.dumps({"lastWeeklyConsolidation": stamp, "lastMonthlyReindex": recent}),
+        encoding="utf-8",
+    )
     assert log.due(now) == ["weekly"]
 
 
@@ -100,7 +112,8 @@ def test_items_maintenance_takes_out_are_archived_searchable_and_restorable(home
     gone = {i.id for i in before.all_items()} - {i.id for i in after.all_items()}
     assert gone and gone == set(archived)
     assert reply["results"]["itemsPruned"] == sum(
-        "pruned" in i["reason"] for i in archived.values())
+        "pruned" in i["reason"] for i in archived.values()
+    )
     assert any("merged" in i["reason"] for i in archived.values())
     # The archive is readable Markdown beside the branches.
     text = Path(listed["path"]).read_text(encoding="utf-8")
@@ -113,8 +126,7 @@ def test_items_maintenance_takes_out_are_archived_searchable_and_restorable(home
     found = asyncio.run(api.invoke("memory:retrieve", {"query": query, "includeArchive": True}))
     assert victim["id"] in [hit["id"] for hit in found["archived"]]
     # Restore puts it back in its section and out of the archive.
-    done = asyncio.run(api.invoke("memory:archive-restore", {"branch": "big",
-                                                             "id": victim["id"]}))
+    done = asyncio.run(api.invoke("memory:archive-restore", {"branch": "big", "id": victim["id"]}))
     assert done["success"] is True and done["alreadyPresent"] is False
     back = parse((home / "branches" / "big.md").read_text(encoding="utf-8"), "big")
     assert back.find(victim["id"]) is not None
@@ -137,15 +149,18 @@ def test_maintenance_that_changes_nothing_saves_no_version(home: Path) -> None:
 
 def test_memorizing_the_same_thread_again_changes_nothing(home: Path) -> None:
     api = build_api(home, engine_override="offline")
-    conv = ("User: We use pnpm, not npm or yarn, in this repo. Always run make lint before "
-            "pushing.\n\nAssistant: Noted.")
+    conv = (
+        "User: We use pnpm, not npm or yarn, in this repo. Always run make lint before "
+        "pushing.\n\nAssistant: Noted."
+    )
     payload = {"conversationText": conv, "branchId": "p/main", "source": "thread-1"}
     asyncio.run(api.invoke("memory:memorize", payload))
     path = next((home / "branches").glob("*.md"))
     # Stamps from an earlier second, so the repeat runs at a later time than the file says
     # (a same-second run would hide a stamp-only write).
-    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "2026-01-02T03:04:05Z",
-                  path.read_text(encoding="utf-8"))
+    text = re.sub(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "2026-01-02T03:04:05Z", path.read_text(encoding="utf-8")
+    )
     path.write_text(text, encoding="utf-8")
     asyncio.run(api.invoke("memory:memorize", payload))
     asyncio.run(api.invoke("memory:memorize", payload))
@@ -180,8 +195,9 @@ def test_weekly_consolidation_skips_branches_unchanged_since_it_last_ran(home: P
     assert again["results"]["branchesUnchanged"] == 1, (first, again)
     # A change to the file makes it due again.
     path = home / "branches" / "small.md"
-    path.write_text(path.read_text(encoding="utf-8").replace("Summary", "Summary", 1) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("Summary", "Summary", 1) + "\n", encoding="utf-8"
+    )
     third = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
     assert third["results"]["branchesUnchanged"] == 0
 

@@ -28,13 +28,23 @@ from app.core.store import MemoryStore
 
 PREF = Category.CODING_PREFERENCES
 ARCH = Category.ARCHITECTURAL_DECISIONS
-MEMORY_KEYS = {"branch", "project", "category", "title", "content", "confidence", "score", "id",
-               "relevance"}
+MEMORY_KEYS = {
+    "branch",
+    "project",
+    "category",
+    "title",
+    "content",
+    "confidence",
+    "score",
+    "id",
+    "relevance",
+}
 
 
 def item(content: str, category: Category = PREF, **extra: object) -> MemoryItem:
-    return MemoryItem.model_validate({"category": category, "title": "", "content": content,
-                                      **extra})
+    return MemoryItem.model_validate(
+        {"category": category, "title": "", "content": content, **extra}
+    )
 
 
 def write(store: MemoryStore, branch: str, *items: MemoryItem) -> None:
@@ -57,8 +67,9 @@ class FakeEngine:
     async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         raise NotImplementedError
 
-    async def evolve(self, current: BranchMemory | None, items: list[MemoryItem], *,
-                     branch_id: str) -> EvolutionResult:
+    async def evolve(
+        self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
+    ) -> EvolutionResult:
         raise NotImplementedError
 
     async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
@@ -92,8 +103,9 @@ def index(store: MemoryStore) -> Iterator[MemoryIndex]:
     idx.close()
 
 
-def make_reader(store: MemoryStore, index: MemoryIndex, engine: FakeEngine,
-                **config: Any) -> MemoryReader:
+def make_reader(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine, **config: Any
+) -> MemoryReader:
     return MemoryReader(store, index, engine, Config(**config))
 
 
@@ -106,15 +118,27 @@ def contents(reply: dict[str, Any]) -> list[str]:
 
 
 def seed_async_dispute(store: MemoryStore) -> None:
-    write(store, "spotter/feature/auth",
-          item("Always use async/await", extracted=date(2024, 1, 19), sources=["thread-a1"]),
-          item("Tokens are refreshed by the gateway", ARCH))
-    write(store, "spotter/feature/ui",
-          item("Prefer .then() chains over async/await", extracted=date(2024, 3, 2),
-               sources=["thread-b7"]))
-    write(store, "billing/main",
-          item("Wrap async/await calls in a timeout helper", extracted=date(2024, 2, 1)),
-          item("Invoices are immutable once sent", ARCH))
+    write(
+        store,
+        "spotter/feature/auth",
+        item("Always use async/await", extracted=date(2024, 1, 19), sources=["thread-a1"]),
+        item("Tokens are refreshed by the gateway", ARCH),
+    )
+    write(
+        store,
+        "spotter/feature/ui",
+        item(
+            "Prefer .then() chains over async/await",
+            extracted=date(2024, 3, 2),
+            sources=["thread-b7"],
+        ),
+    )
+    write(
+        store,
+        "billing/main",
+        item("Wrap async/await calls in a timeout helper", extracted=date(2024, 2, 1)),
+        item("Invoices are immutable once sent", ARCH),
+    )
 
 
 # -- the three-branch example of seed 001 section 8.2 -------------------------------------
@@ -130,7 +154,10 @@ def test_async_pattern_ranks_items_from_three_branches_and_reports_the_conflict(
     assert set(reply) == {"memories", "conflicts", "totalTokens", "retrievalTime", "mode"}
     assert reply["mode"] == "fast"
     assert {m["branch"] for m in reply["memories"]} == {
-        "spotter/feature/auth", "spotter/feature/ui", "billing/main"}
+        "spotter/feature/auth",
+        "spotter/feature/ui",
+        "billing/main",
+    }
     for memory in reply["memories"]:
         assert set(memory) == MEMORY_KEYS
         assert memory["category"] == "coding_preferences"
@@ -143,8 +170,10 @@ def test_async_pattern_ranks_items_from_three_branches_and_reports_the_conflict(
     assert conflict["category"] == "coding_preferences"
     assert conflict["branches"] == ["spotter/feature/auth", "spotter/feature/ui"]
     by_content = {m["content"]: m["id"] for m in reply["memories"]}
-    assert conflict["itemIds"] == [by_content["Always use async/await"],
-                                   by_content["Prefer .then() chains over async/await"]]
+    assert conflict["itemIds"] == [
+        by_content["Always use async/await"],
+        by_content["Prefer .then() chains over async/await"],
+    ]
     assert "2024-03-02" in conflict["description"]
     assert reply["totalTokens"] > 0
     assert isinstance(reply["retrievalTime"], float)
@@ -154,9 +183,12 @@ def test_async_pattern_ranks_items_from_three_branches_and_reports_the_conflict(
 def test_score_is_weighted_relevance_confidence_and_frequency(
     store: MemoryStore, index: MemoryIndex, engine: FakeEngine
 ) -> None:
-    write(store, "main",
-          item("Deploys run from the release branch", confidence=0.6),
-          item("Deploys need a changelog entry first", confidence=0.95))
+    write(
+        store,
+        "main",
+        item("Deploys run from the release branch", confidence=0.6),
+        item("Deploys need a changelog entry first", confidence=0.95),
+    )
     reader = make_reader(store, index, engine)
     reply = ask(reader, "deploys")
     # Both match "deploys" equally well, so confidence decides.
@@ -170,18 +202,24 @@ def test_score_is_weighted_relevance_confidence_and_frequency(
     assert again["score"] == pytest.approx(first["score"] + 0.001, abs=1e-4)
 
 
-def test_better_match_beats_higher_confidence(store: MemoryStore, index: MemoryIndex,
-                                              engine: FakeEngine) -> None:
-    write(store, "main",
-          item("Retry uploads with exponential backoff, retry uploads at most 3 times",
-               confidence=0.75),
-          item("Uploads use presigned URLs", confidence=1.0))
+def test_better_match_beats_higher_confidence(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
+    write(
+        store,
+        "main",
+        item(
+            "Retry uploads with exponential backoff, retry uploads at most 3 times", confidence=0.75
+        ),
+        item("Uploads use presigned URLs", confidence=1.0),
+    )
     reply = ask(make_reader(store, index, engine), "retry uploads backoff")
     assert contents(reply)[0].startswith("Retry uploads")
 
 
-def test_often_returned_items_rise_in_later_queries(store: MemoryStore, index: MemoryIndex,
-                                                    engine: FakeEngine) -> None:
+def test_often_returned_items_rise_in_later_queries(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
     write(store, "a", item("Cache keys include the tenant id", title="Alpha cache"))
     write(store, "b", item("Cache keys include the tenant id", title="Bravo cache"))
     reader = make_reader(store, index, engine)
@@ -194,23 +232,33 @@ def test_often_returned_items_rise_in_later_queries(store: MemoryStore, index: M
     assert [m["branch"] for m in after] == ["b", "a"]
 
 
-def test_relevance_threshold_drops_weak_matches(store: MemoryStore, index: MemoryIndex,
-                                                engine: FakeEngine) -> None:
-    write(store, "main",
-          item("Postgres connection pool size is 20; the pool is shared by workers"),
-          item("Background workers restart nightly"))
+def test_relevance_threshold_drops_weak_matches(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
+    write(
+        store,
+        "main",
+        item("Postgres connection pool size is 20; the pool is shared by workers"),
+        item("Background workers restart nightly"),
+    )
     loose = ask(make_reader(store, index, engine), "postgres pool workers")
-    strict = ask(make_reader(store, index, engine, relevance_threshold=0.8),
-                 "postgres pool workers")
+    strict = ask(
+        make_reader(store, index, engine, relevance_threshold=0.8), "postgres pool workers"
+    )
     assert len(loose["memories"]) == 2
-    assert contents(strict) == ["Postgres connection pool size is 20; the pool is shared by "
-                                "workers"]
+    assert contents(strict) == [
+        "Postgres connection pool size is 20; the pool is shared by workers"
+    ]
 
 
-def test_same_branch_then_same_project_then_elsewhere(store: MemoryStore, index: MemoryIndex,
-                                                      engine: FakeEngine) -> None:
-    for branch, title in (("acme/web", "First rule"), ("spotter/web", "Second rule"),
-                          ("spotter/api", "Third rule")):
+def test_same_branch_then_same_project_then_elsewhere(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
+    for branch, title in (
+        ("acme/web", "First rule"),
+        ("spotter/web", "Second rule"),
+        ("spotter/api", "Third rule"),
+    ):
         write(store, branch, item("Feature flags default to off", title=title))
     reader = make_reader(store, index, engine)
     plain = ask(reader, "flags default")["memories"]
@@ -223,21 +271,30 @@ def test_same_branch_then_same_project_then_elsewhere(store: MemoryStore, index:
     assert by_project[0]["branch"] == "acme/web"
 
 
-def test_a_much_better_match_elsewhere_still_wins(store: MemoryStore, index: MemoryIndex,
-                                                  engine: FakeEngine) -> None:
+def test_a_much_better_match_elsewhere_still_wins(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
     write(store, "spotter/auth", item("Flags are read once at start-up", confidence=0.6))
-    write(store, "acme/main", item("Feature flags: flags default to off, flags are typed",
-                                   confidence=0.95))
-    local = ask(make_reader(store, index, engine), "feature flags default",
-                branch="spotter/auth")["memories"]
+    write(
+        store,
+        "acme/main",
+        item("Feature flags: flags default to off, flags are typed", confidence=0.95),
+    )
+    local = ask(make_reader(store, index, engine), "feature flags default", branch="spotter/auth")[
+        "memories"
+    ]
     assert [m["branch"] for m in local] == ["acme/main", "spotter/auth"]
 
 
-def test_token_budget_limits_what_is_returned(store: MemoryStore, index: MemoryIndex,
-                                              engine: FakeEngine) -> None:
+def test_token_budget_limits_what_is_returned(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
     long_tail = " ".join(f"detail{i}" for i in range(40))
-    write(store, "main", *[item(f"Logging rule {n}: {long_tail}", title=f"Rule {n}")
-                           for n in range(8)])
+    write(
+        store,
+        "main",
+        *[item(f"Logging rule {n}: {long_tail}", title=f"Rule {n}") for n in range(8)],
+    )
     reader = make_reader(store, index, engine, retrieval_token_budget=400)
     reply = ask(reader, "logging rule", 8)
     assert 1 <= len(reply["memories"]) < 8
@@ -258,22 +315,30 @@ def test_an_item_larger_than_the_budget_is_shortened_not_dropped(
     assert reply["totalTokens"] <= 100
 
 
-def test_conflicts_are_counted_first_in_the_budget(store: MemoryStore, index: MemoryIndex,
-                                                   engine: FakeEngine) -> None:
+def test_conflicts_are_counted_first_in_the_budget(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
     seed_async_dispute(store)
-    write(store, "docs/main", *[
-        item(f"Async/await handler number {n} logs the request id and the elapsed time "
-             f"in milliseconds before returning", title=f"Handler {n}")
-        for n in range(4)
-    ])
+    write(
+        store,
+        "docs/main",
+        *[
+            item(
+                f"Async/await handler number {n} logs the request id and the elapsed time "
+                f"in milliseconds before returning",
+                title=f"Handler {n}",
+            )
+            for n in range(4)
+        ],
+    )
     roomy = ask(make_reader(store, index, engine), "async/await", 10)
     assert len(roomy["conflicts"]) == 1
     assert len(roomy["memories"]) == 7
     conflict_tokens = estimate_tokens(
-        f"**CONFLICT** in coding_preferences: {roomy['conflicts'][0]['description']}\n")
+        f"**CONFLICT** in coding_preferences: {roomy['conflicts'][0]['description']}\n"
+    )
     budget = conflict_tokens + 100
-    tight = ask(make_reader(store, index, engine, retrieval_token_budget=budget),
-                "async/await", 10)
+    tight = ask(make_reader(store, index, engine, retrieval_token_budget=budget), "async/await", 10)
     assert tight["conflicts"] == roomy["conflicts"]
     assert 1 <= len(tight["memories"]) < 7
     assert conflict_tokens < tight["totalTokens"] <= budget
@@ -289,8 +354,9 @@ def test_hand_edits_and_deletions_show_in_the_next_retrieve(
     assert len(ask(reader, "pnpm")["memories"]) == 2
 
     path = store.branch_file("main")
-    path.write_text(path.read_text().replace("Use pnpm for installs", "Use bun for installs"),
-                    encoding="utf-8")
+    path.write_text(
+        path.read_text().replace("Use pnpm for installs", "Use bun for installs"), encoding="utf-8"
+    )
     assert contents(ask(reader, "pnpm")) == ["Use pnpm workspaces for the monorepo"]
     assert contents(ask(reader, "bun")) == ["Use bun for installs"]
 
@@ -298,8 +364,9 @@ def test_hand_edits_and_deletions_show_in_the_next_retrieve(
     assert ask(reader, "pnpm")["memories"] == []
 
 
-def test_corrupt_index_file_is_rebuilt_transparently(store: MemoryStore,
-                                                     engine: FakeEngine) -> None:
+def test_corrupt_index_file_is_rebuilt_transparently(
+    store: MemoryStore, engine: FakeEngine
+) -> None:
     write(store, "main", item("Use pnpm for installs"))
     store.index_path.write_bytes(os.urandom(4096))
     index = MemoryIndex(store.index_path)
@@ -307,8 +374,9 @@ def test_corrupt_index_file_is_rebuilt_transparently(store: MemoryStore,
     index.close()
 
 
-def test_index_damaged_while_in_use_is_rebuilt(store: MemoryStore, index: MemoryIndex,
-                                               engine: FakeEngine) -> None:
+def test_index_damaged_while_in_use_is_rebuilt(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
     write(store, "main", item("Use pnpm for installs"))
     reader = make_reader(store, index, engine)
     ask(reader, "pnpm")
@@ -330,23 +398,31 @@ def test_index_damaged_while_in_use_is_rebuilt(store: MemoryStore, index: Memory
         ("x", 5, "slow", "Mode"),
     ],
 )
-def test_bad_arguments_are_invalid_input(store: MemoryStore, index: MemoryIndex,
-                                         engine: FakeEngine, query: str, max_results: int,
-                                         mode: str, message: str) -> None:
+def test_bad_arguments_are_invalid_input(
+    store: MemoryStore,
+    index: MemoryIndex,
+    engine: FakeEngine,
+    query: str,
+    max_results: int,
+    mode: str,
+    message: str,
+) -> None:
     with pytest.raises(InvalidInput, match=message):
         ask(make_reader(store, index, engine), query, max_results, mode=mode)
 
 
 @pytest.mark.parametrize("query", ["???", "c++ AND (", 'NEAR("x"', "--"])
-def test_odd_queries_answer_without_error(store: MemoryStore, index: MemoryIndex,
-                                          engine: FakeEngine, query: str) -> None:
+def test_odd_queries_answer_without_error(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine, query: str
+) -> None:
     seed_async_dispute(store)
     reply = ask(make_reader(store, index, engine), query)
     assert isinstance(reply["memories"], list)
 
 
-def test_no_match_gives_an_empty_answer(store: MemoryStore, index: MemoryIndex,
-                                        engine: FakeEngine) -> None:
+def test_no_match_gives_an_empty_answer(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine
+) -> None:
     seed_async_dispute(store)
     reply = ask(make_reader(store, index, engine), "kubernetes")
     assert (reply["memories"], reply["conflicts"], reply["totalTokens"]) == ([], [], 0)
@@ -363,9 +439,14 @@ def test_deep_mode_uses_the_engine_ranking_and_conflicts(
     always_id = ids["Always use async/await"]
     engine.answer = DeepAnswer(
         ranked=[(timeout_id, 0.95), (always_id, 0.4), ("made-up-id", 1.0)],
-        conflicts=[CrossConflict(category=PREF, description="Engine: timeouts vs none",
-                                 item_ids=[timeout_id, always_id],
-                                 branches=["billing/main", "spotter/feature/auth"])],
+        conflicts=[
+            CrossConflict(
+                category=PREF,
+                description="Engine: timeouts vs none",
+                item_ids=[timeout_id, always_id],
+                branches=["billing/main", "spotter/feature/auth"],
+            )
+        ],
         path="fake",
     )
     reply = ask(make_reader(store, index, engine), "async pattern", mode="deep")
@@ -395,17 +476,18 @@ def test_deep_mode_with_a_plain_engine_equals_fast_mode_plus_conflicts(
         (TimeoutError("read timed out"), "read timed out"),
     ],
 )
-def test_engine_failure_is_a_retrieval_failure(store: MemoryStore, index: MemoryIndex,
-                                               engine: FakeEngine, error: Exception,
-                                               message: str) -> None:
+def test_engine_failure_is_a_retrieval_failure(
+    store: MemoryStore, index: MemoryIndex, engine: FakeEngine, error: Exception, message: str
+) -> None:
     seed_async_dispute(store)
     engine.error = error
     with pytest.raises(RetrievalFailed, match=f"fake engine failed: {message}"):
         ask(make_reader(store, index, engine), "async", mode="deep")
 
 
-def test_damaged_pages_behind_a_good_header_are_rebuilt(store: MemoryStore,
-                                                        engine: FakeEngine) -> None:
+def test_damaged_pages_behind_a_good_header_are_rebuilt(
+    store: MemoryStore, engine: FakeEngine
+) -> None:
     for n in range(20):
         write(store, f"b{n}", *[item(f"Use pnpm {n}-{k} for workspace {k}") for k in range(20)])
     MemoryIndex(store.index_path).close()
@@ -415,7 +497,7 @@ def test_damaged_pages_behind_a_good_header_are_rebuilt(store: MemoryStore,
     data = bytearray(store.index_path.read_bytes())
     page = 4096
     for offset in range(page, len(data), page):  # keep page 1 (header and schema)
-        data[offset + 8: offset + page] = bytes((offset + n) % 251 for n in range(page - 8))
+        data[offset + 8 : offset + page] = bytes((offset + n) % 251 for n in range(page - 8))
     store.index_path.write_bytes(bytes(data))
     index = MemoryIndex(store.index_path)
     assert index.pending_rebuild == "corrupt"

@@ -239,13 +239,13 @@ def test_secrets_are_found_whatever_surrounds_them(
 MISSED_BEFORE = {
     "prose password": "ok so my password is Tr0ub4dor&3 for the staging box",
     "azure": "DefaultEndpointsProtocol=https;AccountName=shopdata;"
-             "AccountKey=q8Zt3mVb9Lk2Rr7Yp1Xw5Nc6Hj4Gf0Ds8Ae2Wq9Tz1Uy3Io5Pl7Mk0Nb6Vc4Xz==;"
-             "EndpointSuffix=core.windows.net",
+    "AccountKey=q8Zt3mVb9Lk2Rr7Yp1Xw5Nc6Hj4Gf0Ds8Ae2Wq9Tz1Uy3Io5Pl7Mk0Nb6Vc4Xz==;"
+    "EndpointSuffix=core.windows.net",
     "npm": "//registry.npmjs.org/:_authToken npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "gcp key id": '{"type": "service_account", "private_key_id": '
-                  '"3f2a9c1b7e6d5a4b3c2d1e0f9a8b7c6d5e4f3a2b", "client_email": "x@y.iam"}',
+    '"3f2a9c1b7e6d5a4b3c2d1e0f9a8b7c6d5e4f3a2b", "client_email": "x@y.iam"}',
     "gcp private key": '{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0'
-                       'BAQEFAASC\\nBKcwggSjAgEAAoIBAQC7\\n-----END PRIVATE KEY-----\\n"}',
+    'BAQEFAASC\\nBKcwggSjAgEAAoIBAQC7\\n-----END PRIVATE KEY-----\\n"}',
     "sendgrid": "SENDGRID=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",
     "huggingface": "login with hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 before pushing",
     "gitlab": "git clone https://oauth2@gitlab.com/x.git with glpat-Ab3Cd5Ef7Gh9Ij1Kl3Mn",
@@ -267,8 +267,19 @@ def test_secret_shapes_an_audit_found_are_redacted(name: str) -> None:
     text = MISSED_BEFORE[name]
     out, count = redact_with_count(text)
     assert count >= 1 and "[REDACTED:" in out, out
-    for secret in ("Tr0ub4dor", "q8Zt3mVb9", "npm_a1B2", "3f2a9c1b7e6d", "MIIEvQIB", "SG.aB3",
-                   "hf_AbCd", "glpat-Ab3", "S3cretPass", "Xk9mPq2", "wJalrXUtn"):
+    for secret in (
+        "Tr0ub4dor",
+        "q8Zt3mVb9",
+        "npm_a1B2",
+        "3f2a9c1b7e6d",
+        "MIIEvQIB",
+        "SG.aB3",
+        "hf_AbCd",
+        "glpat-Ab3",
+        "S3cretPass",
+        "Xk9mPq2",
+        "wJalrXUtn",
+    ):
         assert secret not in out, (name, out)
 
 

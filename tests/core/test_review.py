@@ -13,9 +13,13 @@ from app.core.review import ReviewQueue
 
 
 def _remark(source: str, confidence: float = 0.6) -> MemoryItem:
-    return MemoryItem(category=Category.ARCHITECTURAL_DECISIONS, title="SAM pattern",
-                      content="The architecture follows the SAM pattern for state.",
-                      confidence=confidence, sources=[source])
+    return MemoryItem(
+        category=Category.ARCHITECTURAL_DECISIONS,
+        title="SAM pattern",
+        content="The architecture follows the SAM pattern for state.",
+        confidence=confidence,
+        sources=[source],
+    )
 
 
 def test_the_same_thread_twice_is_no_new_evidence(tmp_path: Path) -> None:
@@ -48,8 +52,9 @@ def test_memorize_commits_a_promoted_item(home: Path) -> None:
     api = build_api(home, engine_override="offline")
     api.review.offer("demo", [_remark("t1")], threshold=0.8, promote_at=0.75)
     api.review.offer("demo", [_remark("t2")], threshold=0.8, promote_at=0.75)
-    reply = asyncio.run(api.writer.apply_extraction(
-        ExtractionResult(items=[_remark("t3")]), "demo"))
+    reply = asyncio.run(
+        api.writer.apply_extraction(ExtractionResult(items=[_remark("t3")]), "demo")
+    )
     assert (reply["itemsExtracted"], reply["promotedFromReview"]) == (1, 1)
     text = (home / "branches" / "demo.md").read_text(encoding="utf-8")
     assert "SAM pattern" in text and "t1, t2, t3" in text
@@ -65,9 +70,16 @@ def test_a_damaged_queue_is_set_aside_not_fatal(tmp_path: Path) -> None:
 
 
 def _queued(api: object, n: int, branch: str = "web/main") -> list[str]:
-    items = [MemoryItem(category=Category.PROJECT_CONVENTIONS, title=f"Rule {k}",
-                        content=f"Distinct rule number {k} about module m{k}.",
-                        confidence=0.6, sources=[f"t{k}"]) for k in range(n)]
+    items = [
+        MemoryItem(
+            category=Category.PROJECT_CONVENTIONS,
+            title=f"Rule {k}",
+            content=f"Distinct rule number {k} about module m{k}.",
+            confidence=0.6,
+            sources=[f"t{k}"],
+        )
+        for k in range(n)
+    ]
     api.review.offer(branch, items, threshold=0.8, promote_at=0.99)  # type: ignore[attr-defined]
     return [e.item.id for e in api.review.entries()]  # type: ignore[attr-defined]
 
@@ -75,8 +87,9 @@ def _queued(api: object, n: int, branch: str = "web/main") -> list[str]:
 def test_bulk_approve_writes_every_item_and_empties_the_queue(home: Path) -> None:
     api = build_api(home, engine_override="offline")
     ids = _queued(api, 30)
-    reply = asyncio.run(api.invoke("memory:review-bulk", {"action": "approve",
-                                                          "ids": [*ids, "nope"]}))
+    reply = asyncio.run(
+        api.invoke("memory:review-bulk", {"action": "approve", "ids": [*ids, "nope"]})
+    )
     assert reply["success"] is True and len(reply["done"]) == 30
     assert reply["missing"] == ["nope"]
     assert api.review.entries() == []
@@ -97,8 +110,9 @@ def test_bulk_reject_then_requeue_restores_the_queue(home: Path) -> None:
     assert again["requeued"] == [] and sorted(again["alreadyQueued"]) == sorted(ids)
 
 
-def test_a_failed_bulk_write_puts_the_items_back(home: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_bulk_write_puts_the_items_back(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.core.errors import StorageError
 
     api = build_api(home, engine_override="offline")

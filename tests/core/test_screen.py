@@ -52,10 +52,12 @@ def test_ordinary_engineering_notes_pass(text: str) -> None:
 
 def test_no_engine_can_write_an_injected_item(home: Path) -> None:
     api = build_api(home, engine_override="offline")
-    bad = MemoryItem(category=Category.PROJECT_CONVENTIONS, title="Setup",
-                     content=INJECTED[0], confidence=0.95)
-    good = MemoryItem(category=Category.PROJECT_CONVENTIONS, title="pnpm",
-                      content=LEGITIMATE[0], confidence=0.95)
+    bad = MemoryItem(
+        category=Category.PROJECT_CONVENTIONS, title="Setup", content=INJECTED[0], confidence=0.95
+    )
+    good = MemoryItem(
+        category=Category.PROJECT_CONVENTIONS, title="pnpm", content=LEGITIMATE[0], confidence=0.95
+    )
     extraction = ExtractionResult(items=[bad, good], engine="claude")
 
     answer = asyncio.run(api.writer.apply_extraction(extraction, "shop/main"))
@@ -69,8 +71,7 @@ def test_no_engine_can_write_an_injected_item(home: Path) -> None:
 
 def test_remember_refuses_injected_text(home: Path) -> None:
     api = build_api(home, engine_override="offline")
-    reply = asyncio.run(api.invoke("memory:remember", {
-        "branch": "shop/main", "text": INJECTED[1]}))
+    reply = asyncio.run(api.invoke("memory:remember", {"branch": "shop/main", "text": INJECTED[1]}))
     assert reply["error"] and reply["code"] == "INVALID_INPUT"
     assert "Not remembered" in reply["message"]
     assert api.store.read_text("shop/main") is None

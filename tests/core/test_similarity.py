@@ -52,8 +52,10 @@ def test_tokens_keep_then_for_promise_chains() -> None:
 @pytest.mark.parametrize(
     ("a", "b"),
     [
-        ("Prefer async/await over .then() chains",
-         "User prefers async/await over Promise .then() chains"),
+        (
+            "Prefer async/await over .then() chains",
+            "User prefers async/await over Promise .then() chains",
+        ),
         ("Variables use camelCase across all files", "Variables use camelCase across all files."),
         ("Always run the linter before committing", "Always run the linter before commiting"),
         ("Use pytest fixtures for database setup", "Use pytest fixtures for the database setup"),
@@ -185,8 +187,7 @@ CONTRADICTING = [
     ("Use Redux for state management", "Avoid Redux for state management"),
     ("Use httpx instead of requests", "Use requests instead of httpx"),
     ("async/await over .then() chains", "prefer .then() chains to async/await"),
-    ("User prefers async/await over Promise.then() chains",
-     "Prefer .then() chains to async/await"),
+    ("User prefers async/await over Promise.then() chains", "Prefer .then() chains to async/await"),
     ("Composition over inheritance", "Inheritance over composition"),
     ("Use tabs, not spaces", "Use spaces, not tabs"),
     ("Replace requests with httpx", "Use requests instead of httpx"),

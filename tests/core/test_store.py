@@ -27,12 +27,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _memory(branch: str, n: int = 1) -> BranchMemory:
     items = [
-        MemoryItem(category=Category.CODING_PREFERENCES, title=f"Rule {i}",
-                   content=f"Always follow rule number {i}.", confidence=0.9, sources=["t1"])
+        MemoryItem(
+            category=Category.CODING_PREFERENCES,
+            title=f"Rule {i}",
+            content=f"Always follow rule number {i}.",
+            confidence=0.9,
+            sources=["t1"],
+        )
         for i in range(n)
     ]
-    return BranchMemory(branch_id=branch, summary="Test memory.",
-                        items={Category.CODING_PREFERENCES: items})
+    return BranchMemory(
+        branch_id=branch, summary="Test memory.", items={Category.CODING_PREFERENCES: items}
+    )
 
 
 def test_plain_ids_keep_the_seed_layout(home: Path) -> None:
@@ -41,8 +47,10 @@ def test_plain_ids_keep_the_seed_layout(home: Path) -> None:
     assert encode_branch("v1.2_fix") == "v1.2_fix"
 
 
-@pytest.mark.parametrize("branch", ["spotter/feature/auth", "a b", "ümlaut/ß", "%2F", ".hidden",
-                                    "x" * 200, "日本語/" * 30])
+@pytest.mark.parametrize(
+    "branch",
+    ["spotter/feature/auth", "a b", "ümlaut/ß", "%2F", ".hidden", "x" * 200, "日本語/" * 30],
+)
 def test_other_ids_are_encoded_reversibly(home: Path, branch: str) -> None:
     branch = branch[:200]
     store = MemoryStore(home)
@@ -53,8 +61,9 @@ def test_other_ids_are_encoded_reversibly(home: Path, branch: str) -> None:
     assert decode_stem(stem) in (branch, None)  # None: long ids are hashed, read from header
 
 
-@pytest.mark.parametrize("branch", ["", ".", "..", "../../x", "a/../b", "a\x00b", "line\nbreak",
-                                    " padded", "x" * 201])
+@pytest.mark.parametrize(
+    "branch", ["", ".", "..", "../../x", "a/../b", "a\x00b", "line\nbreak", " padded", "x" * 201]
+)
 def test_hostile_ids_are_rejected(home: Path, branch: str) -> None:
     store = MemoryStore(home)
     with pytest.raises(InvalidInput):
@@ -64,8 +73,9 @@ def test_hostile_ids_are_rejected(home: Path, branch: str) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(st.text(min_size=1, max_size=200))
-def test_no_id_ever_writes_outside_the_home(tmp_path_factory: pytest.TempPathFactory,
-                                            branch: str) -> None:
+def test_no_id_ever_writes_outside_the_home(
+    tmp_path_factory: pytest.TempPathFactory, branch: str
+) -> None:
     root = tmp_path_factory.mktemp("h")
     home = root / "home"
     store = MemoryStore(home)
@@ -141,14 +151,20 @@ def test_a_version_identical_to_the_last_one_is_not_saved_twice(home: Path) -> N
     store.write_text("b", "one")
     store.write_text("b", "two")
     assert [store.read_version("b", v.version) for v in store.list_versions("b")] == [
-        "one", "two", "one"]
+        "one",
+        "two",
+        "one",
+    ]
 
 
 def _memory_with(*titles: str) -> str:
     memory = BranchMemory(branch_id="b")
     for title in titles:
-        memory.items[Category.PROJECT_CONVENTIONS].append(MemoryItem(
-            category=Category.PROJECT_CONVENTIONS, title=title, content=f"{title} always."))
+        memory.items[Category.PROJECT_CONVENTIONS].append(
+            MemoryItem(
+                category=Category.PROJECT_CONVENTIONS, title=title, content=f"{title} always."
+            )
+        )
     return render(memory)
 
 
@@ -167,8 +183,11 @@ def test_evicting_a_version_archives_items_found_nowhere_else(home: Path) -> Non
     archived = {e.item.title: e.reason for e in Archive(home).entries("b")}
     assert "Use pnpm" in archived and "kept from version" in archived["Use pnpm"]
     assert "Lint first" not in archived  # still in the branch file
-    searchable = {i.title for v in store.list_versions("b")
-                  for i in parse(store.read_version("b", v.version), "b").all_items()}
+    searchable = {
+        i.title
+        for v in store.list_versions("b")
+        for i in parse(store.read_version("b", v.version), "b").all_items()
+    }
     assert "Use pnpm" in searchable or "Use pnpm" in archived
 
 
@@ -258,8 +277,10 @@ _APPENDER = textwrap.dedent("""
 
 def test_concurrent_writers_lose_nothing(home: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    procs = [subprocess.Popen([sys.executable, "-c", _APPENDER, str(home), f"w{n}"], env=env)
-             for n in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _APPENDER, str(home), f"w{n}"], env=env)
+        for n in range(4)
+    ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
     memory = MemoryStore(home).read("shared")
     assert memory is not None
@@ -267,8 +288,15 @@ def test_concurrent_writers_lose_nothing(home: Path) -> None:
     assert titles == {f"w{n} bug {i}" for n in range(4) for i in range(8)}
 
 
-@pytest.mark.parametrize("pair", [("Main", "main"), ("Feature/JIRA-1", "feature/jira-1"),
-                                  ("CON", "con"), ("web/Aux", "web/aux")])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ("Main", "main"),
+        ("Feature/JIRA-1", "feature/jira-1"),
+        ("CON", "con"),
+        ("web/Aux", "web/aux"),
+    ],
+)
 def test_ids_differing_only_by_case_get_distinct_names(home: Path, pair: tuple[str, str]) -> None:
     first, second = pair
     assert encode_branch(first).lower() != encode_branch(second).lower()
@@ -280,8 +308,9 @@ def test_ids_differing_only_by_case_get_distinct_names(home: Path, pair: tuple[s
     assert sorted(store.list_branches()) == sorted([first, second])
 
 
-@pytest.mark.parametrize("branch", ["CON", "con", "aux", "aux.md", "NUL", "com1", "lpt9.txt",
-                                    "prn", "v1.", "p/con"])
+@pytest.mark.parametrize(
+    "branch", ["CON", "con", "aux", "aux.md", "NUL", "com1", "lpt9.txt", "prn", "v1.", "p/con"]
+)
 def test_windows_device_names_never_become_file_names(branch: str) -> None:
     import re
 

@@ -22,8 +22,13 @@ def _branch(*items: MemoryItem) -> BranchMemory:
 
 def _import(home: Path, memory: BranchMemory) -> dict:
     api = build_api(home, engine_override="offline")
-    bundle = json.dumps({"format": "puffin-memory-export", "version": 1, "branches": [
-        {"branch": "web/main", "content": render(memory)}]})
+    bundle = json.dumps(
+        {
+            "format": "puffin-memory-export",
+            "version": 1,
+            "branches": [{"branch": "web/main", "content": render(memory)}],
+        }
+    )
     return asyncio.run(api.invoke("memory:import", {"content": bundle}))
 
 
@@ -38,8 +43,13 @@ def _now(home: Path) -> BranchMemory:
 
 
 def test_an_item_edited_on_the_other_machine_is_kept_as_a_conflict(home: Path) -> None:
-    local = MemoryItem(id="conv-11111111", category=CONV, title="Node version",
-                       content="Use Node 18 for every service.", sources=["t1"])
+    local = MemoryItem(
+        id="conv-11111111",
+        category=CONV,
+        title="Node version",
+        content="Use Node 18 for every service.",
+        sources=["t1"],
+    )
     _seed(home, local)
     edited = local.model_copy(update={"content": "Use Node 20 for every service."})
     reply = _import(home, _branch(edited))
@@ -54,18 +64,32 @@ def test_an_item_edited_on_the_other_machine_is_kept_as_a_conflict(home: Path) -
 
 
 def test_a_near_duplicate_that_differs_in_a_detail_is_not_discarded(home: Path) -> None:
-    _seed(home, MemoryItem(category=CONV, title="Retries",
-                           content="HTTP clients retry 3 times with exponential backoff."))
-    other = MemoryItem(category=CONV, title="Retries",
-                       content="HTTP clients retry 5 times with exponential backoff.")
+    _seed(
+        home,
+        MemoryItem(
+            category=CONV,
+            title="Retries",
+            content="HTTP clients retry 3 times with exponential backoff.",
+        ),
+    )
+    other = MemoryItem(
+        category=CONV,
+        title="Retries",
+        content="HTTP clients retry 5 times with exponential backoff.",
+    )
     _import(home, _branch(other))
     text = render(_now(home))
     assert "retry 3 times" in text and "retry 5 times" in text
 
 
 def test_the_same_item_only_gains_sources(home: Path) -> None:
-    local = MemoryItem(id="conv-22222222", category=CONV, title="Package manager",
-                       content="Use pnpm, never npm.", sources=["t1"])
+    local = MemoryItem(
+        id="conv-22222222",
+        category=CONV,
+        title="Package manager",
+        content="Use pnpm, never npm.",
+        sources=["t1"],
+    )
     _seed(home, local)
     _import(home, _branch(local.model_copy(update={"sources": ["t9"]})))
     after = _now(home)
@@ -74,8 +98,13 @@ def test_the_same_item_only_gains_sources(home: Path) -> None:
 
 
 def test_secrets_in_an_import_are_redacted_even_json_escaped(home: Path) -> None:
-    memory = _branch(MemoryItem(category=CONV, title="Staging database",
-                                content='Staging DSN is "postgres://app:Sup3rS3cretPw@db:5432/app".'))
+    memory = _branch(
+        MemoryItem(
+            category=CONV,
+            title="Staging database",
+            content='Staging DSN is "postgres://app:Sup3rS3cretPw@db:5432/app".',
+        )
+    )
     _import(home, memory)
     text = render(_now(home))
     assert "Sup3rS3cretPw" not in text
@@ -89,8 +118,10 @@ def test_a_late_index_update_never_hides_another_writers_items(home: Path) -> No
     mine_text = render(mine)
     api.store.write_text("web/main", mine_text)
     other = build_api(home, engine_override="offline")
-    theirs = _branch(MemoryItem(category=CONV, title="Mine", content="Use pnpm."),
-                     MemoryItem(category=CONV, title="Theirs", content="Lint before push."))
+    theirs = _branch(
+        MemoryItem(category=CONV, title="Mine", content="Use pnpm."),
+        MemoryItem(category=CONV, title="Theirs", content="Lint before push."),
+    )
     other.store.write_text("web/main", render(theirs))
     api.writer.refresh_index("web/main", mine, mine_text)
     titles = {hit.title for hit in api.index.items() if hit.branch == "web/main"}

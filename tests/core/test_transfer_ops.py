@@ -19,10 +19,12 @@ PREF = Category.CODING_PREFERENCES
 CONV = Category.PROJECT_CONVENTIONS
 
 
-def _item(item_id: str, title: str, content: str, category: Category = PREF,
-          **extra: Any) -> MemoryItem:
-    return MemoryItem(id=item_id, category=category, title=title, content=content,
-                      sources=["t1"], **extra)
+def _item(
+    item_id: str, title: str, content: str, category: Category = PREF, **extra: Any
+) -> MemoryItem:
+    return MemoryItem(
+        id=item_id, category=category, title=title, content=content, sources=["t1"], **extra
+    )
 
 
 def _home_with(home: Path, *memories: BranchMemory) -> MemoryApi:
@@ -39,8 +41,7 @@ def _call(api: MemoryApi, channel: str, payload: dict[str, Any] | None = None) -
 def _web() -> BranchMemory:
     memory = BranchMemory(branch_id="web/main", summary="The web app.")
     memory.items[PREF] = [_item("pref-pnpm", "Use pnpm", "Use pnpm for every package.")]
-    memory.items[CONV] = [_item("conv-lint", "Lint first", "Run make lint before pushing.",
-                                CONV)]
+    memory.items[CONV] = [_item("conv-lint", "Lint first", "Run make lint before pushing.", CONV)]
     return memory
 
 
@@ -51,8 +52,9 @@ def _api_branch() -> BranchMemory:
 
 
 @pytest.mark.parametrize("fmt", ["json", "md"])
-def test_an_export_imports_into_a_fresh_home_unchanged(home: Path, tmp_path: Path,
-                                                        fmt: str) -> None:
+def test_an_export_imports_into_a_fresh_home_unchanged(
+    home: Path, tmp_path: Path, fmt: str
+) -> None:
     source = _home_with(home, _web(), _api_branch())
     exported = _call(source, "memory:export", {"format": fmt})
     assert exported["format"] == fmt and exported["branches"] == 2
@@ -83,15 +85,19 @@ def test_a_single_branch_file_imports_under_the_branch_given(home: Path) -> None
     assert api.store.read("copy/main") is not None
 
 
-@pytest.mark.parametrize(("content", "why"), [
-    ('{"branches": ', "not valid JSON"),
-    ('{"hello": 1}', "not a puffin-memory export"),
-    ('{"branches": [{"branch": "a/b"}]}', "has no content"),
-    ("just some words", "Nothing to import"),
-    ('{"branches": [{"branch": "../../etc", "content": "# x"}]}', ""),
-])
-def test_a_bad_import_is_a_clear_error_and_writes_nothing(home: Path, content: str,
-                                                          why: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"branches": ', "not valid JSON"),
+        ('{"hello": 1}', "not a puffin-memory export"),
+        ('{"branches": [{"branch": "a/b"}]}', "has no content"),
+        ("just some words", "Nothing to import"),
+        ('{"branches": [{"branch": "../../etc", "content": "# x"}]}', ""),
+    ],
+)
+def test_a_bad_import_is_a_clear_error_and_writes_nothing(
+    home: Path, content: str, why: str
+) -> None:
     api = _home_with(home, _web())
     before = api.store.read_text("web/main")
     answer = _call(api, "memory:import", {"content": content})
@@ -138,6 +144,7 @@ def test_repair_fixes_what_parses_keeps_a_version_and_reports_the_rest(home: Pat
     tmp = home / "branches" / ".web+main.md.abc123.tmp"
     tmp.write_text("half a write", encoding="utf-8")
     import os
+
     os.utime(tmp, (1, 1))  # an old crash leftover
 
     report = _call(api, "memory:repair")
@@ -152,11 +159,22 @@ def test_repair_fixes_what_parses_keeps_a_version_and_reports_the_rest(home: Pat
 
 def _conflicted() -> BranchMemory:
     memory = _web()
-    older = _item("pref-npm", "Use npm", "Use npm for every package.",
-                  extracted=__import__("datetime").date(2025, 1, 1))
-    memory.contradictions = [Contradiction(
-        id="conflict-1", title="Package manager", description="npm or pnpm?",
-        status="open", refs=["pref-pnpm"], items=[older])]
+    older = _item(
+        "pref-npm",
+        "Use npm",
+        "Use npm for every package.",
+        extracted=__import__("datetime").date(2025, 1, 1),
+    )
+    memory.contradictions = [
+        Contradiction(
+            id="conflict-1",
+            title="Package manager",
+            description="npm or pnpm?",
+            status="open",
+            refs=["pref-pnpm"],
+            items=[older],
+        )
+    ]
     return memory
 
 
@@ -165,8 +183,9 @@ def test_a_conflict_is_resolved_the_way_the_person_chose_and_loses_nothing(
     home: Path, action: str
 ) -> None:
     api = _home_with(home, _conflicted())
-    answer = _call(api, "memory:resolve-conflict",
-                   {"id": "conflict-1", "action": action, "branch": "web/main"})
+    answer = _call(
+        api, "memory:resolve-conflict", {"id": "conflict-1", "action": action, "branch": "web/main"}
+    )
     assert answer.get("success"), answer
     memory = parse(api.store.read_text("web/main") or "")
     entry = next(c for c in memory.contradictions if c.id == "conflict-1")
@@ -187,8 +206,9 @@ def test_a_conflict_is_resolved_the_way_the_person_chose_and_loses_nothing(
 
 def test_resolving_an_unknown_conflict_is_not_found(home: Path) -> None:
     api = _home_with(home, _web())
-    answer = _call(api, "memory:resolve-conflict",
-                   {"id": "nope", "action": "keep-both", "branch": "web/main"})
+    answer = _call(
+        api, "memory:resolve-conflict", {"id": "nope", "action": "keep-both", "branch": "web/main"}
+    )
     assert answer["error"] and answer["code"] == "NOT_FOUND"
 
 
@@ -197,8 +217,11 @@ def test_a_cross_branch_conflict_marks_the_older_item_in_its_own_file(home: Path
     newer = _api_branch()
     newer.items[PREF].append(_item("pref-yarn", "Use yarn", "Use yarn for every package."))
     api = _home_with(home, older, newer)
-    answer = _call(api, "memory:resolve-conflict", {
-        "id": "x", "action": "mark-outdated", "itemIds": ["pref-pnpm", "pref-yarn"]})
+    answer = _call(
+        api,
+        "memory:resolve-conflict",
+        {"id": "x", "action": "mark-outdated", "itemIds": ["pref-pnpm", "pref-yarn"]},
+    )
     assert answer.get("success"), answer
     changed = [parse(api.store.read_text(b) or "") for b in ("web/main", "api/main")]
     held = [i for m in changed for c in m.contradictions for i in c.items]

@@ -14,8 +14,13 @@ from app.core.usage import UsageLedger, estimate_cost, price_for
 
 def test_records_add_up_per_model_and_day(home: Path) -> None:
     ledger = UsageLedger(home / "usage.json")
-    ledger.record("claude-haiku-4-5", input_tokens=1_000, output_tokens=200,
-                  cache_read_input_tokens=3_000, cache_creation_input_tokens=500)
+    ledger.record(
+        "claude-haiku-4-5",
+        input_tokens=1_000,
+        output_tokens=200,
+        cache_read_input_tokens=3_000,
+        cache_creation_input_tokens=500,
+    )
     ledger.record("claude-haiku-4-5", input_tokens=1_000, output_tokens=100)
     ledger.record("claude-sonnet-4-6", input_tokens=2_000, output_tokens=1_000)
 
@@ -72,10 +77,19 @@ def test_a_broken_ledger_is_moved_aside_not_fatal(home: Path) -> None:
 def test_bad_values_in_the_file_count_as_zero(home: Path) -> None:
     path = home / "usage.json"
     today = UsageLedger(path).today()["date"]
-    path.write_text(json.dumps({"days": {today: {"m": {"input_tokens": "lots",
-                                                       "output_tokens": -5, "cost_usd": True},
-                                                 "n": 3},
-                                         "not-a-day": {"m": {"input_tokens": 9}}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "days": {
+                    today: {
+                        "m": {"input_tokens": "lots", "output_tokens": -5, "cost_usd": True},
+                        "n": 3,
+                    },
+                    "not-a-day": {"m": {"input_tokens": 9}},
+                }
+            }
+        )
+    )
     ledger = UsageLedger(path)
     assert ledger.tokens_today() == 0
     ledger.record("m", input_tokens=2)

@@ -42,8 +42,11 @@ def batch(name: str) -> httpx2.Response:
 
 
 def results() -> httpx2.Response:
-    return httpx2.Response(200, content=(HERE / "batch_results.jsonl").read_bytes(),
-                           headers={"content-type": "application/binary"})
+    return httpx2.Response(
+        200,
+        content=(HERE / "batch_results.jsonl").read_bytes(),
+        headers={"content-type": "application/binary"},
+    )
 
 
 def test_batch_recommended_above_the_threshold() -> None:
@@ -53,8 +56,14 @@ def test_batch_recommended_above_the_threshold() -> None:
 
 
 def test_backlog_goes_out_as_one_batch(home: Path) -> None:
-    api = FakeAPI([batch("batch_in_progress.json"), batch("batch_ended.json"),
-                   batch("batch_ended.json"), results()])
+    api = FakeAPI(
+        [
+            batch("batch_in_progress.json"),
+            batch("batch_ended.json"),
+            batch("batch_ended.json"),
+            results(),
+        ]
+    )
     engine = make_engine(api, home, make_config(use_batches=True))
 
     outcome = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
@@ -84,21 +93,31 @@ def test_backlog_goes_out_as_one_batch(home: Path) -> None:
     assert day["requests"] == 2
     # Batch replies are billed at half price: two replies cost what one normal reply does.
     normal = UsageLedger(home / "normal.json")
-    normal.record("claude-haiku-4-5", input_tokens=1843, output_tokens=612,
-                  cache_read_input_tokens=1126)
-    normal.record("claude-haiku-4-5", input_tokens=402, output_tokens=71,
-                  cache_read_input_tokens=1126)
+    normal.record(
+        "claude-haiku-4-5", input_tokens=1843, output_tokens=612, cache_read_input_tokens=1126
+    )
+    normal.record(
+        "claude-haiku-4-5", input_tokens=402, output_tokens=71, cache_read_input_tokens=1126
+    )
     assert day["cost_usd"] == pytest.approx(normal.today()["cost_usd"] / 2, rel=1e-3)
 
 
 def test_invalid_batch_reply_is_retried_through_the_messages_api(home: Path) -> None:
     # The replies' JSON sits inside a text block, so its quotes are escaped in the file.
-    lines = (HERE / "batch_results.jsonl").read_text().replace(r'\"confidence\": 0.95',
-                                                               r'\"confidence\": 9.5')
+    lines = (
+        (HERE / "batch_results.jsonl")
+        .read_text()
+        .replace(r"\"confidence\": 0.95", r"\"confidence\": 9.5")
+    )
     assert "9.5" in lines
-    api = FakeAPI([batch("batch_ended.json"), batch("batch_ended.json"),
-                   httpx2.Response(200, content=lines.encode()),
-                   reply("extraction_reply.json")])
+    api = FakeAPI(
+        [
+            batch("batch_ended.json"),
+            batch("batch_ended.json"),
+            httpx2.Response(200, content=lines.encode()),
+            reply("extraction_reply.json"),
+        ]
+    )
     engine = make_engine(api, home, make_config(use_batches=True))
 
     first, _second, _third = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
@@ -126,8 +145,14 @@ def test_batch_respects_the_budget(home: Path) -> None:
 
 
 def test_without_batches_the_backlog_is_extracted_one_by_one(home: Path) -> None:
-    api = FakeAPI([reply("extraction_reply.json"), reply("extraction_invalid_reply.json"),
-                   reply("extraction_invalid_reply.json"), reply("extraction_empty_reply.json")])
+    api = FakeAPI(
+        [
+            reply("extraction_reply.json"),
+            reply("extraction_invalid_reply.json"),
+            reply("extraction_invalid_reply.json"),
+            reply("extraction_empty_reply.json"),
+        ]
+    )
     engine = make_engine(api, home)
 
     first, second, third = asyncio.run(engine.extract_many(BACKLOG))
@@ -155,8 +180,9 @@ def test_a_batch_sent_before_a_quit_is_resumed_not_paid_twice(home: Path) -> Non
 
     assert isinstance(first_result, ExtractionResult) and len(first_result.items) == 5
     assert isinstance(third, ExtractionResult)
-    assert not any(r.method == "POST" and r.url.path == "/v1/messages/batches"
-                   for r in again.requests)  # nothing sent twice
+    assert not any(
+        r.method == "POST" and r.url.path == "/v1/messages/batches" for r in again.requests
+    )  # nothing sent twice
     assert BATCH not in (home / "batches.json").read_text()
 
 
@@ -166,8 +192,7 @@ def test_a_batch_never_carries_the_day_past_its_budget(home: Path) -> None:
     api = FakeAPI([batch("batch_ended.json"), batch("batch_ended.json"), results()])
     engine = make_engine(api, home, make_config(use_batches=True))
     one = estimate_request_tokens(engine._extraction_params(BACKLOG[0][0], 0, 1))
-    engine = make_engine(api, home, make_config(use_batches=True,
-                                                daily_token_budget=one + 50))
+    engine = make_engine(api, home, make_config(use_batches=True, daily_token_budget=one + 50))
 
     outcome = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
 

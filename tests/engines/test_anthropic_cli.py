@@ -38,8 +38,7 @@ from tests.fixtures.anthropic.fake_api import (
 REPO = Path(__file__).resolve().parents[2]
 BRANCH = "spotter/feature-auth"
 KEY = "sk-ant-api03-cli-e2e-test-key-0000000000000000"
-REPLIES = {"record_memories": "extraction_reply.json",
-           "change_list": "changes_reply.json"}
+REPLIES = {"record_memories": "extraction_reply.json", "change_list": "changes_reply.json"}
 
 pytestmark = pytest.mark.slow
 
@@ -81,8 +80,11 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, json.dumps(load("error_404.json")).encode())
         elif problem is not None:
             # What the real API answers to a request shape the model refuses.
-            error = {"type": "error", "request_id": "req_rules",
-                     "error": {"type": "invalid_request_error", "message": problem}}
+            error = {
+                "type": "error",
+                "request_id": "req_rules",
+                "error": {"type": "invalid_request_error", "message": problem},
+            }
             self._send(400, json.dumps(error).encode())
         elif mode == "healthy":
             name = asked_for(body)
@@ -95,8 +97,7 @@ class Handler(BaseHTTPRequestHandler):
         elif mode in ("500", "401"):
             self._send(int(mode), json.dumps(load(f"error_{mode}.json")).encode())
         else:
-            self._send(200, b"<html><body>Captive portal: please log in</body></html>",
-                       "text/html")
+            self._send(200, b"<html><body>Captive portal: please log in</body></html>", "text/html")
 
 
 @pytest.fixture
@@ -112,10 +113,16 @@ def server(request: pytest.FixtureRequest) -> Iterator[MessagesAPI]:
 
 def prepare_home(home: Path) -> bytes:
     """A memory home with settings for the test and an existing branch file."""
-    (home / "config.json").write_text(json.dumps({
-        "engine": "anthropic", "models": MODELS.model_dump(), "max_retries": 0,
-        "request_timeout_s": 20,
-    }))
+    (home / "config.json").write_text(
+        json.dumps(
+            {
+                "engine": "anthropic",
+                "models": MODELS.model_dump(),
+                "max_retries": 0,
+                "request_timeout_s": 20,
+            }
+        )
+    )
     store = MemoryStore(home)
     store.ensure()
     store.write_text(BRANCH, text("branch_before.md"))
@@ -123,28 +130,46 @@ def prepare_home(home: Path) -> bytes:
 
 
 def run_cli(home: Path, server: MessagesAPI) -> tuple[int, dict[str, Any], str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "PUFFIN_"))}
-    env.update({
-        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
-        "ANTHROPIC_API_KEY": KEY,
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        "HOME": str(home.parent),
-        "PYTHONPATH": str(REPO),
-        "QT_QPA_PLATFORM": "offscreen",
-    })
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PUFFIN_"))}
+    env.update(
+        {
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
+            "ANTHROPIC_API_KEY": KEY,
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+            "HOME": str(home.parent),
+            "PYTHONPATH": str(REPO),
+            "QT_QPA_PLATFORM": "offscreen",
+        }
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "app", "--home", str(home), "--engine", "anthropic",
-         "memorize", "--branch", BRANCH, "--file", str(HERE / "conversation_auth.txt"),
-         "--source", SOURCE],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "--home",
+            str(home),
+            "--engine",
+            "anthropic",
+            "memorize",
+            "--branch",
+            BRANCH,
+            "--file",
+            str(HERE / "conversation_auth.txt"),
+            "--source",
+            SOURCE,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+        check=False,
     )
     return done.returncode, json.loads(done.stdout), done.stderr
 
 
 @pytest.mark.parametrize("server", ["healthy"], indirect=True)
-def test_memorize_through_claude_writes_the_evolved_file(home: Path,
-                                                         server: MessagesAPI) -> None:
+def test_memorize_through_claude_writes_the_evolved_file(home: Path, server: MessagesAPI) -> None:
     prepare_home(home)
 
     code, reply, stderr = run_cli(home, server)
@@ -156,8 +181,7 @@ def test_memorize_through_claude_writes_the_evolved_file(home: Path,
     assert memory.find("arch-7c5008ff") is not None  # the new decision is in the file
     # The per-module client it superseded is kept whole among the contradictions.
     assert any(i.id == "arch-5c6d7e8f" for c in memory.contradictions for i in c.items)
-    assert {"pref-0e1f2a3b", "pref-77aa01cd", "conv-1a2b3c4d"} <= {
-        i.id for i in memory.all_items()}
+    assert {"pref-0e1f2a3b", "pref-77aa01cd", "conv-1a2b3c4d"} <= {i.id for i in memory.all_items()}
     assert any("superseded arch-5c6d7e8f" in n for n in reply["notes"])
 
     extraction, evolution = server.bodies
@@ -179,12 +203,16 @@ def test_memorize_through_claude_writes_the_evolved_file(home: Path,
 
 @pytest.mark.parametrize(
     ("server", "why"),
-    [("500", "server error (500)"), ("401", "rejected the API key (401)"),
-     ("garbage", "not a Messages API reply")],
+    [
+        ("500", "server error (500)"),
+        ("401", "rejected the API key (401)"),
+        ("garbage", "not a Messages API reply"),
+    ],
     indirect=["server"],
 )
-def test_a_failing_api_falls_back_to_the_offline_engine(home: Path, server: MessagesAPI,
-                                                         why: str) -> None:
+def test_a_failing_api_falls_back_to_the_offline_engine(
+    home: Path, server: MessagesAPI, why: str
+) -> None:
     original = parse(prepare_home(home).decode())
 
     code, reply, stderr = run_cli(home, server)

@@ -59,9 +59,7 @@ def test_overload_beyond_max_retries_fails_with_a_clear_message(home: Path) -> N
     with pytest.raises(ExtractionFailed) as caught:
         extract(api, home, max_retries=2)
     assert caught.value.message.startswith("Claude is overloaded (529)")
-    assert caught.value.message == (
-        "Claude is overloaded (529) and 2 retries did not get through."
-    )
+    assert caught.value.message == ("Claude is overloaded (529) and 2 retries did not get through.")
     assert caught.value.code == "EXTRACTION_FAILED"
     assert caught.value.context["status"] == 529
 
@@ -113,8 +111,9 @@ def test_each_status_maps_to_its_message(home: Path, status: int, expected: str)
 
 
 def test_html_instead_of_a_reply_is_an_api_failure(home: Path) -> None:
-    page = httpx2.Response(200, content=b"<html>Proxy login</html>",
-                           headers={"content-type": "text/html"})
+    page = httpx2.Response(
+        200, content=b"<html>Proxy login</html>", headers={"content-type": "text/html"}
+    )
     api = FakeAPI([page])
     with pytest.raises(ExtractionFailed, match="not a Messages API reply"):
         extract(api, home)
@@ -122,8 +121,13 @@ def test_html_instead_of_a_reply_is_an_api_failure(home: Path) -> None:
 
 
 def test_broken_json_is_an_api_failure(home: Path) -> None:
-    api = FakeAPI([httpx2.Response(200, content=b'{"id": "msg_01',
-                                   headers={"content-type": "application/json"})])
+    api = FakeAPI(
+        [
+            httpx2.Response(
+                200, content=b'{"id": "msg_01', headers={"content-type": "application/json"}
+            )
+        ]
+    )
     with pytest.raises(ExtractionFailed, match=r"not valid JSON|not a Messages API reply"):
         extract(api, home)
 
@@ -136,8 +140,9 @@ def test_usage_is_not_recorded_for_failures(home: Path) -> None:
 
 
 def test_budget_exceeded_before_any_request(home: Path) -> None:
-    UsageLedger(home / "usage.json").record("claude-haiku-4-5", input_tokens=9_000,
-                                            output_tokens=1_000)
+    UsageLedger(home / "usage.json").record(
+        "claude-haiku-4-5", input_tokens=9_000, output_tokens=1_000
+    )
     api = FakeAPI([])
     with pytest.raises(BudgetExceeded, match="Daily token budget reached") as caught:
         extract(api, home, daily_token_budget=10_000)

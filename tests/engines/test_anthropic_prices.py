@@ -16,8 +16,7 @@ def test_every_default_model_has_its_own_row(model: str) -> None:
 
 
 def test_every_row_says_where_its_prices_come_from() -> None:
-    assert all(price.source and PRICES_CHECKED in price.source
-               for price in MODEL_PRICES.values())
+    assert all(price.source and PRICES_CHECKED in price.source for price in MODEL_PRICES.values())
 
 
 def test_sonnet_5_5_is_no_longer_priced_like_sonnet_4() -> None:
@@ -35,9 +34,11 @@ def test_unverified_rows_say_so() -> None:
 
 @pytest.mark.parametrize(
     ("model", "base"),
-    [("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
-     ("claude-sonnet-5-5[1m]", "claude-sonnet-5-5"),
-     ("claude-opus-4-1-20250805", "claude-opus-4-1")],
+    [
+        ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
+        ("claude-sonnet-5-5[1m]", "claude-sonnet-5-5"),
+        ("claude-opus-4-1-20250805", "claude-opus-4-1"),
+    ],
 )
 def test_dated_and_suffixed_ids_use_their_base_row(model: str, base: str) -> None:
     assert price_for(model) is MODEL_PRICES[base]

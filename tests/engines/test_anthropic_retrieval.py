@@ -34,27 +34,36 @@ def candidates() -> list[Candidate]:
     auth = parse(reply_json("evolution_reply.json")["file"])
     billing = parse(text("branch_billing.md"))
     return [
-        *(Candidate(branch=auth.branch_id, project="spotter", item=i, relevance=0.5)
-          for i in auth.all_items()),
-        *(Candidate(branch=billing.branch_id, project="spotter", item=i, relevance=0.4)
-          for i in billing.all_items()),
+        *(
+            Candidate(branch=auth.branch_id, project="spotter", item=i, relevance=0.5)
+            for i in auth.all_items()
+        ),
+        *(
+            Candidate(branch=billing.branch_id, project="spotter", item=i, relevance=0.4)
+            for i in billing.all_items()
+        ),
     ]
 
 
 def test_all_tiers_when_the_selected_branch_is_not_enough(home: Path) -> None:
-    api = FakeAPI([
-        reply("retrieval_plan_reply.json"),
-        reply("retrieval_rank_insufficient_reply.json"),
-        reply("retrieval_deep_reply.json"),
-        reply("retrieval_conflicts_reply.json"),
-    ])
+    api = FakeAPI(
+        [
+            reply("retrieval_plan_reply.json"),
+            reply("retrieval_rank_insufficient_reply.json"),
+            reply("retrieval_deep_reply.json"),
+            reply("retrieval_conflicts_reply.json"),
+        ]
+    )
 
     answer = asyncio.run(make_engine(api, home).deep_retrieve(QUERY, candidates()))
 
     assert answer.path == "anthropic"
     # The invented id arch-00000000 is dropped; the billing item comes from the deep search.
-    assert answer.ranked == [("arch-7c5008ff", 0.96), ("arch-b111c0de", 0.88),
-                             ("conv-b9f90ef8", 0.41)]
+    assert answer.ranked == [
+        ("arch-7c5008ff", 0.96),
+        ("arch-b111c0de", 0.88),
+        ("conv-b9f90ef8", 0.41),
+    ]
     [conflict] = answer.conflicts  # the same-branch "conflict" is not cross-branch: dropped
     assert conflict.category is Category.ARCHITECTURAL_DECISIONS
     assert conflict.item_ids == ["arch-7c5008ff", "arch-b111c0de"]
@@ -62,7 +71,10 @@ def test_all_tiers_when_the_selected_branch_is_not_enough(home: Path) -> None:
 
     plan, rank, deep, conflicts = api.bodies()
     assert [asked_for(b) for b in api.bodies()] == [
-        "plan_search", "rank_memories", "rank_memories", "report_conflicts"
+        "plan_search",
+        "rank_memories",
+        "rank_memories",
+        "report_conflicts",
     ]
     assert all(b["model"] == "claude-haiku-4-5" for b in api.bodies())
     assert "spotter/billing" in user_text(plan) and "Billing owns its HTTP client" in user_text(
@@ -78,8 +90,9 @@ def test_all_tiers_when_the_selected_branch_is_not_enough(home: Path) -> None:
 
 
 def test_sufficient_answer_from_one_branch_takes_two_calls(home: Path) -> None:
-    api = FakeAPI([reply("retrieval_plan_reply.json"),
-                   reply("retrieval_rank_sufficient_reply.json")])
+    api = FakeAPI(
+        [reply("retrieval_plan_reply.json"), reply("retrieval_rank_sufficient_reply.json")]
+    )
 
     answer = asyncio.run(make_engine(api, home).deep_retrieve(QUERY, candidates()))
 

@@ -33,8 +33,11 @@ def test_the_labeled_set_is_large_enough_and_split() -> None:
         assert len(list((SETS / split / "sequences").iterdir())) >= 8
         for path in (SETS / split).glob("*.expected.json"):
             data = json.loads(path.read_text(encoding="utf-8"))
-            text = path.with_name(path.name.replace(".expected.json", ".txt")).read_text(
-                encoding="utf-8").lower()
+            text = (
+                path.with_name(path.name.replace(".expected.json", ".txt"))
+                .read_text(encoding="utf-8")
+                .lower()
+            )
             for entry in data["must"]:
                 assert all(k.lower() in text for k in entry["keywords"]), (path.name, entry)
 

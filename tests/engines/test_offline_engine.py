@@ -16,10 +16,23 @@ PREF = Category.CODING_PREFERENCES
 NOW = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def item(content: str, *, confidence: float = 0.8, day: date = date(2024, 1, 10),
-         source: str = "thread-1", tags: list[str] | None = None) -> MemoryItem:
-    return MemoryItem(category=PREF, title="", content=content, confidence=confidence,
-                      extracted=day, sources=[source], tags=tags or [])
+def item(
+    content: str,
+    *,
+    confidence: float = 0.8,
+    day: date = date(2024, 1, 10),
+    source: str = "thread-1",
+    tags: list[str] | None = None,
+) -> MemoryItem:
+    return MemoryItem(
+        category=PREF,
+        title="",
+        content=content,
+        confidence=confidence,
+        extracted=day,
+        sources=[source],
+        tags=tags or [],
+    )
 
 
 @pytest.fixture
@@ -62,17 +75,29 @@ def test_deep_retrieve_ranks_by_relevance_and_query_overlap(engine: OfflineEngin
 
 def test_deep_retrieve_keeps_the_callers_order_when_overlap_ties(engine: OfflineEngine) -> None:
     a, b = item("Use ruff for linting"), item("Use mypy strict mode")
-    answer = asyncio.run(engine.deep_retrieve("deployment", [
-        Candidate(branch="x", item=a, relevance=0.2), Candidate(branch="x", item=b, relevance=0.9),
-    ]))
+    answer = asyncio.run(
+        engine.deep_retrieve(
+            "deployment",
+            [
+                Candidate(branch="x", item=a, relevance=0.2),
+                Candidate(branch="x", item=b, relevance=0.9),
+            ],
+        )
+    )
     assert [i for i, _ in answer.ranked] == [b.id, a.id]
 
 
 def test_deep_retrieve_counts_a_repeated_item_once(engine: OfflineEngine) -> None:
     a = item("Use ruff for linting")
-    answer = asyncio.run(engine.deep_retrieve("ruff", [
-        Candidate(branch="x", item=a, relevance=0.1), Candidate(branch="y", item=a, relevance=0.7),
-    ]))
+    answer = asyncio.run(
+        engine.deep_retrieve(
+            "ruff",
+            [
+                Candidate(branch="x", item=a, relevance=0.1),
+                Candidate(branch="y", item=a, relevance=0.7),
+            ],
+        )
+    )
     assert len(answer.ranked) == 1
     assert answer.ranked[0][1] == pytest.approx(0.6 * 0.7 + 0.4 * 1.0)
 
@@ -80,10 +105,15 @@ def test_deep_retrieve_counts_a_repeated_item_once(engine: OfflineEngine) -> Non
 def test_deep_retrieve_reports_cross_branch_conflicts(engine: OfflineEngine) -> None:
     mine = item("Prefer async/await over .then() chains", day=date(2024, 1, 2))
     theirs = item("Prefer .then() chains to async/await", day=date(2024, 2, 3), source="t9")
-    answer = asyncio.run(engine.deep_retrieve("async style", [
-        Candidate(branch="main", item=mine, relevance=0.8),
-        Candidate(branch="legacy", item=theirs, relevance=0.7),
-    ]))
+    answer = asyncio.run(
+        engine.deep_retrieve(
+            "async style",
+            [
+                Candidate(branch="main", item=mine, relevance=0.8),
+                Candidate(branch="legacy", item=theirs, relevance=0.7),
+            ],
+        )
+    )
     [conflict] = answer.conflicts
     assert conflict.branches == ["main", "legacy"]
     assert set(conflict.item_ids) == {mine.id, theirs.id}

@@ -33,8 +33,15 @@ def item(
     **extra: object,
 ) -> MemoryItem:
     return MemoryItem.model_validate(
-        {"category": category, "title": "", "content": content, "confidence": confidence,
-         "sources": [source], "extracted": day, **extra}
+        {
+            "category": category,
+            "title": "",
+            "content": content,
+            "confidence": confidence,
+            "sources": [source],
+            "extracted": day,
+            **extra,
+        }
     )
 
 
@@ -55,9 +62,13 @@ def contents(memory: BranchMemory, category: Category = PREF) -> list[str]:
 def test_first_evolution_starts_a_branch_file() -> None:
     result = evolve(
         None,
-        [item("Use ruff for linting"), item("Race conditions in async state updates",
-                                            category=BUG, fix="Use explicit locks")],
-        branch_id="feature/auth", config=CONFIG, now=NOW,
+        [
+            item("Use ruff for linting"),
+            item("Race conditions in async state updates", category=BUG, fix="Use explicit locks"),
+        ],
+        branch_id="feature/auth",
+        config=CONFIG,
+        now=NOW,
     )
     memory = result.memory
     assert memory.branch_id == "feature/auth"
@@ -74,8 +85,11 @@ def test_first_evolution_starts_a_branch_file() -> None:
 
 def test_unrelated_items_are_added_to_their_sections_in_order() -> None:
     first = run(None, item("Use ruff for linting"))
-    second = run(first, item("Use pytest fixtures for database setup"),
-                 item("Name branches feature/<topic>", category=CONV))
+    second = run(
+        first,
+        item("Use pytest fixtures for database setup"),
+        item("Name branches feature/<topic>", category=CONV),
+    )
     assert contents(second) == ["Use ruff for linting", "Use pytest fixtures for database setup"]
     assert contents(second, CONV) == ["Name branches feature/<topic>"]
 
@@ -92,11 +106,17 @@ def test_wrong_branch_or_empty_branch_is_refused() -> None:
 
 
 def test_near_duplicate_reinforces_the_existing_item() -> None:
-    old = item("Prefer async/await over .then() chains", confidence=0.8, tags=["js"],
-               day=date(2024, 1, 10))
+    old = item(
+        "Prefer async/await over .then() chains", confidence=0.8, tags=["js"], day=date(2024, 1, 10)
+    )
     memory = run(None, old)
-    again = item("User prefers async/await over Promise .then() chains", confidence=0.8,
-                 source="thread-2", tags=["async"], day=date(2024, 2, 20))
+    again = item(
+        "User prefers async/await over Promise .then() chains",
+        confidence=0.8,
+        source="thread-2",
+        tags=["async"],
+        day=date(2024, 2, 20),
+    )
     result = evolve(memory, [again], branch_id="main", config=CONFIG, now=NOW)
     kept = result.memory.items[PREF]
     assert len(kept) == 1
@@ -112,8 +132,12 @@ def test_near_duplicate_reinforces_the_existing_item() -> None:
 
 def test_reinforcement_is_capped_and_never_lowers_confidence() -> None:
     strong = item("Use ruff for linting", confidence=0.96)
-    assert reinforce(strong, item("Use ruff for linting", confidence=0.5,
-                                  source="thread-2")).confidence == 0.97
+    assert (
+        reinforce(
+            strong, item("Use ruff for linting", confidence=0.5, source="thread-2")
+        ).confidence
+        == 0.97
+    )
     capped = item("Use ruff for linting", confidence=0.99)
     assert reinforce(capped, item("Use ruff for linting", confidence=0.99)).confidence == 0.99
     certain = item("Use ruff for linting", confidence=1.0)
@@ -125,15 +149,23 @@ def test_the_same_thread_read_again_is_not_a_second_witness() -> None:
     again = reinforce(first, item("Use ruff for linting", confidence=0.8, source="thread-1"))
     assert again.confidence == 0.8
     bug = item("Race in async updates", category=BUG, source="thread-1")
-    assert reinforce(bug, item("Race in async updates", category=BUG,
-                               source="thread-1")).occurrences == 1
+    assert (
+        reinforce(bug, item("Race in async updates", category=BUG, source="thread-1")).occurrences
+        == 1
+    )
 
 
 def test_bug_pattern_occurrences_add_up_and_details_fill_in() -> None:
     bug = item("Race conditions in async state updates", category=BUG, occurrences=2)
     memory = run(None, bug)
-    repeat = item("Race conditions in async state updates.", category=BUG, source="thread-3",
-                  occurrences=1, fix="Use explicit locks", root_cause="Shared mutable state")
+    repeat = item(
+        "Race conditions in async state updates.",
+        category=BUG,
+        source="thread-3",
+        occurrences=1,
+        fix="Use explicit locks",
+        root_cause="Shared mutable state",
+    )
     after = run(memory, repeat)
     [merged] = after.items[BUG]
     assert merged.occurrences == 3
@@ -145,10 +177,14 @@ def test_bug_pattern_occurrences_add_up_and_details_fill_in() -> None:
 def test_duplicates_within_one_batch_become_one_bullet() -> None:
     result = evolve(
         None,
-        [item("Use ruff for linting", source="thread-1"),
-         item("Use ruff for linting.", source="thread-1", confidence=0.9),
-         item("Always use ruff for linting", source="thread-1")],
-        branch_id="main", config=CONFIG, now=NOW,
+        [
+            item("Use ruff for linting", source="thread-1"),
+            item("Use ruff for linting.", source="thread-1", confidence=0.9),
+            item("Always use ruff for linting", source="thread-1"),
+        ],
+        branch_id="main",
+        config=CONFIG,
+        now=NOW,
     )
     assert len(result.memory.items[PREF]) == 1
     assert result.stats["added"] == 1
@@ -172,12 +208,20 @@ def test_duplicate_of_a_pinned_item_leaves_it_exactly_as_written() -> None:
 
 
 def test_confident_contradiction_supersedes_and_keeps_the_old_item_whole() -> None:
-    old = item("Prefer async/await over .then() chains", confidence=0.85,
-               day=date(2024, 1, 19), source="thread-a")
+    old = item(
+        "Prefer async/await over .then() chains",
+        confidence=0.85,
+        day=date(2024, 1, 19),
+        source="thread-a",
+    )
     other = item("Use ruff for linting")
     memory = run(None, old, other)
-    new = item("Prefer .then() chains to async/await", confidence=0.9, day=date(2024, 3, 1),
-               source="thread-b")
+    new = item(
+        "Prefer .then() chains to async/await",
+        confidence=0.9,
+        day=date(2024, 3, 1),
+        source="thread-b",
+    )
     result = evolve(memory, [new], branch_id="main", config=CONFIG, now=NOW)
     after = result.memory
     assert contents(after) == ["Prefer .then() chains to async/await", "Use ruff for linting"]
@@ -185,8 +229,14 @@ def test_confident_contradiction_supersedes_and_keeps_the_old_item_whole() -> No
     assert entry.status == "superseded"
     assert entry.items == [old]
     assert entry.refs == [new.id]
-    for text in ("2024-01-19", "2024-03-01", "thread-a", "thread-b",
-                 "Prefer async/await over .then() chains", "Prefer .then() chains to async/await"):
+    for text in (
+        "2024-01-19",
+        "2024-03-01",
+        "thread-a",
+        "thread-b",
+        "Prefer async/await over .then() chains",
+        "Prefer .then() chains to async/await",
+    ):
         assert text in entry.description
     assert result.stats["superseded"] == 1
     assert result.stats["added"] == 0
@@ -202,8 +252,9 @@ def test_equal_confidence_is_enough_to_supersede() -> None:
 def test_weaker_contradiction_is_left_open_and_not_committed() -> None:
     old = item("Never mock the database in tests", confidence=0.9, day=date(2024, 1, 5))
     memory = run(None, old)
-    new = item("Mock the database in tests", confidence=0.8, source="thread-7",
-               day=date(2024, 2, 2))
+    new = item(
+        "Mock the database in tests", confidence=0.8, source="thread-7", day=date(2024, 2, 2)
+    )
     result = evolve(memory, [new], branch_id="main", config=CONFIG, now=NOW)
     after = result.memory
     assert after.items[PREF] == [old]
@@ -237,8 +288,13 @@ def test_a_statement_written_by_the_user_beats_an_extracted_one() -> None:
 def test_repeating_an_open_contradiction_adds_sources_not_entries() -> None:
     memory = run(None, item("Never mock the database in tests", confidence=0.95))
     once = run(memory, item("Mock the database in tests", source="thread-2"))
-    twice = evolve(once, [item("Mock the database in tests", source="thread-3")],
-                   branch_id="main", config=CONFIG, now=NOW)
+    twice = evolve(
+        once,
+        [item("Mock the database in tests", source="thread-3")],
+        branch_id="main",
+        config=CONFIG,
+        now=NOW,
+    )
     assert len(twice.memory.contradictions) == 1
     assert twice.memory.contradictions[0].items[0].sources == ["thread-2", "thread-3"]
     assert twice.stats["conflicts"] == 0
@@ -254,9 +310,13 @@ def test_contradiction_across_sections_moves_the_old_item_out_of_its_section() -
 
 def test_earlier_contradictions_and_extra_sections_are_kept() -> None:
     memory = run(None, item("Use tabs, not spaces"))
-    memory = memory.model_copy(update={"contradictions": [
-        Contradiction(title="Old", description="Decided by hand", status="resolved")
-    ]})
+    memory = memory.model_copy(
+        update={
+            "contradictions": [
+                Contradiction(title="Old", description="Decided by hand", status="resolved")
+            ]
+        }
+    )
     after = run(memory, item("Use spaces, not tabs", confidence=0.9, source="thread-2"))
     assert after.contradictions[0].title == "Old"
     assert len(after.contradictions) == 2
@@ -274,15 +334,21 @@ def test_thread_count_grows_once_per_new_thread_only() -> None:
     assert from_cli.thread_count == 1
     by_user = run(from_cli, item("Keep functions short", source="user"))
     assert by_user.thread_count == 1
-    two_items = run(by_user, item("Use mypy strict", source="thread-2"),
-                    item("Use uv for envs", source="thread-2"))
+    two_items = run(
+        by_user,
+        item("Use mypy strict", source="thread-2"),
+        item("Use uv for envs", source="thread-2"),
+    )
     assert two_items.thread_count == 2
 
 
 def test_evolution_is_deterministic() -> None:
     memory = run(None, item("Use tabs, not spaces"), item("Use ruff for linting"))
-    batch = [item("Use spaces, not tabs", confidence=0.9, source="t2"),
-             item("Always use ruff for linting", source="t2"), item("Use uv", source="t2")]
+    batch = [
+        item("Use spaces, not tabs", confidence=0.9, source="t2"),
+        item("Always use ruff for linting", source="t2"),
+        item("Use uv", source="t2"),
+    ]
     one = evolve(memory, batch, branch_id="main", config=CONFIG, now=NOW)
     two = evolve(memory, batch, branch_id="main", config=CONFIG, now=NOW)
     assert render(one.memory) == render(two.memory)
@@ -302,11 +368,28 @@ def test_summary_lists_the_strongest_items_first() -> None:
 
 # --- nothing lost (property) -----------------------------------------------------------------
 
-SUBJECTS = ["tabs", "spaces", "httpx", "requests", "async/await", ".then() chains", "redux",
-            "global state", "mocks", "lock files"]
-TEMPLATES = ["Use {x}", "Never use {x}", "Prefer {x} over {y}", "Use {x} instead of {y}",
-             "Always use {x} for {y}", "Avoid {x}", "{x} in {y} caused flaky builds",
-             "Use {x}, not {y}"]
+SUBJECTS = [
+    "tabs",
+    "spaces",
+    "httpx",
+    "requests",
+    "async/await",
+    ".then() chains",
+    "redux",
+    "global state",
+    "mocks",
+    "lock files",
+]
+TEMPLATES = [
+    "Use {x}",
+    "Never use {x}",
+    "Prefer {x} over {y}",
+    "Use {x} instead of {y}",
+    "Always use {x} for {y}",
+    "Avoid {x}",
+    "{x} in {y} caused flaky builds",
+    "Use {x}, not {y}",
+]
 SOURCES = ["thread-1", "thread-2", "thread-3", "cli", "user"]
 
 
@@ -361,7 +444,7 @@ def test_nothing_is_ever_lost(current: BranchMemory, new_items: list[MemoryItem]
     for category in Category:
         section = after.items[category]
         for n, a in enumerate(section):
-            for b in section[n + 1:]:
+            for b in section[n + 1 :]:
                 if a.id in old_ids and b.id in old_ids:
                     continue
                 assert item_similarity(a, b) < CONFIG.duplicate_threshold or contradicts(a, b)
@@ -373,21 +456,32 @@ def test_nothing_is_ever_lost(current: BranchMemory, new_items: list[MemoryItem]
 # --- consolidation ---------------------------------------------------------------------------
 
 
-def memory_of(*items: MemoryItem, contradictions: list[Contradiction] | None = None
-              ) -> BranchMemory:
+def memory_of(
+    *items: MemoryItem, contradictions: list[Contradiction] | None = None
+) -> BranchMemory:
     sections: dict[Category, list[MemoryItem]] = {c: [] for c in Category}
     for i in items:
         sections[i.category].append(i)
-    return BranchMemory(branch_id="main", items=sections, contradictions=contradictions or [],
-                        thread_count=3, last_extraction=datetime(2024, 2, 1, tzinfo=UTC))
+    return BranchMemory(
+        branch_id="main",
+        items=sections,
+        contradictions=contradictions or [],
+        thread_count=3,
+        last_extraction=datetime(2024, 2, 1, tzinfo=UTC),
+    )
 
 
 def test_consolidation_merges_near_duplicates_into_the_first() -> None:
-    first = item("Prefer async/await over .then() chains", confidence=0.8, source="t1",
-                 day=date(2024, 2, 1))
+    first = item(
+        "Prefer async/await over .then() chains", confidence=0.8, source="t1", day=date(2024, 2, 1)
+    )
     other = item("Use ruff for linting")
-    second = item("User prefers async/await over Promise .then() chains", confidence=0.9,
-                  source="t2", day=date(2024, 1, 1))
+    second = item(
+        "User prefers async/await over Promise .then() chains",
+        confidence=0.9,
+        source="t2",
+        day=date(2024, 1, 1),
+    )
     result = consolidate(memory_of(first, other, second), config=CONFIG, now=NOW)
     kept = result.memory.items[PREF]
     assert [i.id for i in kept] == [first.id, other.id]
@@ -409,8 +503,7 @@ def test_consolidation_keeps_pinned_items_and_opposites() -> None:
     pinned_too = item("Use ruff for linting!", source="user")
     yes = item("Mock the database in tests")
     no = item("Never mock the database in tests")
-    result = consolidate(memory_of(unpinned, pinned, pinned_too, yes, no), config=CONFIG,
-                         now=NOW)
+    result = consolidate(memory_of(unpinned, pinned, pinned_too, yes, no), config=CONFIG, now=NOW)
     kept = result.memory.items[PREF]
     assert pinned in kept
     assert pinned_too in kept

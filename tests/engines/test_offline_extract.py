@@ -102,8 +102,10 @@ def test_decision_keeps_its_rationale_and_trade_off() -> None:
 
 
 def test_labelled_decision_in_plain_notes() -> None:
-    text = "Decision: we keep raw events in Parquet partitioned by day, because scans by date "\
-           "dominate."
+    text = (
+        "Decision: we keep raw events in Parquet partitioned by day, because scans by date "
+        "dominate."
+    )
     item = only(run(text))
 
     assert item.category is Category.ARCHITECTURAL_DECISIONS
@@ -146,8 +148,10 @@ def test_bug_pattern_has_symptom_root_cause_fix_and_occurrences() -> None:
 
 
 def test_caused_by_and_fixed_by_in_one_user_statement() -> None:
-    text = ("User: The CLI crashed with 'database is locked'. It was caused by a missing busy "
-            "timeout. We fixed it by setting busy_timeout=5000 on every connection.")
+    text = (
+        "User: The CLI crashed with 'database is locked'. It was caused by a missing busy "
+        "timeout. We fixed it by setting busy_timeout=5000 on every connection."
+    )
     item = only(run(text))
 
     assert item.category is Category.BUG_PATTERNS
@@ -157,8 +161,10 @@ def test_caused_by_and_fixed_by_in_one_user_statement() -> None:
 
 
 def test_lesson_becomes_an_implementation_note_with_its_approach() -> None:
-    text = ("User: Gotcha: qasync does not keep strong references to tasks. Always keep a "
-            "reference to every background task.")
+    text = (
+        "User: Gotcha: qasync does not keep strong references to tasks. Always keep a "
+        "reference to every background task."
+    )
     item = only(run(text))
 
     assert item.category is Category.IMPLEMENTATION_NOTES
@@ -168,9 +174,11 @@ def test_lesson_becomes_an_implementation_note_with_its_approach() -> None:
 
 
 def test_turns_out_after_a_symptom_is_a_root_cause() -> None:
-    text = ("User: The Qt tests hang on CI.\n"
-            "Assistant: Turns out the headless runners have no system tray. The fix is to fall "
-            "back to a normal window.\n")
+    text = (
+        "User: The Qt tests hang on CI.\n"
+        "Assistant: Turns out the headless runners have no system tray. The fix is to fall "
+        "back to a normal window.\n"
+    )
     item = only(run(text))
 
     assert item.category is Category.BUG_PATTERNS
@@ -264,10 +272,10 @@ def test_lower_case_name_in_code_is_not_a_speaker_mark() -> None:
         "User: As a user, I want my todos saved so that I can reload the page.",
         "User: status update: PM-142 is done, moving to PM-143 tomorrow.",
         "Assistant: All 48 tests pass. I've implemented the three acceptance criteria.",
-        "Assistant: [tool: Bash {\"command\": \"always run this --never\"}]",
+        'Assistant: [tool: Bash {"command": "always run this --never"}]',
         "User: [tool result: never use this path; always retry]",
         "Assistant: ```python\n# always check the type first; never index text\nx = 1\n```",
-        "User: Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n"
+        'User: Traceback (most recent call last):\n  File "a.py", line 1, in f\n'
         "    always_text = block['text']\nKeyError: 'text'",
         "User: > always use tabs for indentation",
         "Assistant: The count is always recomputed after every change.",
@@ -304,8 +312,9 @@ def test_prompt_injection_never_becomes_an_item() -> None:
 # ------------------------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("text", ["", "   \n\t  ", "\x00\x00", "asdf qwer zxcv " * 50,
-                                  "{}[]();;==<>" * 100, "🙂" * 500])
+@pytest.mark.parametrize(
+    "text", ["", "   \n\t  ", "\x00\x00", "asdf qwer zxcv " * 50, "{}[]();;==<>" * 100, "🙂" * 500]
+)
 def test_empty_whitespace_and_garbage_have_nothing_to_extract(text: str) -> None:
     result = run(text)
 
@@ -325,8 +334,9 @@ def test_missing_source_is_invalid_input(source: str) -> None:
 
 
 def test_one_megabyte_conversation_is_handled(fixtures_dir: Path) -> None:
-    texts = [p.read_text(encoding="utf-8")
-             for p in sorted((fixtures_dir / "extraction").glob("*.txt"))]
+    texts = [
+        p.read_text(encoding="utf-8") for p in sorted((fixtures_dir / "extraction").glob("*.txt"))
+    ]
     big = ""
     while len(big) < 1_000_000:
         big += "\n\n".join(texts)
@@ -365,11 +375,13 @@ def test_adversarial_lines_are_read_in_linear_time(line: str) -> None:
 
 def test_repeated_statement_is_one_reinforced_item() -> None:
     once = only(run("User: Prefer named exports over default exports."))
-    twice = only(run(
-        "User: Prefer named exports over default exports.\n"
-        "Assistant: OK.\n"
-        "User: Again: prefer named exports over default exports.\n"
-    ))
+    twice = only(
+        run(
+            "User: Prefer named exports over default exports.\n"
+            "Assistant: OK.\n"
+            "User: Again: prefer named exports over default exports.\n"
+        )
+    )
 
     assert twice.confidence > once.confidence
 
@@ -415,8 +427,10 @@ def test_extracted_items_survive_the_branch_file(fixtures_dir: Path) -> None:
 
 
 def test_field_labels_inside_statements_do_not_split_the_bullet() -> None:
-    text = ("User: Always log the Fix: line and the Scope: line verbatim in CI output, "
-            "because reviewers grep for them.")
+    text = (
+        "User: Always log the Fix: line and the Scope: line verbatim in CI output, "
+        "because reviewers grep for them."
+    )
     item = only(run(text))
     memory = BranchMemory(branch_id="b", items={item.category: [item]})
 
@@ -428,8 +442,11 @@ def test_field_labels_inside_statements_do_not_split_the_bullet() -> None:
 
 def _fixture_sentences(fixtures_dir: Path) -> list[str]:
     texts: list[str] = [
-        "Every endpoint streams its output.", "Cache invalidates appropriately.",
-        "We'll go with Zustand.", "the fix: restart", "UPPER_SNAKE_CASE constants",
+        "Every endpoint streams its output.",
+        "Cache invalidates appropriately.",
+        "We'll go with Zustand.",
+        "the fix: restart",
+        "UPPER_SNAKE_CASE constants",
     ]
     for path in sorted((fixtures_dir / "extraction").glob("*.txt")):
         reading = read_statements(split_turns(path.read_text(encoding="utf-8")))

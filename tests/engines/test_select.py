@@ -79,8 +79,9 @@ def test_unknown_engine_is_invalid_input(home: Path) -> None:
         build_engine(Config(), home, override="gpt")
 
 
-def test_http_client_must_be_an_async_httpx2_client(home: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_http_client_must_be_an_async_httpx2_client(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     with pytest.raises(InvalidInput, match=r"httpx2\.AsyncClient"):
         build_engine(Config(), home, override="anthropic", http_client=object())
@@ -92,8 +93,9 @@ def test_budget_reached_hands_the_call_to_the_offline_engine(
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     over_budget(home)
     api = FakeAPI([])
-    engine = build_engine(make_config(daily_token_budget=1_000), home, override="anthropic",
-                          http_client=api.client())
+    engine = build_engine(
+        make_config(daily_token_budget=1_000), home, override="anthropic", http_client=api.client()
+    )
     assert isinstance(engine, ClaudeWithFallback)
 
     result = asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
@@ -109,11 +111,13 @@ def test_budget_reached_hands_the_call_to_the_offline_engine(
     assert evolved.path == "offline-budget" and api.requests == []
 
 
-def claude(home: Path, api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
-           **config: object) -> ClaudeWithFallback:
+def claude(
+    home: Path, api: FakeAPI, monkeypatch: pytest.MonkeyPatch, **config: object
+) -> ClaudeWithFallback:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    engine = build_engine(make_config(**config), home, override="anthropic",
-                          http_client=api.client())
+    engine = build_engine(
+        make_config(**config), home, override="anthropic", http_client=api.client()
+    )
     assert isinstance(engine, ClaudeWithFallback)
     return engine
 
@@ -127,10 +131,18 @@ def claude(home: Path, api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
         (error(529), "overloaded (529)"),
         (httpx2.ReadTimeout("read timed out"), "did not answer within 5 s"),
         (httpx2.ConnectError("connection refused"), "Could not connect"),
-        (reply("extraction_reply.json", content=[{"type": "text", "text": "{\"no"}]),
-         "did not match the expected format twice"),
-        (reply("extraction_reply.json", stop_reason="refusal",
-               content=[{"type": "text", "text": ""}]), "stop reason: refusal"),
+        (
+            reply("extraction_reply.json", content=[{"type": "text", "text": '{"no'}]),
+            "did not match the expected format twice",
+        ),
+        (
+            reply(
+                "extraction_reply.json",
+                stop_reason="refusal",
+                content=[{"type": "text", "text": ""}],
+            ),
+            "stop reason: refusal",
+        ),
         (reply("extraction_reply.json", stop_reason="max_tokens"), "cut off at the output limit"),
     ],
     ids=["400", "401", "500", "529", "timeout", "connection", "invalid", "refusal", "max_tokens"],
@@ -146,14 +158,16 @@ def test_any_api_failure_hands_the_thread_to_the_offline_engine(
     evolved = asyncio.run(engine.evolve(current, result.items, branch_id=current.branch_id))
 
     assert result.engine == "offline-fallback" and result.items
-    assert any(why in note and "offline engine was used instead" in note
-               for note in result.notes), result.notes
+    assert any(
+        why in note and "offline engine was used instead" in note for note in result.notes
+    ), result.notes
     # The thread's merge is offline too, without calling again: one failure per thread.
     assert evolved.path == "offline-fallback"
     assert "extraction of this thread failed" in evolved.notes[-1]
     assert {i.id for i in result.items} <= {i.id for i in evolved.memory.all_items()}
     assert {i.id for i in current.all_items()} <= {i.id for i in evolved.memory.all_items()} | {
-        i.id for c in evolved.memory.contradictions for i in c.items}
+        i.id for c in evolved.memory.contradictions for i in c.items
+    }
     assert len(api.requests) == (2 if why.startswith("did not match") else 1)
     assert KEY not in repr(result.notes)
     assert engine.status_note is not None and "offline engine stood in" in engine.status_note
@@ -186,8 +200,11 @@ def test_consolidation_and_retrieval_fall_back_too(
 
     consolidated = asyncio.run(engine.consolidate(memory))
     items = list(memory.all_items())
-    answer = asyncio.run(engine.deep_retrieve(
-        "http client?", [Candidate(branch=memory.branch_id, item=i) for i in items]))
+    answer = asyncio.run(
+        engine.deep_retrieve(
+            "http client?", [Candidate(branch=memory.branch_id, item=i) for i in items]
+        )
+    )
 
     assert consolidated.path == "offline-fallback" and "(500)" in consolidated.notes[-1]
     assert answer.path == "offline-fallback"
@@ -241,9 +258,7 @@ def test_a_success_resets_the_count_of_failures(
     assert not engine.breaker_open and engine.consecutive_failures == 2
 
 
-def test_breaker_zero_never_stops_calling(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_breaker_zero_never_stops_calling(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     api = FakeAPI([error(500)] * 5)
     engine = claude(home, api, monkeypatch, max_retries=0, breaker_failures=0)
     for n in range(5):
@@ -281,12 +296,10 @@ def test_describe_engine_without_a_key(home: Path) -> None:
     assert info["note"].startswith("Using the offline engine")
 
 
-def test_describe_engine_with_a_key_and_usage(home: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_describe_engine_with_a_key_and_usage(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     over_budget(home)
-    info = describe_engine(Config(models=MODELS, daily_token_budget=1_000), home,
-                           check_models=True)
+    info = describe_engine(Config(models=MODELS, daily_token_budget=1_000), home, check_models=True)
     assert info["engine"] == "anthropic"
     assert info["keyOrigin"] == "environment variable ANTHROPIC_API_KEY"
     assert info["models"]["extraction"] == "claude-haiku-4-5"

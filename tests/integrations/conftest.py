@@ -25,9 +25,7 @@ def item(category: str, title: str, content: str, **fields: Any) -> MemoryItem:
     return MemoryItem(category=Category(category), title=title, content=content, **fields)
 
 
-def write_memory(
-    home: Path, branch: str, items: Sequence[MemoryItem], summary: str = ""
-) -> Path:
+def write_memory(home: Path, branch: str, items: Sequence[MemoryItem], summary: str = "") -> Path:
     """Write a branch file the way the app does and return its path."""
     store = MemoryStore(home)
     store.ensure()
@@ -65,12 +63,16 @@ RunHook = Callable[..., subprocess.CompletedProcess[bytes]]
 def run_hook(hook_env: dict[str, str]) -> RunHook:
     """Run `python -m app.integrations ARGS` with `stdin` bytes; returns the finished process."""
 
-    def run(*args: str, stdin: bytes = b"", timeout: float = 60) -> subprocess.CompletedProcess[
-        bytes
-    ]:
+    def run(
+        *args: str, stdin: bytes = b"", timeout: float = 60
+    ) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
-            [sys.executable, "-m", "app.integrations", *args], input=stdin,
-            capture_output=True, env=hook_env, timeout=timeout, check=False,
+            [sys.executable, "-m", "app.integrations", *args],
+            input=stdin,
+            capture_output=True,
+            env=hook_env,
+            timeout=timeout,
+            check=False,
         )
 
     return run

@@ -28,8 +28,9 @@ def test_other_commands_are_not_ours() -> None:
     assert cli_hooks.run(_parser().parse_args([])) is None
 
 
-@pytest.mark.parametrize("action", ["session-start", "session-end", "stop", "pre-compact",
-                                    "process-inbox"])
+@pytest.mark.parametrize(
+    "action", ["session-start", "session-end", "stop", "pre-compact", "process-inbox"]
+)
 def test_every_hook_action_parses(action: str) -> None:
     args = _parser().parse_args(["--home", "/h", "hook", action, "--event", "Stop"])
     assert (args.command, args.action, args.event, args.home) == ("hook", action, "Stop", "/h")
@@ -44,16 +45,16 @@ def test_install_hooks_prints_what_changed(
     tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = tmp_path / "settings.json"
-    args = _parser().parse_args(["--home", str(home), "install-hooks", "--settings",
-                                 str(settings)])
+    args = _parser().parse_args(["--home", str(home), "install-hooks", "--settings", str(settings)])
 
     assert cli_hooks.run(args) == 0
     reply = json.loads(capsys.readouterr().out)
     assert reply["changed"] is True
     assert reply["settings"] == str(settings)
 
-    args = _parser().parse_args(["--home", str(home), "install-hooks", "--settings",
-                                 str(settings), "--uninstall"])
+    args = _parser().parse_args(
+        ["--home", str(home), "install-hooks", "--settings", str(settings), "--uninstall"]
+    )
     assert cli_hooks.run(args) == 0
     assert json.loads(capsys.readouterr().out)["action"] == "uninstall"
 
@@ -77,10 +78,17 @@ def test_stop_alias_records_the_event(
     home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     started: list[bool] = []
-    monkeypatch.setattr("app.integrations.inbox.spawn_drainer",
-                        lambda *a, **k: started.append(True) or 4242)
-    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(
-        {"session_id": "s", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": "/tmp"})))
+    monkeypatch.setattr(
+        "app.integrations.inbox.spawn_drainer", lambda *a, **k: started.append(True) or 4242
+    )
+    monkeypatch.setattr(
+        "sys.stdin",
+        io.StringIO(
+            json.dumps(
+                {"session_id": "s", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": "/tmp"}
+            )
+        ),
+    )
 
     code = cli_hooks.run(_parser().parse_args(["--home", str(home), "hook", "stop"]))
 
@@ -107,14 +115,19 @@ def test_a_drain_that_cannot_start_leaves_the_record_for_later(
         raise OSError("fork failed")
 
     monkeypatch.setattr("app.integrations.inbox.spawn_drainer", broken)
-    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(
-        {"session_id": "s", "transcript_path": "t.jsonl", "cwd": str(tmp_path)})))
+    monkeypatch.setattr(
+        "sys.stdin",
+        io.StringIO(
+            json.dumps({"session_id": "s", "transcript_path": "t.jsonl", "cwd": str(tmp_path)})
+        ),
+    )
 
     code = cli_hooks.run(_parser().parse_args(["--home", str(home), "hook", "session-end"]))
 
     assert code == 0
     (record,) = (home / "inbox").glob("*.json")
     assert json.loads(record.read_text(encoding="utf-8"))["transcript_path"] == str(
-        tmp_path / "t.jsonl")
+        tmp_path / "t.jsonl"
+    )
     log = (home / "logs" / "hooks.log").read_text(encoding="utf-8")
     assert "no drain started: fork failed" in log

@@ -51,8 +51,10 @@ def test_codex_entry_is_added_keeping_the_users_file_byte_for_byte(tmp_path: Pat
 def test_codex_entry_in_the_middle_is_replaced_in_place(tmp_path: Path) -> None:
     config = tmp_path / ".codex" / "config.toml"
     config.parent.mkdir()
-    config.write_text('[mcp_servers.puffin-memory]\ncommand = "old"\nargs = []\n\n'
-                      '[profiles.fast]\nmodel = "small"\n')
+    config.write_text(
+        '[mcp_servers.puffin-memory]\ncommand = "old"\nargs = []\n\n'
+        '[profiles.fast]\nmodel = "small"\n'
+    )
     connect("codex", home=tmp_path)
     parsed = tomllib.loads(config.read_text())
     assert parsed["mcp_servers"]["puffin-memory"]["command"] != "old"
@@ -89,10 +91,18 @@ def test_a_broken_config_is_refused_and_left_alone(tmp_path: Path) -> None:
 def test_the_cli_prints_json_and_refuses_unknown_clients(tmp_path: Path) -> None:
     ran = subprocess.run(
         [sys.executable, "-m", "app", "connect", "claude", "--project", str(tmp_path)],
-        capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["path"] == str(tmp_path / ".mcp.json")
-    bad = subprocess.run([sys.executable, "-m", "app", "connect", "vim"], capture_output=True,
-                         text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    bad = subprocess.run(
+        [sys.executable, "-m", "app", "connect", "vim"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert bad.returncode == 2 and json.loads(bad.stdout)["code"] == "INVALID_INPUT"

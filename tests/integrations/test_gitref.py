@@ -91,8 +91,9 @@ def test_head_texts(head: str, branch: str | None) -> None:
 def test_a_real_git_init_on_feature_x(tmp_path: Path) -> None:
     repo = tmp_path / "spotter"
     repo.mkdir()
-    done = subprocess.run(["git", "init", "-q", "-b", "feature-x", str(repo)],
-                          capture_output=True, check=False)
+    done = subprocess.run(
+        ["git", "init", "-q", "-b", "feature-x", str(repo)], capture_output=True, check=False
+    )
     if done.returncode != 0:
         pytest.skip("this git cannot `init -b`")
 

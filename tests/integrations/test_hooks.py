@@ -20,8 +20,12 @@ SESSION = "7b1c9e2a-4d3f-4a8e-9c21-5f0e6d2b8a11"
 
 
 def _start_input(cwd: Path | str | None) -> bytes:
-    data: dict[str, str] = {"session_id": "s1", "transcript_path": "/tmp/t.jsonl",
-                            "hook_event_name": "SessionStart", "source": "startup"}
+    data: dict[str, str] = {
+        "session_id": "s1",
+        "transcript_path": "/tmp/t.jsonl",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
     if cwd is not None:
         data["cwd"] = str(cwd)
     return json.dumps(data).encode()
@@ -42,8 +46,11 @@ def _wait_drained(home: Path, timeout: float = 60.0) -> None:
         drained = not list((home / "inbox").glob("*.json"))
         failed = (home / "inbox" / "failed").is_dir()
         # The drain logs its summary last: wait for it, not only for the files.
-        if drained and not failed and (home / "ledger.json").is_file() and "memorized" in _log(
-            home
+        if (
+            drained
+            and not failed
+            and (home / "ledger.json").is_file()
+            and "memorized" in _log(home)
         ):
             return
         time.sleep(0.1)
@@ -55,13 +62,17 @@ def test_session_start_prints_the_branch_memory(
 ) -> None:
     repo = checkout(tmp_path / "repos", "spotter", "ref: refs/heads/feature-x")
     (repo / "src").mkdir()
-    write_memory(home, "spotter/feature-x", [
-        item("bug_patterns", "Watcher loses files", "Watch the folder, not the file."),
-    ], summary="Feature x: folder watching.")
+    write_memory(
+        home,
+        "spotter/feature-x",
+        [
+            item("bug_patterns", "Watcher loses files", "Watch the folder, not the file."),
+        ],
+        summary="Feature x: folder watching.",
+    )
     write_memory(home, "spotter/main", [item("bug_patterns", "Lock first", "Take the lock.")])
 
-    done = run_hook("--home", str(home), "hook", "session-start",
-                    stdin=_start_input(repo / "src"))
+    done = run_hook("--home", str(home), "hook", "session-start", stdin=_start_input(repo / "src"))
 
     assert done.returncode == 0, done.stderr
     reply = json.loads(done.stdout)
@@ -103,8 +114,7 @@ def test_an_unusable_home_prints_nothing_and_logs_to_the_temp_folder(
     not_a_folder = tmp_path / "home-is-a-file"
     not_a_folder.write_text("oops", encoding="utf-8")
 
-    done = run_hook("--home", str(not_a_folder), "hook", "session-start",
-                    stdin=_start_input(repo))
+    done = run_hook("--home", str(not_a_folder), "hook", "session-start", stdin=_start_input(repo))
 
     assert (done.returncode, done.stdout) == (0, b"")
     fallback = Path(hook_env["TMPDIR"]) / FALLBACK_LOG
@@ -127,9 +137,11 @@ def test_stdin_left_open_does_not_hang_the_hook(
     repo = checkout(tmp_path / "repos")
     write_memory(home, "spotter/feature-x", [item("coding_preferences", "P", "Pref.")])
     process = subprocess.Popen(
-        [sys.executable, "-m", "app.integrations", "--home", str(home), "hook",
-         "session-start"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=hook_env,
+        [sys.executable, "-m", "app.integrations", "--home", str(home), "hook", "session-start"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=hook_env,
     )
     assert process.stdin is not None
     assert process.stdout is not None
@@ -154,9 +166,15 @@ def test_session_end_returns_and_the_background_run_memorizes(
     transcript = tmp_path / "claude" / "projects" / "-home-dev-spotter" / f"{SESSION}.jsonl"
     transcript.parent.mkdir(parents=True)
     shutil.copyfile(fixtures_dir / "integrations" / "session-feature-x.jsonl", transcript)
-    stdin = json.dumps({"session_id": SESSION, "transcript_path": str(transcript),
-                        "cwd": "/home/dev/projects/spotter", "hook_event_name": "SessionEnd",
-                        "reason": "prompt_input_exit"}).encode()
+    stdin = json.dumps(
+        {
+            "session_id": SESSION,
+            "transcript_path": str(transcript),
+            "cwd": "/home/dev/projects/spotter",
+            "hook_event_name": "SessionEnd",
+            "reason": "prompt_input_exit",
+        }
+    ).encode()
 
     done = run_hook("--home", str(home), "hook", "session-end", stdin=stdin)
 
@@ -181,9 +199,15 @@ def test_session_end_with_a_real_claude_code_transcript(
     transcript = tmp_path / "projects" / "-home-marco-projects-spotter" / f"{session}.jsonl"
     transcript.parent.mkdir(parents=True)
     shutil.copyfile(corpus_dir / "claude-code" / "marot-spotter__short.jsonl", transcript)
-    stdin = json.dumps({"session_id": session, "transcript_path": str(transcript),
-                        "cwd": "/home/marco/projects/spotter",
-                        "hook_event_name": "PreCompact", "trigger": "auto"}).encode()
+    stdin = json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": str(transcript),
+            "cwd": "/home/marco/projects/spotter",
+            "hook_event_name": "PreCompact",
+            "trigger": "auto",
+        }
+    ).encode()
 
     done = run_hook("--home", str(home), "hook", "pre-compact", stdin=stdin)
 
@@ -196,11 +220,10 @@ def test_session_end_with_a_real_claude_code_transcript(
     assert "PreCompact: spooled" in _log(home)
 
 
-def test_session_end_without_a_transcript_records_nothing(
-    home: Path, run_hook: RunHook
-) -> None:
-    done = run_hook("--home", str(home), "hook", "session-end",
-                    stdin=b'{"session_id": "x", "cwd": "/tmp"}')
+def test_session_end_without_a_transcript_records_nothing(home: Path, run_hook: RunHook) -> None:
+    done = run_hook(
+        "--home", str(home), "hook", "session-end", stdin=b'{"session_id": "x", "cwd": "/tmp"}'
+    )
 
     assert (done.returncode, done.stdout) == (0, b"")
     assert not (home / "inbox").exists()
@@ -220,8 +243,9 @@ def test_a_fifo_as_git_head_does_not_hang_session_start(
     write_memory(home, "other/main", [item("coding_preferences", "P", "Pref.")])
 
     started = time.monotonic()
-    done = run_hook("--home", str(home), "hook", "session-start", stdin=_start_input(repo),
-                    timeout=20)
+    done = run_hook(
+        "--home", str(home), "hook", "session-start", stdin=_start_input(repo), timeout=20
+    )
 
     assert time.monotonic() - started < 2.5
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
@@ -238,38 +262,66 @@ def test_a_hook_stuck_on_a_file_gives_up_at_its_time_limit(
     os.mkfifo(memory_file)  # whatever reads it blocks until a writer comes: none will
 
     started = time.monotonic()
-    done = run_hook("--home", str(home), "hook", "session-start", stdin=_start_input(repo),
-                    timeout=20)
+    done = run_hook(
+        "--home", str(home), "hook", "session-start", stdin=_start_input(repo), timeout=20
+    )
 
     assert time.monotonic() - started < HOOK_DEADLINE_S + 2.0
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
 
 
 def _prompt_input(cwd: Path, prompt: str, session: str = "s-1") -> bytes:
-    return json.dumps({"session_id": session, "cwd": str(cwd), "prompt": prompt,
-                       "hook_event_name": "UserPromptSubmit"}).encode()
+    return json.dumps(
+        {
+            "session_id": session,
+            "cwd": str(cwd),
+            "prompt": prompt,
+            "hook_event_name": "UserPromptSubmit",
+        }
+    ).encode()
 
 
 def test_user_prompt_submit_adds_only_relevant_notes_the_session_has_not_seen(
     tmp_path: Path, home: Path, run_hook: RunHook
 ) -> None:
     repo = checkout(tmp_path / "repos", "spotter", "ref: refs/heads/feature-x")
-    write_memory(home, "spotter/feature-x", [
-        item("bug_patterns", "Token expiry", "Login tokens expire at midnight because token "
-             "expiry uses local time instead of UTC."),
-    ])
-    write_memory(home, "spotter/main", [
-        item("architectural_decisions", "Page cache", "Cache rendered product pages in Redis "
-             "for five minutes."),
-    ])
+    write_memory(
+        home,
+        "spotter/feature-x",
+        [
+            item(
+                "bug_patterns",
+                "Token expiry",
+                "Login tokens expire at midnight because token "
+                "expiry uses local time instead of UTC.",
+            ),
+        ],
+    )
+    write_memory(
+        home,
+        "spotter/main",
+        [
+            item(
+                "architectural_decisions",
+                "Page cache",
+                "Cache rendered product pages in Redis for five minutes.",
+            ),
+        ],
+    )
     from app.core.index import MemoryIndex
 
     with MemoryIndex(MemoryStore(home).index_path) as index:
         index.sync(MemoryStore(home))
 
-    asked = run_hook("--home", str(home), "hook", "user-prompt-submit",
-                     stdin=_prompt_input(repo, "users are logged out at midnight, token expiry?",
-                                         session="fresh"))
+    asked = run_hook(
+        "--home",
+        str(home),
+        "hook",
+        "user-prompt-submit",
+        stdin=_prompt_input(
+            repo, "users are logged out at midnight, token expiry?", session="fresh"
+        ),
+    )
     assert asked.returncode == 0, asked.stderr
     output = json.loads(asked.stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == "UserPromptSubmit"
@@ -279,24 +331,47 @@ def test_user_prompt_submit_adds_only_relevant_notes_the_session_has_not_seen(
 
     # Nothing relevant: no output at all.
     for prompt in ("thanks!", "run the tests", "kubernetes helm upgrade fails"):
-        quiet = run_hook("--home", str(home), "hook", "user-prompt-submit",
-                         stdin=_prompt_input(repo, prompt, session="fresh"))
+        quiet = run_hook(
+            "--home",
+            str(home),
+            "hook",
+            "user-prompt-submit",
+            stdin=_prompt_input(repo, prompt, session="fresh"),
+        )
         assert quiet.returncode == 0 and quiet.stdout == b"", (prompt, quiet.stdout)
 
     # What session start injected is not repeated for the same session.
-    run_hook("--home", str(home), "hook", "session-start",
-             stdin=json.dumps({"session_id": "s-2", "cwd": str(repo)}).encode())
-    again = run_hook("--home", str(home), "hook", "user-prompt-submit",
-                     stdin=_prompt_input(repo, "token expiry at midnight again", "s-2"))
+    run_hook(
+        "--home",
+        str(home),
+        "hook",
+        "session-start",
+        stdin=json.dumps({"session_id": "s-2", "cwd": str(repo)}).encode(),
+    )
+    again = run_hook(
+        "--home",
+        str(home),
+        "hook",
+        "user-prompt-submit",
+        stdin=_prompt_input(repo, "token expiry at midnight again", "s-2"),
+    )
     assert again.returncode == 0 and again.stdout == b""
 
 
-@pytest.mark.parametrize("stdin", [b"", b"garbage", b'{"prompt": 5, "cwd": []}',
-                                   b'{"session_id": "../../etc", "cwd": "/", "prompt": "x y"}'])
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        b"",
+        b"garbage",
+        b'{"prompt": 5, "cwd": []}',
+        b'{"session_id": "../../etc", "cwd": "/", "prompt": "x y"}',
+    ],
+)
 def test_user_prompt_submit_never_fails_the_prompt(
     home: Path, run_hook: RunHook, stdin: bytes
 ) -> None:
     done = run_hook("--home", str(home), "hook", "user-prompt-submit", stdin=stdin)
     assert done.returncode == 0 and done.stdout == b""
     assert not (home / "cache" / "sessions").exists() or not any(
-        p.name.startswith("..") for p in (home / "cache" / "sessions").iterdir())
+        p.name.startswith("..") for p in (home / "cache" / "sessions").iterdir()
+    )

@@ -38,8 +38,7 @@ def transcript(tmp_path: Path, fixtures_dir: Path) -> Path:
 
 
 def _spool(home: Path, transcript: Path | str, event: str = "SessionEnd") -> Path:
-    return spool(home, transcript_path=str(transcript), session_id=SESSION, cwd="/tmp",
-                 event=event)
+    return spool(home, transcript_path=str(transcript), session_id=SESSION, cwd="/tmp", event=event)
 
 
 def _ledger(home: Path) -> dict[str, dict[str, object]]:
@@ -76,9 +75,7 @@ def test_drain_memorizes_and_empties_the_inbox(offline_home: Path, transcript: P
     assert (offline_home / "branches" / "spotter%2Ffeature-x.md").is_file()
 
 
-def test_a_grown_session_memorizes_only_the_new_part(
-    offline_home: Path, transcript: Path
-) -> None:
+def test_a_grown_session_memorizes_only_the_new_part(offline_home: Path, transcript: Path) -> None:
     lines = transcript.read_text(encoding="utf-8").splitlines(keepends=True)
     transcript.write_text("".join(lines[:2]), encoding="utf-8")
     _spool(offline_home, transcript, "PreCompact")
@@ -156,6 +153,12 @@ def test_the_drain_command_names_the_home_and_engine(tmp_path: Path) -> None:
     argv = inbox.drainer_command(tmp_path / "h", "offline")
 
     assert argv[:3] == [sys.executable, "-m", "app.integrations"]
-    assert argv[3:] == ["--home", str((tmp_path / "h").resolve()), "--engine", "offline",
-                        "hook", "process-inbox"]
+    assert argv[3:] == [
+        "--home",
+        str((tmp_path / "h").resolve()),
+        "--engine",
+        "offline",
+        "hook",
+        "process-inbox",
+    ]
     assert inbox.drainer_command(None)[-2:] == ["hook", "process-inbox"]

@@ -17,10 +17,10 @@ ORIGINAL: dict[str, Any] = {
     "model": "opus",
     "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
     "hooks": {
-        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
-                                                      "command": "audit.sh"}]}],
-        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command",
-                                                           "command": "tmux-hello.sh"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "tmux-hello.sh"}]}
+        ],
     },
     "env": {"FOO": "1"},
 }
@@ -139,8 +139,9 @@ def test_invalid_json_is_refused_and_left_untouched(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("settings.json.bak-*"))
 
 
-@pytest.mark.parametrize("content", ['["a list"]', '{"hooks": []}',
-                                     '{"hooks": {"SessionStart": {}}}'])
+@pytest.mark.parametrize(
+    "content", ['["a list"]', '{"hooks": []}', '{"hooks": {"SessionStart": {}}}']
+)
 def test_settings_of_the_wrong_shape_are_refused(tmp_path: Path, content: str) -> None:
     path = tmp_path / "settings.json"
     path.write_text(content, encoding="utf-8")
@@ -178,16 +179,28 @@ def test_our_user_written_entries_in_a_shared_group_are_the_only_ones_removed(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "settings.json"
-    mixed = {"hooks": {"SessionEnd": [{"hooks": [
-        {"type": "command", "command": "notify-send bye"},
-        {"type": "command", "command": "/opt/bin/puffin-memory --home /x hook session-end"},
-    ]}]}}
+    mixed = {
+        "hooks": {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": "notify-send bye"},
+                        {
+                            "type": "command",
+                            "command": "/opt/bin/puffin-memory --home /x hook session-end",
+                        },
+                    ]
+                }
+            ]
+        }
+    }
     _write(path, mixed)
 
     install_hooks(path, uninstall=True)
 
-    assert json.loads(path.read_text(encoding="utf-8")) == {"hooks": {"SessionEnd": [
-        {"hooks": [{"type": "command", "command": "notify-send bye"}]}]}}
+    assert json.loads(path.read_text(encoding="utf-8")) == {
+        "hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "notify-send bye"}]}]}
+    }
 
 
 @pytest.mark.parametrize(
@@ -242,8 +255,15 @@ def test_the_installed_command_really_runs_the_hook(tmp_path: Path, home: Path) 
     command = _ours(data, "SessionStart")[0]["command"]
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PUFFIN_MEMORY_HOME"}}
 
-    done = subprocess.run(["/bin/sh", "-c", command], input=b"garbage", capture_output=True,
-                          cwd=tmp_path, env=env, timeout=60, check=False)
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=b"garbage",
+        capture_output=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+        check=False,
+    )
 
     # Garbage in: nothing out, exit 0, and the reason in the log of the home it was given.
     assert (done.returncode, done.stdout) == (0, b""), done.stderr

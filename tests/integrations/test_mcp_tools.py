@@ -25,8 +25,12 @@ class Client:
     def __init__(self, home: Path, cwd: Path) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "app", "--home", str(home), "mcp"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=cwd, text=True, env={**_env(), "PYTHONPATH": str(REPO)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            text=True,
+            env={**_env(), "PYTHONPATH": str(REPO)},
         )
         self.next_id = 0
 
@@ -37,8 +41,14 @@ class Client:
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method,
-                   **({"params": params} if params is not None else {})})
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": self.next_id,
+                "method": method,
+                **({"params": params} if params is not None else {}),
+            }
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert line, f"server closed stdout; stderr: {self._stderr()}"
@@ -47,8 +57,9 @@ class Client:
         return reply
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self.request(
-            "tools/call", {"name": name, "arguments": arguments})["result"]
+        result: dict[str, Any] = self.request("tools/call", {"name": name, "arguments": arguments})[
+            "result"
+        ]
         return result
 
     def _stderr(self) -> str:
@@ -68,10 +79,14 @@ def client(home: Path, tmp_path: Path) -> Iterator[Client]:
     (checkout / ".git").mkdir(parents=True)
     (checkout / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     started = Client(home, checkout)
-    init = started.request("initialize", {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "pytest", "version": "0"},
-    })
+    init = started.request(
+        "initialize",
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "pytest", "version": "0"},
+        },
+    )
     assert init["result"]["serverInfo"]["name"] == "puffin-memory"
     started.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     yield started
@@ -103,8 +118,7 @@ def test_tools_are_listed_with_schemas_and_hints(client: Client) -> None:
 
 def test_remember_search_get_list_forget_review_over_stdio(client: Client) -> None:
     text = "Use pnpm workspaces for the monorepo; never add a package-lock.json"
-    added = _structured(client.call("remember", {"text": text,
-                                                 "category": "project_conventions"}))
+    added = _structured(client.call("remember", {"text": text, "category": "project_conventions"}))
     # No branch given: the git branch of the client's folder (shop, on main).
     assert added["branch"] == "shop/main" and added["added"] is True
 

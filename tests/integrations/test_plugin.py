@@ -68,35 +68,73 @@ def test_no_absolute_paths_and_everything_goes_through_the_launcher() -> None:
 def test_every_hook_command_runs_and_exits_0(tmp_path: Path) -> None:
     binary = _installed_bin(tmp_path)
     home = tmp_path / "memory"
-    env = {**os.environ, "PUFFIN_MEMORY_BIN": str(binary), "PUFFIN_MEMORY_HOME": str(home),
-           "CLAUDE_PLUGIN_ROOT": str(PLUGIN)}
-    sample = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "prompt": "hello there",
-                         "source": "startup", "transcript_path": str(tmp_path / "none.jsonl")})
+    env = {
+        **os.environ,
+        "PUFFIN_MEMORY_BIN": str(binary),
+        "PUFFIN_MEMORY_HOME": str(home),
+        "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+    }
+    sample = json.dumps(
+        {
+            "session_id": "s1",
+            "cwd": str(tmp_path),
+            "prompt": "hello there",
+            "source": "startup",
+            "transcript_path": str(tmp_path / "none.jsonl"),
+        }
+    )
     for command in _commands():
         argv = command.replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN)).split()
-        done = subprocess.run(argv, input=sample, capture_output=True, text=True, env=env,
-                              timeout=60)
+        done = subprocess.run(
+            argv, input=sample, capture_output=True, text=True, env=env, timeout=60
+        )
         assert done.returncode == 0, (command, done.stderr)
 
 
 def test_the_plugin_mcp_server_is_puffin_memory_mcp(tmp_path: Path) -> None:
-    env = {**os.environ, "PUFFIN_MEMORY_BIN": str(_installed_bin(tmp_path)),
-           "PUFFIN_MEMORY_HOME": str(tmp_path / "memory")}
-    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}})
-    done = subprocess.run([str(LAUNCHER), "mcp"], input=init + "\n", capture_output=True,
-                          text=True, env=env, timeout=60)
+    env = {
+        **os.environ,
+        "PUFFIN_MEMORY_BIN": str(_installed_bin(tmp_path)),
+        "PUFFIN_MEMORY_HOME": str(tmp_path / "memory"),
+    }
+    init = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+    )
+    done = subprocess.run(
+        [str(LAUNCHER), "mcp"],
+        input=init + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == (
-        "puffin-memory")
+        "puffin-memory"
+    )
 
 
 def test_without_the_app_hooks_stay_silent_and_mcp_says_how_to_install(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path), "HOME": str(tmp_path)}  # no puffin-memory anywhere
-    hook = subprocess.run(["/bin/sh", str(LAUNCHER), "hook", "session-start"], input="{}",
-                          capture_output=True, text=True, env=env, timeout=30)
+    hook = subprocess.run(
+        ["/bin/sh", str(LAUNCHER), "hook", "session-start"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
     assert hook.returncode == 0 and hook.stdout == "" and hook.stderr == ""
-    mcp = subprocess.run(["/bin/sh", str(LAUNCHER), "mcp"], capture_output=True, text=True,
-                         env=env, timeout=30)
+    mcp = subprocess.run(
+        ["/bin/sh", str(LAUNCHER), "mcp"], capture_output=True, text=True, env=env, timeout=30
+    )
     assert mcp.returncode == 1 and "pipx install" in mcp.stderr

@@ -28,7 +28,9 @@ SEED_BRANCHES = {
 # Nothing in a test may read the developer's real agent folders: start-up work is off and
 # every source is disabled (a "Scan now" then finds nothing to read).
 QUIET_CONFIG: dict[str, Any] = {
-    "scan_on_start": False, "maintenance_on_start": False, "auto_memorize": False,
+    "scan_on_start": False,
+    "maintenance_on_start": False,
+    "auto_memorize": False,
     "sources": {"claude_code": False, "codex": False, "puffin": False, "aider": False},
 }
 
@@ -87,9 +89,14 @@ def start_channels(qtbot: QtBot, home: Path) -> MemoryChannels:
     host = MemoryHost(home, engine_override="offline")
     channels = MemoryChannels(host)
     channels.start_service()
-    qtbot.waitUntil(lambda: channels.status is not None
-                    and channels.status["status"] != "starting"
-                    and channels.stats is not None, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: (
+            channels.status is not None
+            and channels.status["status"] != "starting"
+            and channels.stats is not None
+        ),
+        timeout=15_000,
+    )
     return channels
 
 

@@ -31,8 +31,7 @@ def test_reply_is_announced_with_request_id_and_channel(
         request_id = seeded_channels.request("memory:list-branches", {})
     got_id, channel, reply = blocker.args
     assert (got_id, channel) == (request_id, "memory:list-branches")
-    assert sorted(b["branch"] for b in reply["branches"]) == [
-        "puffin-todo-list/ui", "spotter/main"]
+    assert sorted(b["branch"] for b in reply["branches"]) == ["puffin-todo-list/ui", "spotter/main"]
 
 
 def test_member_returns_the_api_reply(qtbot: QtBot, seeded_channels: MemoryChannels) -> None:
@@ -73,8 +72,9 @@ def test_save_announces_branch_and_stats_and_keeps_a_version(
         "## Bug Patterns\n",
         "## Bug Patterns\n\n- **Double submit**: Pressing Enter twice added the todo twice.\n",
     )
-    with qtbot.waitSignals([seeded_channels.branch_changed, seeded_channels.stats_changed],
-                           timeout=10_000):
+    with qtbot.waitSignals(
+        [seeded_channels.branch_changed, seeded_channels.stats_changed], timeout=10_000
+    ):
         reply = run(qtbot, seeded_channels.save_branch_memory("puffin-todo-list/ui", edited))
     assert reply["success"] is True
     assert seeded_channels.stats is not None and seeded_channels.stats["totalItems"] == 8
@@ -95,18 +95,25 @@ def test_file_written_outside_the_app_is_announced(
     qtbot: QtBot, seeded_channels: MemoryChannels, seeded_home: Path
 ) -> None:
     store = MemoryStore(seeded_home)
-    text = (FIXTURES / "todo__ui.md").read_text(encoding="utf-8").replace(
-        "puffin-todo-list/ui", "puffin-todo-list/backend")
+    text = (
+        (FIXTURES / "todo__ui.md")
+        .read_text(encoding="utf-8")
+        .replace("puffin-todo-list/ui", "puffin-todo-list/backend")
+    )
     with qtbot.waitSignal(seeded_channels.branch_changed, timeout=2_000) as blocker:
         store.write_text("puffin-todo-list/backend", text)  # what the CLI does
     assert blocker.args == ["puffin-todo-list/backend"]
-    qtbot.waitUntil(lambda: seeded_channels.stats is not None
-                    and seeded_channels.stats["totalBranches"] == 3, timeout=2_000)
+    qtbot.waitUntil(
+        lambda: seeded_channels.stats is not None and seeded_channels.stats["totalBranches"] == 3,
+        timeout=2_000,
+    )
     # An editor writing in place (no rename) is noticed too, and the replaced file above
     # is still watched.
     path = store.branch_file("spotter/main")
-    with (qtbot.waitSignal(seeded_channels.branch_changed, timeout=2_000) as blocker,
-          path.open("a", encoding="utf-8") as handle):
+    with (
+        qtbot.waitSignal(seeded_channels.branch_changed, timeout=2_000) as blocker,
+        path.open("a", encoding="utf-8") as handle,
+    ):
         handle.write("\n")
     assert blocker.args == ["spotter/main"]
     with qtbot.waitSignal(seeded_channels.branch_changed, timeout=2_000) as blocker:

@@ -19,8 +19,9 @@ from app.service.host import MemoryHost, is_error
 from tests.service.support import run
 
 
-def test_core_answers_on_its_own_thread(qtbot: QtBot, qloop: qasync.QEventLoop,
-                                        seeded_home: Path) -> None:
+def test_core_answers_on_its_own_thread(
+    qtbot: QtBot, qloop: qasync.QEventLoop, seeded_home: Path
+) -> None:
     threads: list[str] = []
     gui = threading.current_thread().name
 
@@ -46,8 +47,9 @@ def test_a_core_that_cannot_start_shows_an_error_status(
 
     host = MemoryHost(quiet_home, api_factory=broken)
     channels = MemoryChannels(host)
-    with qtbot.waitSignal(channels.status_changed, timeout=5000,
-                          check_params_cb=lambda s: s["status"] == "error"):
+    with qtbot.waitSignal(
+        channels.status_changed, timeout=5000, check_params_cb=lambda s: s["status"] == "error"
+    ):
         channels.start_service()
     assert channels.status is not None
     assert "disk not mounted" in str(channels.status["lastError"])
@@ -56,9 +58,7 @@ def test_a_core_that_cannot_start_shows_an_error_status(
     run(qtbot, channels.shutdown())
 
 
-def test_task_failure_goes_to_the_one_error_handler(
-    qtbot: QtBot, channels: MemoryChannels
-) -> None:
+def test_task_failure_goes_to_the_one_error_handler(qtbot: QtBot, channels: MemoryChannels) -> None:
     async def failing() -> None:
         raise ValueError("unexpected shape")
 
@@ -100,13 +100,15 @@ def test_jobs_run_one_per_branch_and_exclusive_jobs_alone(
     host.start()
 
     async def scenario() -> list[dict[str, Any]]:
-        return list(await asyncio.gather(
-            host.invoke("memory:memorize", {"conversationText": "a", "branchId": "x/1"}),
-            host.invoke("memory:memorize", {"conversationText": "b", "branchId": "x/1"}),
-            host.invoke("memory:memorize", {"conversationText": "c", "branchId": "y/2"}),
-            host.invoke("memory:run-maintenance", {"type": "weekly"}),
-            host.invoke("memory:run-maintenance", {"type": "weekly"}),
-        ))
+        return list(
+            await asyncio.gather(
+                host.invoke("memory:memorize", {"conversationText": "a", "branchId": "x/1"}),
+                host.invoke("memory:memorize", {"conversationText": "b", "branchId": "x/1"}),
+                host.invoke("memory:memorize", {"conversationText": "c", "branchId": "y/2"}),
+                host.invoke("memory:run-maintenance", {"type": "weekly"}),
+                host.invoke("memory:run-maintenance", {"type": "weekly"}),
+            )
+        )
 
     replies = run(qtbot, scenario())
     assert all(r["success"] for r in replies)
@@ -173,12 +175,23 @@ def test_start_runs_maintenance_and_a_source_scan_when_enabled(
     projects.mkdir(parents=True)
     for path in (corpus_dir / "claude-code").glob("marot-spotter__*.jsonl"):
         shutil.copyfile(path, projects / path.name.split("__", 1)[1])
-    (home / "config.json").write_text(json.dumps({
-        "maintenance_on_start": True, "scan_on_start": True, "auto_memorize": False,
-        "idle_minutes": 0,
-        "sources": {"claude_code": True, "claude_projects_dir": str(projects.parent),
-                    "codex": False, "puffin": False, "aider": False},
-    }))
+    (home / "config.json").write_text(
+        json.dumps(
+            {
+                "maintenance_on_start": True,
+                "scan_on_start": True,
+                "auto_memorize": False,
+                "idle_minutes": 0,
+                "sources": {
+                    "claude_code": True,
+                    "claude_projects_dir": str(projects.parent),
+                    "codex": False,
+                    "puffin": False,
+                    "aider": False,
+                },
+            }
+        )
+    )
     channels = MemoryChannels(MemoryHost(home, engine_override="offline"))
     finished: list[tuple[str, str, dict[str, Any]]] = []
     channels.job_finished.connect(lambda name, kind, reply: finished.append((name, kind, reply)))

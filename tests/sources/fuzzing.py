@@ -23,54 +23,142 @@ from app.sources.render import render
 from app.sources.scan import valid_threads
 
 KEYS = (
-    "type", "message", "content", "role", "payload", "timestamp", "cwd", "gitBranch",
-    "sessionId", "uuid", "parentUuid", "isSidechain", "data", "agentId", "text", "tool_use_id",
-    "is_error", "id", "name", "input", "toolUseResult", "isMeta", "isCompactSummary", "git",
-    "branch", "repository_url", "branches", "prompts", "parentId", "response", "filesModified",
-    "path", "action", "title", "model", "isApiErrorMessage", "parentToolUseID", "prompt",
-    "description", "arguments", "output", "success", "metadata", "exit_code", "record_type",
-    "threads", "version", "threadId", "branchId", "messages", "hash", "memorizedAt", "source",
+    "type",
+    "message",
+    "content",
+    "role",
+    "payload",
+    "timestamp",
+    "cwd",
+    "gitBranch",
+    "sessionId",
+    "uuid",
+    "parentUuid",
+    "isSidechain",
+    "data",
+    "agentId",
+    "text",
+    "tool_use_id",
+    "is_error",
+    "id",
+    "name",
+    "input",
+    "toolUseResult",
+    "isMeta",
+    "isCompactSummary",
+    "git",
+    "branch",
+    "repository_url",
+    "branches",
+    "prompts",
+    "parentId",
+    "response",
+    "filesModified",
+    "path",
+    "action",
+    "title",
+    "model",
+    "isApiErrorMessage",
+    "parentToolUseID",
+    "prompt",
+    "description",
+    "arguments",
+    "output",
+    "success",
+    "metadata",
+    "exit_code",
+    "record_type",
+    "threads",
+    "version",
+    "threadId",
+    "branchId",
+    "messages",
+    "hash",
+    "memorizedAt",
+    "source",
 )
 TYPES = (
-    "user", "assistant", "system", "progress", "summary", "agent_progress", "text", "tool_use",
-    "tool_result", "server_tool_use", "session_meta", "response_item", "event_msg",
-    "turn_context", "compacted", "message", "function_call", "function_call_output",
-    "custom_tool_call", "local_shell_call", "reasoning", "user_message", "input_text",
-    "output_text", "file-history-snapshot",
+    "user",
+    "assistant",
+    "system",
+    "progress",
+    "summary",
+    "agent_progress",
+    "text",
+    "tool_use",
+    "tool_result",
+    "server_tool_use",
+    "session_meta",
+    "response_item",
+    "event_msg",
+    "turn_context",
+    "compacted",
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "local_shell_call",
+    "reasoning",
+    "user_message",
+    "input_text",
+    "output_text",
+    "file-history-snapshot",
 )
 _TEXTS = st.sampled_from(
-    ("", " ", "hi", "<command-name>/x</command-name>", "<system-reminder>r</system-reminder>",
-     "[Request interrupted by user]", "<bash-input>ls</bash-input>", "Exit code: 1\nboom",
-     '{"metadata":{"exit_code":2}}', "2026-02-10T21:11:56Z", "1700000000000", "Task", "Agent",
-     "ref: refs/heads/main", "\ud800", "\x00", "é" * 3)
+    (
+        "",
+        " ",
+        "hi",
+        "<command-name>/x</command-name>",
+        "<system-reminder>r</system-reminder>",
+        "[Request interrupted by user]",
+        "<bash-input>ls</bash-input>",
+        "Exit code: 1\nboom",
+        '{"metadata":{"exit_code":2}}',
+        "2026-02-10T21:11:56Z",
+        "1700000000000",
+        "Task",
+        "Agent",
+        "ref: refs/heads/main",
+        "\ud800",
+        "\x00",
+        "é" * 3,
+    )
 ) | st.text(max_size=20)
 
 _SCALARS = (
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=True, allow_infinity=True) | _TEXTS | st.sampled_from(TYPES)
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _TEXTS
+    | st.sampled_from(TYPES)
 )
 
 
 def _objects(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     keys = st.sampled_from(KEYS) | st.text(max_size=8)
     inner = ("message", "content", "payload", "data", "timestamp", "cwd")
-    typed = st.fixed_dictionaries({"type": st.sampled_from(TYPES) | children},
-                                  optional=dict.fromkeys(inner, children))
+    typed = st.fixed_dictionaries(
+        {"type": st.sampled_from(TYPES) | children}, optional=dict.fromkeys(inner, children)
+    )
     return st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=6) | typed
 
 
 JSON_VALUES: st.SearchStrategy[Any] = st.recursive(_SCALARS, _objects, max_leaves=25)
-RECORDS: st.SearchStrategy[Any] = st.dictionaries(
-    st.sampled_from(KEYS), JSON_VALUES, max_size=8
-) | st.fixed_dictionaries({"type": st.sampled_from(TYPES) | JSON_VALUES}, optional={
-    k: JSON_VALUES for k in KEYS if k != "type"
-}) | JSON_VALUES
+RECORDS: st.SearchStrategy[Any] = (
+    st.dictionaries(st.sampled_from(KEYS), JSON_VALUES, max_size=8)
+    | st.fixed_dictionaries(
+        {"type": st.sampled_from(TYPES) | JSON_VALUES},
+        optional={k: JSON_VALUES for k in KEYS if k != "type"},
+    )
+    | JSON_VALUES
+)
 
 
 def _dumps(value: Any) -> bytes:
     # Compact, as the agents write it: the readers look at the first bytes of a line.
-    return json.dumps(value, separators=(",", ":"), allow_nan=True).encode("utf-8",
-                                                                           "surrogatepass")
+    return json.dumps(value, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogatepass")
 
 
 @st.composite
@@ -105,11 +193,18 @@ def json_documents(draw: st.DrawFn) -> bytes:
     """A whole-file JSON document (Puffin history, ledger), possibly damaged."""
     prompts = st.lists(RECORDS, max_size=6)
     value = draw(
-        st.fixed_dictionaries({"branches": st.dictionaries(
-            st.text(max_size=6), st.fixed_dictionaries({"prompts": prompts}) | JSON_VALUES,
-            max_size=3)})
-        | st.fixed_dictionaries({"threads": st.dictionaries(st.text(max_size=6), RECORDS,
-                                                             max_size=4)})
+        st.fixed_dictionaries(
+            {
+                "branches": st.dictionaries(
+                    st.text(max_size=6),
+                    st.fixed_dictionaries({"prompts": prompts}) | JSON_VALUES,
+                    max_size=3,
+                )
+            }
+        )
+        | st.fixed_dictionaries(
+            {"threads": st.dictionaries(st.text(max_size=6), RECORDS, max_size=4)}
+        )
         | JSON_VALUES
     )
     data = _dumps(value)
@@ -124,14 +219,29 @@ def json_documents(draw: st.DrawFn) -> bytes:
 @st.composite
 def text_files(draw: st.DrawFn) -> bytes:
     """An Aider history or a plain-text conversation, with invalid UTF-8 now and then."""
-    pieces = st.sampled_from((
-        "# aider chat started at 2026-01-01 10:00:00\n", "# aider chat started at nonsense\n",
-        "#### do it  \n", "####\n", "> error: boom\n", "> \n", "User: hi\n", "Assistant: ok\n",
-        "## Human\n", "<think>x\n", "```py\n<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n",
-        "text\n", "\r\n", "\n",
-    ))
+    pieces = st.sampled_from(
+        (
+            "# aider chat started at 2026-01-01 10:00:00\n",
+            "# aider chat started at nonsense\n",
+            "#### do it  \n",
+            "####\n",
+            "> error: boom\n",
+            "> \n",
+            "User: hi\n",
+            "Assistant: ok\n",
+            "## Human\n",
+            "<think>x\n",
+            "```py\n<<<<<<< SEARCH\n",
+            "=======\n",
+            ">>>>>>> REPLACE\n",
+            "text\n",
+            "\r\n",
+            "\n",
+        )
+    )
     data = "".join(draw(st.lists(pieces | st.text(max_size=15), max_size=25))).encode(
-        "utf-8", "surrogatepass")
+        "utf-8", "surrogatepass"
+    )
     if draw(st.booleans()):
         data += draw(st.binary(max_size=8))
     return data
@@ -142,10 +252,12 @@ def text_files(draw: st.DrawFn) -> bytes:
 Reader = Callable[[tuple[Path, ...], ReadStats], list[ParsedThread]]
 # name -> (where the file goes under a folder, unguarded reader, file strategy)
 READERS: dict[str, tuple[str, Reader, st.SearchStrategy[bytes]]] = {
-    "claude-code": ("proj/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
-                    claude_code.read_session, jsonl_files()),
-    "codex": ("sessions/rollout-2026-02-23T13-19-38-x.jsonl", codex.read_rollout,
-              jsonl_files()),
+    "claude-code": (
+        "proj/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+        claude_code.read_session,
+        jsonl_files(),
+    ),
+    "codex": ("sessions/rollout-2026-02-23T13-19-38-x.jsonl", codex.read_rollout, jsonl_files()),
     "puffin": ("project/.puffin/history.json", puffin.read_history, json_documents()),
     "aider": ("project/.aider.chat.history.md", aider.read_history, text_files()),
     "file": ("notes/notes.md", plaintext.read_text, text_files()),

@@ -22,8 +22,10 @@ from app.sources.scan import discover
 from tests.sources.conftest import copy_to
 
 SID = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
-GOOD = (b'{"type":"user","message":{"role":"user","content":"Use tabs"},'
-        b'"timestamp":"2026-02-10T21:11:56Z","cwd":"/nowhere/app","gitBranch":"main"}\n')
+GOOD = (
+    b'{"type":"user","message":{"role":"user","content":"Use tabs"},'
+    b'"timestamp":"2026-02-10T21:11:56Z","cwd":"/nowhere/app","gitBranch":"main"}\n'
+)
 fifo_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 
 
@@ -47,14 +49,20 @@ def _in_time(work: Callable[[], object], seconds: float = 10.0) -> object:
     return box[0]
 
 
-@pytest.mark.parametrize("bad", [
-    b'{"type": []}', b'{"type": {"a": 1}}', b'[1, 2]', b'{"type":"user","message": 5}',
-    b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Task",'
-    b'"input":{"description":"d"},"id":["x"]}]}}',
-    b'{"type":"user","isSidechain":true,"uuid":{"u":1},"message":{"content":"x"}}',
-    b'{"type":"progress","data":{"type":"agent_progress","message":{"type":"user",'
-    b'"message":{"content":"x"}},"agentId":[1]}}',
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"type": []}',
+        b'{"type": {"a": 1}}',
+        b"[1, 2]",
+        b'{"type":"user","message": 5}',
+        b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Task",'
+        b'"input":{"description":"d"},"id":["x"]}]}}',
+        b'{"type":"user","isSidechain":true,"uuid":{"u":1},"message":{"content":"x"}}',
+        b'{"type":"progress","data":{"type":"agent_progress","message":{"type":"user",'
+        b'"message":{"content":"x"}},"agentId":[1]}}',
+    ],
+)
 def test_a_claude_session_with_a_malformed_record_keeps_its_other_messages(
     tmp_path: Path, bad: bytes
 ) -> None:
@@ -125,8 +133,10 @@ def test_bad_records_are_counted(tmp_path: Path) -> None:
     folder = tmp_path / "projects" / "-nowhere-app"
     folder.mkdir(parents=True)
     # `content` a list of tool_use blocks whose `name` is an object: tool_line gets a dict.
-    bad = (b'{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use",'
-           b'"name":{"n":1},"input":{"command":"ls"}}]}}\n')
+    bad = (
+        b'{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use",'
+        b'"name":{"n":1},"input":{"command":"ls"}}]}}\n'
+    )
     (folder / f"{SID}.jsonl").write_bytes(GOOD + bad)
 
     found = discover(SourceSettings(), path=tmp_path / "projects")

@@ -30,8 +30,12 @@ from tests.sources.fuzzing import (
     place,
 )
 
-FUZZ = settings(max_examples=12, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=12,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _in_time(work: Callable[[], object], seconds: float = 10.0) -> None:
@@ -74,8 +78,10 @@ def test_random_ledgers_never_raise(data: bytes) -> None:
 @settings(FUZZ, max_examples=6)
 @given(files=st.lists(jsonl_files(), min_size=1, max_size=3))
 def test_a_scan_reads_every_file_whatever_the_others_hold(files: list[bytes]) -> None:
-    good = (b'{"type":"user","message":{"role":"user","content":"keep me"},'
-            b'"timestamp":"2026-02-10T21:11:56Z"}')
+    good = (
+        b'{"type":"user","message":{"role":"user","content":"keep me"},'
+        b'"timestamp":"2026-02-10T21:11:56Z"}'
+    )
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "projects"
         (root / "p").mkdir(parents=True)
@@ -90,8 +96,10 @@ def test_a_scan_reads_every_file_whatever_the_others_hold(files: list[bytes]) ->
 def test_a_20_mb_line_is_read_or_skipped(tmp_path: Path, name: str) -> None:
     text = "x" * (20 * 1024 * 1024)
     if name in ("claude-code", "codex"):
-        data = ('{"type":"user","message":{"role":"user","content":"' + text + '"}}\n'
-                '{"type":"user","message":{"role":"user","content":"after"}}\n').encode()
+        data = (
+            '{"type":"user","message":{"role":"user","content":"' + text + '"}}\n'
+            '{"type":"user","message":{"role":"user","content":"after"}}\n'
+        ).encode()
     elif name == "puffin":
         data = ('{"branches":{"b":{"prompts":[{"id":"p","content":"' + text + '"}]}}}').encode()
     else:
@@ -101,9 +109,7 @@ def test_a_20_mb_line_is_read_or_skipped(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 @pytest.mark.parametrize("name", sorted(READERS))
-def test_a_fifo_in_place_of_the_file_is_reported_not_waited_on(
-    tmp_path: Path, name: str
-) -> None:
+def test_a_fifo_in_place_of_the_file_is_reported_not_waited_on(tmp_path: Path, name: str) -> None:
     path = place(tmp_path, name, b"")
     path.unlink()
     os.mkfifo(path)
@@ -135,8 +141,10 @@ def test_a_file_that_vanished_is_reported(tmp_path: Path, name: str) -> None:
     assert any(str(path) in e and "disappeared" in e for e in stats.errors), stats.errors
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
-                    reason="root reads files whatever their permissions")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0,
+    reason="root reads files whatever their permissions",
+)
 @pytest.mark.parametrize("name", sorted(READERS))
 def test_an_unreadable_file_is_reported(tmp_path: Path, name: str) -> None:
     path = place(tmp_path, name, b'{"type":"user"}\n')

@@ -10,18 +10,28 @@ from typing import Any
 from app.container import build_api
 from app.core.api import MemoryApi
 
-RULES = ("We always run make lint before pushing; never push a red build. All services log "
-         "JSON lines through structlog, never print().")
+RULES = (
+    "We always run make lint before pushing; never push a red build. All services log "
+    "JSON lines through structlog, never print()."
+)
 
 
 def _puffin_project(folder: Path, *, secret: str = "") -> Path:
     (folder / ".puffin").mkdir(parents=True)
-    prompts = [{"id": "p1", "parentId": None, "content": f"{RULES} {secret}".strip(),
-                "timestamp": 1767261600000, "children": [],
-                "response": {"content": "Noted, I will follow that.",
-                             "timestamp": 1767261630000}}]
-    history = {"branches": {"main": {"id": "main", "name": "Main", "prompts": prompts}},
-               "activeBranch": "main"}
+    prompts = [
+        {
+            "id": "p1",
+            "parentId": None,
+            "content": f"{RULES} {secret}".strip(),
+            "timestamp": 1767261600000,
+            "children": [],
+            "response": {"content": "Noted, I will follow that.", "timestamp": 1767261630000},
+        }
+    ]
+    history = {
+        "branches": {"main": {"id": "main", "name": "Main", "prompts": prompts}},
+        "activeBranch": "main",
+    }
     (folder / ".puffin" / "history.json").write_text(json.dumps(history), encoding="utf-8")
     return folder
 
@@ -39,8 +49,7 @@ def _scanned(home: Path, folder: Path) -> tuple[MemoryApi, list[dict[str, Any]]]
     return api, items
 
 
-def test_an_item_names_its_agent_date_transcript_and_excerpt(home: Path,
-                                                            tmp_path: Path) -> None:
+def test_an_item_names_its_agent_date_transcript_and_excerpt(home: Path, tmp_path: Path) -> None:
     folder = _puffin_project(tmp_path / "shop")
     api, items = _scanned(home, folder)
     logging_item = next(i for i in items if "structlog" in i["content"])
@@ -73,8 +82,9 @@ def test_excerpts_are_redacted(home: Path, tmp_path: Path) -> None:
 
 def test_a_hand_written_item_and_an_unknown_id(home: Path) -> None:
     api = build_api(home, engine_override="offline")
-    made = _call(api, "memory:remember", {"branch": "p/main",
-                                          "text": "Releases are cut on Tuesdays."})
+    made = _call(
+        api, "memory:remember", {"branch": "p/main", "text": "Releases are cut on Tuesdays."}
+    )
     answer = _call(api, "memory:provenance", {"id": made["id"]})
     assert answer["sources"][0]["agent"] == "You (written by hand)"
     missing = _call(api, "memory:provenance", {"id": "pref-nope"})

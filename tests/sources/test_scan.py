@@ -213,8 +213,13 @@ def test_pending_threads_are_memorized_once(
     )
 
     counts = {k: result[k] for k in ("memorized", "failed", "skipped", "errors", "read")}
-    assert counts == {"memorized": 3, "failed": 0, "skipped": 0, "errors": [],
-                      "read": {"claude-code": 3}}
+    assert counts == {
+        "memorized": 3,
+        "failed": 0,
+        "skipped": 0,
+        "errors": [],
+        "read": {"claude-code": 3},
+    }
     assert [(b, r) for _, b, r in memorize.calls] == [
         ("shop/main", "cc-11111111"),
         ("shop/feature/cart", "cc-11111111-2"),
@@ -232,7 +237,12 @@ def test_pending_threads_are_memorized_once(
     assert all(p.processed for p in again)
     second = run(memorize_pending(again, Ledger.open(home), memorize))
     assert {k: second[k] for k in ("memorized", "failed", "skipped", "errors", "read")} == {
-        "memorized": 0, "failed": 0, "skipped": 3, "errors": [], "read": {}}
+        "memorized": 0,
+        "failed": 0,
+        "skipped": 3,
+        "errors": [],
+        "read": {},
+    }
     assert len(memorize.calls) == 3
 
 
@@ -455,10 +465,16 @@ def test_settled_transcripts_are_not_read_again_until_they_change(
     first = discover(SourceSettings(), path=project)
     planned = plan(first, ledger, idle_minutes=0)
     for item in planned:
-        ledger.record(item.thread.key, source=item.thread.source, thread_id=item.thread.id,
-                      branch_id=item.thread.branch_id, ref=item.thread.ref,
-                      content_hash="h", messages=item.thread.message_count,
-                      path=str(item.thread.path))
+        ledger.record(
+            item.thread.key,
+            source=item.thread.source,
+            thread_id=item.thread.id,
+            branch_id=item.thread.branch_id,
+            ref=item.thread.ref,
+            content_hash="h",
+            messages=item.thread.message_count,
+            path=str(item.thread.path),
+        )
     settled = settled_transcripts(first, planned, ledger)
     assert settled
 
@@ -475,14 +491,28 @@ def test_describe_scan_says_what_was_read_and_why_nothing_was_kept() -> None:
 
     assert describe_scan({"threads": 0}).startswith("No agent conversations found")
     assert describe_scan({"threads": 5, "skipped": 5}).startswith("Nothing new to read")
-    quiet = describe_scan({
-        "threads": 12, "memorized": 12, "read": {"claude-code": 12}, "itemsAdded": 0,
-        "queuedForReview": 9, "engines": ["offline"],
-    })
-    assert quiet == ("12 Claude Code sessions read, 0 items remembered: the offline engine "
-                     "found no statement it trusts enough to keep; 9 candidates are in Review.")
-    broken = describe_scan({
-        "threads": 3, "memorized": 1, "failed": 2, "read": {"codex": 1}, "itemsAdded": 4,
-        "errors": ["a.jsonl: is a named pipe (FIFO), not a file; skipped", "b.jsonl: bad"],
-    })
+    quiet = describe_scan(
+        {
+            "threads": 12,
+            "memorized": 12,
+            "read": {"claude-code": 12},
+            "itemsAdded": 0,
+            "queuedForReview": 9,
+            "engines": ["offline"],
+        }
+    )
+    assert quiet == (
+        "12 Claude Code sessions read, 0 items remembered: the offline engine "
+        "found no statement it trusts enough to keep; 9 candidates are in Review."
+    )
+    broken = describe_scan(
+        {
+            "threads": 3,
+            "memorized": 1,
+            "failed": 2,
+            "read": {"codex": 1},
+            "itemsAdded": 4,
+            "errors": ["a.jsonl: is a named pipe (FIFO), not a file; skipped", "b.jsonl: bad"],
+        }
+    )
     assert broken.startswith("1 Codex session read, 4 items remembered. 2 problems: a.jsonl")

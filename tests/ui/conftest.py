@@ -20,5 +20,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """
     for item in items:
         if "tests/ui/" in item.nodeid.replace("\\", "/"):
-            item.add_marker(pytest.mark.qt_log_ignore(
-                r"This plugin does not support (propagateSizeHints|raise)\(\)"))
+            item.add_marker(
+                pytest.mark.qt_log_ignore(
+                    r"This plugin does not support (propagateSizeHints|raise)\(\)"
+                )
+            )

@@ -26,8 +26,11 @@ def test_typing_searches_fast_and_shows_where_each_answer_lives(
     qtbot: QtBot, seeded_channels: MemoryChannels
 ) -> None:
     panel = _panel(qtbot, seeded_channels)
-    with qtbot.waitSignal(seeded_channels.replied, timeout=5000,
-                          check_params_cb=lambda _i, channel, _r: channel == "memory:retrieve"):
+    with qtbot.waitSignal(
+        seeded_channels.replied,
+        timeout=5000,
+        check_params_cb=lambda _i, channel, _r: channel == "memory:retrieve",
+    ):
         qtbot.keyClicks(panel.query, "sqlite index")
     qtbot.waitUntil(lambda: panel.result_count > 0, timeout=5000)
     assert panel.last_reply is not None and panel.last_reply.get("mode", "fast") == "fast"
@@ -70,6 +73,5 @@ def test_empty_states(qtbot: QtBot, seeded_channels: MemoryChannels) -> None:
     assert panel.empty.headline.text() == "Ask anything about your projects"
     panel.query.setText("kubernetes helm chart")
     panel.search("fast")
-    qtbot.waitUntil(lambda: panel.empty.headline.text().startswith("Nothing found"),
-                    timeout=5000)
+    qtbot.waitUntil(lambda: panel.empty.headline.text().startswith("Nothing found"), timeout=5000)
     assert panel.stack.currentWidget() is panel.empty

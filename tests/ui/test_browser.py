@@ -27,8 +27,12 @@ def _panel(qtbot: QtBot, channels: MemoryChannels) -> BranchBrowserPanel:
 
 def _open(qtbot: QtBot, panel: BranchBrowserPanel, branch: str) -> None:
     panel.select_branch(branch)
-    qtbot.waitUntil(lambda: panel.pages.currentIndex() == panel.PAGE_VIEW
-                    and panel.branch_title.text() == branch, timeout=5000)
+    qtbot.waitUntil(
+        lambda: (
+            panel.pages.currentIndex() == panel.PAGE_VIEW and panel.branch_title.text() == branch
+        ),
+        timeout=5000,
+    )
 
 
 def _visible_branches(panel: BranchBrowserPanel) -> list[str]:
@@ -45,8 +49,9 @@ def _visible_branches(panel: BranchBrowserPanel) -> list[str]:
 def _confirm(qtbot: QtBot, panel: BranchBrowserPanel) -> None:
     qtbot.waitUntil(lambda: panel.findChild(QMessageBox, "confirmBox") is not None, timeout=2000)
     box = panel.findChild(QMessageBox, "confirmBox")
-    accept = next(b for b in box.buttons()
-                  if box.buttonRole(b) == QMessageBox.ButtonRole.AcceptRole)
+    accept = next(
+        b for b in box.buttons() if box.buttonRole(b) == QMessageBox.ButtonRole.AcceptRole
+    )
     accept.click()
 
 
@@ -101,7 +106,8 @@ def test_edit_saves_through_the_api_and_keeps_a_version(
     _open(qtbot, panel, "puffin-todo-list/ui")
     panel.start_edit()
     text = panel.editor.toPlainText().replace(
-        "## Bug Patterns\n", "## Bug Patterns\n\n- **Double submit**: Enter twice added twice.\n")
+        "## Bug Patterns\n", "## Bug Patterns\n\n- **Double submit**: Enter twice added twice.\n"
+    )
     panel.editor.setPlainText(text)
     panel.save()
     qtbot.waitUntil(lambda: not panel.editing, timeout=5000)
@@ -122,14 +128,14 @@ def test_versions_show_a_diff_and_restore(
     panel.show_versions()
     qtbot.waitUntil(lambda: panel.version_list.count() == 1, timeout=5000)
     panel.version_list.setCurrentRow(0)
-    qtbot.waitUntil(lambda: "+The todo list UI is Svelte" in panel.diff.toPlainText(),
-                    timeout=5000)
+    qtbot.waitUntil(lambda: "+The todo list UI is Svelte" in panel.diff.toPlainText(), timeout=5000)
     assert "-The todo list UI is plain HTML" in panel.diff.toPlainText()
     assert panel.diff.isReadOnly()
     panel.restore_button.click()
     _confirm(qtbot, panel)
-    qtbot.waitUntil(lambda: "plain HTML" in (store.read_text("puffin-todo-list/ui") or ""),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: "plain HTML" in (store.read_text("puffin-todo-list/ui") or ""), timeout=5000
+    )
     qtbot.waitUntil(lambda: panel.pages.currentIndex() == panel.PAGE_VIEW, timeout=5000)
 
 
@@ -139,8 +145,12 @@ def test_archive_lists_what_maintenance_took_out_and_restores_it(
     from app.core.archive import Archive
     from app.core.models import Category, MemoryItem
 
-    gone = MemoryItem(category=Category.PROJECT_CONVENTIONS, title="Use pnpm workspaces",
-                      content="Use pnpm workspaces for the monorepo.", id="conv-0badc0de")
+    gone = MemoryItem(
+        category=Category.PROJECT_CONVENTIONS,
+        title="Use pnpm workspaces",
+        content="Use pnpm workspaces for the monorepo.",
+        id="conv-0badc0de",
+    )
     Archive(seeded_home).add("puffin-todo-list/ui", [(gone, "pruned by weekly maintenance")])
     panel = _panel(qtbot, seeded_channels)
     _open(qtbot, panel, "puffin-todo-list/ui")
@@ -151,8 +161,10 @@ def test_archive_lists_what_maintenance_took_out_and_restores_it(
     assert panel.archive_restore_button.isEnabled()
     panel.archive_restore_button.click()
     store = MemoryStore(seeded_home)
-    qtbot.waitUntil(lambda: "Use pnpm workspaces" in (store.read_text("puffin-todo-list/ui")
-                                                      or ""), timeout=5000)
+    qtbot.waitUntil(
+        lambda: "Use pnpm workspaces" in (store.read_text("puffin-todo-list/ui") or ""),
+        timeout=5000,
+    )
     qtbot.waitUntil(lambda: panel.archive_list.count() == 0, timeout=5000)
     assert "Nothing archived" in panel.archive_detail.toPlainText()
 
@@ -182,8 +194,11 @@ def test_file_changed_by_the_cli_shows_up_within_two_seconds(
     store = MemoryStore(seeded_home)
     text = store.read_text("spotter/main") or ""
     store.write_text("spotter/main", text.replace("Prefer pathlib", "Prefer pathlib always"))
-    new = (FIXTURES / "todo__ui.md").read_text(encoding="utf-8").replace(
-        "puffin-todo-list/ui", "puffin-todo-list/api")
+    new = (
+        (FIXTURES / "todo__ui.md")
+        .read_text(encoding="utf-8")
+        .replace("puffin-todo-list/ui", "puffin-todo-list/api")
+    )
     store.write_text("puffin-todo-list/api", new)
     qtbot.waitUntil(lambda: "Prefer pathlib always" in panel.viewer.toPlainText(), timeout=2000)
     qtbot.waitUntil(lambda: "puffin-todo-list/api" in _visible_branches(panel), timeout=2000)
@@ -262,8 +277,9 @@ def test_quitting_with_unsaved_edits_keeps_them_for_the_next_session(
     assert later.draft("spotter/main") is None
 
 
-def test_improve_without_an_llm_says_what_to_add(qtbot: QtBot,
-                                                 seeded_channels: MemoryChannels) -> None:
+def test_improve_without_an_llm_says_what_to_add(
+    qtbot: QtBot, seeded_channels: MemoryChannels
+) -> None:
     panel = _panel(qtbot, seeded_channels)
     panel.select_branch("spotter/main")
     qtbot.waitUntil(lambda: panel.current == "spotter/main", timeout=5000)

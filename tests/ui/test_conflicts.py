@@ -28,10 +28,11 @@ def test_branch_conflict_is_listed_with_its_statements(
     qtbot.waitUntil(lambda: panel.list.count() == 1, timeout=5000)
     assert panel.list.item(0).text() == "Tabs or spaces\nin spotter/main"
     assert panel.detail_scope.text().startswith("Inside spotter/main")
-    assert "Indent with tabs" in [c.findChildren(type(panel.detail_title))[0].text()
-                                  for c in panel.statements.children()
-                                  if hasattr(c, "findChildren") and c.findChildren(
-                                      type(panel.detail_title))]
+    assert "Indent with tabs" in [
+        c.findChildren(type(panel.detail_title))[0].text()
+        for c in panel.statements.children()
+        if hasattr(c, "findChildren") and c.findChildren(type(panel.detail_title))
+    ]
     assert all(b.isEnabled() for b in panel.action_buttons.values())
 
 
@@ -61,12 +62,20 @@ def test_cross_branch_conflict_mark_older_outdated(
     qtbot: QtBot, seeded_channels: MemoryChannels, seeded_home: Path
 ) -> None:
     store = MemoryStore(seeded_home)
-    _add_bullet(store, "puffin-todo-list/ui", "Coding Preferences",
-                "- **Use semicolons**: Always use semicolons in JavaScript. "
-                "(id: pref-old11111, confidence: 0.85, extracted: 2026-02-11)")
-    _add_bullet(store, "spotter/main", "Coding Preferences",
-                "- **No semicolons**: Never use semicolons in JavaScript. "
-                "(id: pref-new22222, confidence: 0.85, extracted: 2026-03-05)")
+    _add_bullet(
+        store,
+        "puffin-todo-list/ui",
+        "Coding Preferences",
+        "- **Use semicolons**: Always use semicolons in JavaScript. "
+        "(id: pref-old11111, confidence: 0.85, extracted: 2026-02-11)",
+    )
+    _add_bullet(
+        store,
+        "spotter/main",
+        "Coding Preferences",
+        "- **No semicolons**: Never use semicolons in JavaScript. "
+        "(id: pref-new22222, confidence: 0.85, extracted: 2026-03-05)",
+    )
     panel = _panel(qtbot, seeded_channels)
     qtbot.waitUntil(lambda: panel.list.count() == 2, timeout=5000)
     row = next(i for i in range(panel.list.count()) if "across" in panel.list.item(i).text())
@@ -101,7 +110,11 @@ def test_each_statement_shows_where_it_came_from(
     card = panel.statements.findChildren(StatementCard)[0]
     assert card.where_button.isEnabled() and card.where_button.accessibleName()
     qtbot.mouseClick(card.where_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.provenance.isVisible()
-                    and panel.provenance.status.text() != "Looking up the conversations…",
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: (
+            panel.provenance.isVisible()
+            and panel.provenance.status.text() != "Looking up the conversations…"
+        ),
+        timeout=5000,
+    )
     assert panel.provenance.source_count >= 1 or panel.provenance.status.text()

@@ -29,9 +29,7 @@ def test_cards_show_the_stats(qtbot: QtBot, seeded_channels: MemoryChannels) -> 
     assert panel.cards["last"].value.text() == "Never"
 
 
-def test_empty_home_shows_the_invitation_to_scan(
-    qtbot: QtBot, channels: MemoryChannels
-) -> None:
+def test_empty_home_shows_the_invitation_to_scan(qtbot: QtBot, channels: MemoryChannels) -> None:
     panel = _panel(qtbot, channels)
     panel.refresh()
     qtbot.waitUntil(lambda: panel.activity_stack.currentWidget() is panel.empty, timeout=5000)
@@ -48,19 +46,29 @@ def test_run_maintenance_shows_progress_then_a_summary(
         panel.maintenance_button.click()
         assert panel.maintenance_progress.isVisible()
         assert not panel.maintenance_button.isEnabled()
-    qtbot.waitUntil(lambda: panel.maintenance_result.text().startswith(
-        "Full maintenance finished"), timeout=5000)
+    qtbot.waitUntil(
+        lambda: panel.maintenance_result.text().startswith("Full maintenance finished"),
+        timeout=5000,
+    )
     assert "•" in panel.maintenance_result.text()
     qtbot.waitUntil(lambda: not panel.maintenance_progress.isVisible(), timeout=5000)
     assert panel.maintenance_button.isEnabled()
-    qtbot.waitUntil(lambda: any("maintenance" in panel.activity.topLevelItem(i).text(0).lower()
-                                for i in range(panel.activity.topLevelItemCount())),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: any(
+            "maintenance" in panel.activity.topLevelItem(i).text(0).lower()
+            for i in range(panel.activity.topLevelItemCount())
+        ),
+        timeout=5000,
+    )
 
 
 def test_summarize_results_reads_nested_results() -> None:
-    lines = summarize_results({"weekly": {"branchesConsolidated": 2, "duration": 3.0},
-                               "monthly": {"indexRebuilt": True, "invalid": []}})
+    lines = summarize_results(
+        {
+            "weekly": {"branchesConsolidated": 2, "duration": 3.0},
+            "monthly": {"indexRebuilt": True, "invalid": []},
+        }
+    )
     assert lines == ["branches consolidated: 2", "index rebuilt: yes", "invalid: 0"]
 
 
@@ -72,8 +80,9 @@ def test_a_scan_of_a_missing_folder_says_why(
         channels.scan_folder(str(tmp_path / "no-such-folder"))
     assert panel.last_failure.isVisible()
     assert panel.last_failure.text().startswith("Scan no-such-folder failed: No such file")
-    assert channels.status is not None and channels.status["status"] == "ready", \
+    assert channels.status is not None and channels.status["status"] == "ready", (
         "a wrong path is the person's to fix, not an app error"
+    )
 
 
 def test_a_scan_that_remembers_nothing_says_what_it_read_and_why(
@@ -83,14 +92,23 @@ def test_a_scan_that_remembers_nothing_says_what_it_read_and_why(
     folder.mkdir(parents=True)
     # Two finished Puffin threads of small talk: read, but nothing worth keeping.
     prompts = [
-        {"id": f"p{n}", "parentId": None, "content": "hello there, how are you today?",
-         "timestamp": 1767261600000 + n * 3_600_000, "children": [],
-         "response": {"content": "Fine, thanks!", "sessionId": f"s-{n}",
-                      "timestamp": 1767261660000 + n * 3_600_000}}
+        {
+            "id": f"p{n}",
+            "parentId": None,
+            "content": "hello there, how are you today?",
+            "timestamp": 1767261600000 + n * 3_600_000,
+            "children": [],
+            "response": {
+                "content": "Fine, thanks!",
+                "sessionId": f"s-{n}",
+                "timestamp": 1767261660000 + n * 3_600_000,
+            },
+        }
         for n in (1, 2)
     ]
-    folder.joinpath("history.json").write_text(json.dumps(
-        {"branches": {"main": {"id": "main", "name": "Main", "prompts": prompts}}}))
+    folder.joinpath("history.json").write_text(
+        json.dumps({"branches": {"main": {"id": "main", "name": "Main", "prompts": prompts}}})
+    )
     panel = _panel(qtbot, channels)
     with qtbot.waitSignal(channels.job_finished, timeout=20_000) as finished:
         channels.scan_folder(str(folder.parent))

@@ -15,8 +15,7 @@ def test_no_display_is_explained() -> None:
 
 
 def test_missing_xcb_libraries_are_named_with_their_packages() -> None:
-    problem = display_problem({"DISPLAY": ":0"}, "linux",
-                              _libraries({"xcb-cursor", "xcb-keysyms"}))
+    problem = display_problem({"DISPLAY": ":0"}, "linux", _libraries({"xcb-cursor", "xcb-keysyms"}))
     assert problem is not None
     assert "libxcb-cursor0" in problem and "libxcb-keysyms1" in problem
     assert "sudo apt install" in problem
@@ -24,8 +23,12 @@ def test_missing_xcb_libraries_are_named_with_their_packages() -> None:
 
 def test_complete_desktops_wayland_offscreen_and_other_systems_pass() -> None:
     assert display_problem({"DISPLAY": ":0"}, "linux", _libraries(set())) is None
-    assert display_problem({"WAYLAND_DISPLAY": "wayland-0"}, "linux",
-                           _libraries({"xcb-cursor"})) is None
-    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux",
-                           _libraries({"xcb-cursor"})) is None
+    assert (
+        display_problem({"WAYLAND_DISPLAY": "wayland-0"}, "linux", _libraries({"xcb-cursor"}))
+        is None
+    )
+    assert (
+        display_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux", _libraries({"xcb-cursor"}))
+        is None
+    )
     assert display_problem({}, "darwin", _libraries({"xcb-cursor"})) is None

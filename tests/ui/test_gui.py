@@ -26,7 +26,11 @@ class App:
     def __init__(self, home: Path, env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "app", "--home", str(home), "--engine", "offline"],
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -60,11 +64,18 @@ class App:
 
 @pytest.fixture
 def app_env(tmp_path: Path, home: Path) -> dict[str, str]:
-    (home / "config.json").write_text(json.dumps(
-        {"scan_on_start": False, "maintenance_on_start": True, "auto_memorize": False}))
+    (home / "config.json").write_text(
+        json.dumps({"scan_on_start": False, "maintenance_on_start": True, "auto_memorize": False})
+    )
     env = dict(os.environ)
-    env.update({"QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
-                "XDG_RUNTIME_DIR": str(tmp_path), "PYTHONPATH": str(REPO)})
+    env.update(
+        {
+            "QT_QPA_PLATFORM": "offscreen",
+            "HOME": str(tmp_path),
+            "XDG_RUNTIME_DIR": str(tmp_path),
+            "PYTHONPATH": str(REPO),
+        }
+    )
     env.pop("PUFFIN_MEMORY_HOME", None)
     return env
 
@@ -95,7 +106,11 @@ def test_second_launch_brings_the_first_forward_and_exits(
 ) -> None:
     second = subprocess.run(
         [sys.executable, "-m", "app", "--home", str(home)],
-        cwd=REPO, env=app_env, capture_output=True, text=True, timeout=20,
+        cwd=REPO,
+        env=app_env,
+        capture_output=True,
+        text=True,
+        timeout=20,
     )
     assert second.returncode == 0
     assert "already running" in second.stderr
@@ -113,8 +128,9 @@ def test_another_home_gets_its_own_instance(
 ) -> None:
     other = tmp_path / "other-home"
     other.mkdir()
-    (other / "config.json").write_text(json.dumps({"scan_on_start": False,
-                                                   "maintenance_on_start": False}))
+    (other / "config.json").write_text(
+        json.dumps({"scan_on_start": False, "maintenance_on_start": False})
+    )
     second = App(other, app_env)
     try:
         second.wait_started()

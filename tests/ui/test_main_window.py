@@ -33,8 +33,12 @@ def window(qtbot: QtBot, seeded_channels: MemoryChannels) -> Iterator[MainWindow
     indicator.close()
 
 
-def _key(qtbot: QtBot, win: MainWindow, key: Qt.Key,
-         modifier: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
+def _key(
+    qtbot: QtBot,
+    win: MainWindow,
+    key: Qt.Key,
+    modifier: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier,
+) -> None:
     target = QApplication.focusWidget() or win
     qtbot.keyClick(target, key, modifier)
 
@@ -63,16 +67,22 @@ def test_ctrl_e_edits_and_ctrl_s_saves(qtbot: QtBot, window: MainWindow) -> None
     _key(qtbot, window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     assert window.browser.editing
     window.browser.editor.setPlainText(window.browser.editor.toPlainText() + "\n")
-    with qtbot.waitSignal(window.channels.replied, timeout=5000,
-                          check_params_cb=lambda _i, ch, _r: ch == "memory:save-branch-memory"):
+    with qtbot.waitSignal(
+        window.channels.replied,
+        timeout=5000,
+        check_params_cb=lambda _i, ch, _r: ch == "memory:save-branch-memory",
+    ):
         _key(qtbot, window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: not window.browser.editing, timeout=5000)
 
 
 def test_f5_refreshes_the_visible_panel(qtbot: QtBot, window: MainWindow) -> None:
     window.show_panel(3)
-    with qtbot.waitSignal(window.channels.replied, timeout=5000,
-                          check_params_cb=lambda _i, ch, _r: ch == "memory:review-list"):
+    with qtbot.waitSignal(
+        window.channels.replied,
+        timeout=5000,
+        check_params_cb=lambda _i, ch, _r: ch == "memory:review-list",
+    ):
         _key(qtbot, window, Qt.Key.Key_F5)
 
 
@@ -118,7 +128,8 @@ def test_icon_only_buttons_have_accessible_names(window: MainWindow) -> None:
                 checked += 1
                 assert button.accessibleName(), (
                     f"{button.toolTip()!r} {button.objectName()!r} in "
-                    f"{type(button.parent()).__name__} has no accessible name")
+                    f"{type(button.parent()).__name__} has no accessible name"
+                )
     assert checked >= 5
 
 
@@ -130,22 +141,46 @@ def test_status_bar_shows_the_indicator_without_a_tray(window: MainWindow) -> No
 def test_screenshot_of_every_panel(qtbot: QtBot, window: MainWindow, seeded_home: Path) -> None:
     folder = os.environ.get("PUFFIN_SCREENSHOTS")
     store = MemoryStore(seeded_home)
-    ReviewQueue(store.review_queue_path).add("spotter/main", [
-        MemoryItem(category=Category.CODING_PREFERENCES, title="Type hints everywhere",
-                   content="Every function has full type hints.", confidence=0.62,
-                   sources=["claude-code:short"]),
-        MemoryItem(category=Category.BUG_PATTERNS, title="Flaky clock test",
-                   content="A test depended on the wall clock.", confidence=0.55)])
+    ReviewQueue(store.review_queue_path).add(
+        "spotter/main",
+        [
+            MemoryItem(
+                category=Category.CODING_PREFERENCES,
+                title="Type hints everywhere",
+                content="Every function has full type hints.",
+                confidence=0.62,
+                sources=["claude-code:short"],
+            ),
+            MemoryItem(
+                category=Category.BUG_PATTERNS,
+                title="Flaky clock test",
+                content="A test depended on the wall clock.",
+                confidence=0.55,
+            ),
+        ],
+    )
     text = store.read_text("puffin-todo-list/ui") or ""
-    store.write_text("puffin-todo-list/ui", text.replace(
-        "## Coding Preferences\n", "## Coding Preferences\n\n- **Use semicolons**: Always use "
-        "semicolons in JavaScript. (id: pref-old11111, confidence: 0.85, extracted: "
-        "2026-02-11)\n", 1))
+    store.write_text(
+        "puffin-todo-list/ui",
+        text.replace(
+            "## Coding Preferences\n",
+            "## Coding Preferences\n\n- **Use semicolons**: Always use "
+            "semicolons in JavaScript. (id: pref-old11111, confidence: 0.85, extracted: "
+            "2026-02-11)\n",
+            1,
+        ),
+    )
     text = store.read_text("spotter/main") or ""
-    store.write_text("spotter/main", text.replace(
-        "## Coding Preferences\n", "## Coding Preferences\n\n- **No semicolons**: Never use "
-        "semicolons in JavaScript. (id: pref-new22222, confidence: 0.85, extracted: "
-        "2026-03-05)\n", 1))
+    store.write_text(
+        "spotter/main",
+        text.replace(
+            "## Coding Preferences\n",
+            "## Coding Preferences\n\n- **No semicolons**: Never use "
+            "semicolons in JavaScript. (id: pref-new22222, confidence: 0.85, extracted: "
+            "2026-03-05)\n",
+            1,
+        ),
+    )
     window.resize(1180, 760)
     window.ask.query.setText("sqlite index")
     window.browser.select_branch("spotter/main")
@@ -154,8 +189,9 @@ def test_screenshot_of_every_panel(qtbot: QtBot, window: MainWindow, seeded_home
         if panel is window.ask:
             qtbot.waitUntil(lambda: window.ask.result_count > 0, timeout=5000)
         if panel is window.browser:
-            qtbot.waitUntil(lambda: window.browser.branch_title.text() == "spotter/main",
-                            timeout=5000)
+            qtbot.waitUntil(
+                lambda: window.browser.branch_title.text() == "spotter/main", timeout=5000
+            )
         if panel is window.review:
             qtbot.waitUntil(lambda: window.review.list.count() == 2, timeout=5000)
         if panel is window.conflicts:
@@ -195,7 +231,8 @@ def test_readme_keyboard_table_matches_the_menus(window: MainWindow) -> None:
     for action in window.findChildren(QAction):
         for sequence in action.shortcuts():
             shortcuts[sequence.toString(QKeySequence.SequenceFormat.PortableText)] = (
-                action.text().replace("&", ""))
+                action.text().replace("&", "")
+            )
     for keys, what in rows:
         if "…" in keys or keys == "Esc":  # a range of panels; the editor's own button
             continue
@@ -229,8 +266,9 @@ def test_an_ask_result_opens_in_its_branch_with_where_it_came_from(
     view: ProvenanceView = window.browser.provenance
     qtbot.waitUntil(view.isVisible, timeout=5000)
     assert view.item_id == card.item_id
-    qtbot.waitUntil(lambda: view.source_count > 0 or "No source" in view.status.text(),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: view.source_count > 0 or "No source" in view.status.text(), timeout=5000
+    )
     assert view.title.text().startswith("Where")
 
 
@@ -247,6 +285,8 @@ def test_the_browser_links_every_item_to_where_it_came_from(
     item_id = window.browser.viewer.toMarkdown().split(f"{ITEM_SCHEME}:", 1)[1].split(")")[0]
     window.browser.viewer.anchorClicked.emit(QUrl(f"{ITEM_SCHEME}:{item_id}"))
     view = window.browser.provenance
-    qtbot.waitUntil(lambda: view.isVisible() and view.status.text() != "Looking up the "
-                    "conversations…", timeout=5000)
+    qtbot.waitUntil(
+        lambda: view.isVisible() and view.status.text() != "Looking up the conversations…",
+        timeout=5000,
+    )
     assert view.item_id == item_id

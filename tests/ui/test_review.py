@@ -27,13 +27,24 @@ from app.ui.review import ReviewPanel
 
 
 def _queue(home: Path) -> None:
-    ReviewQueue(MemoryStore(home).review_queue_path).add("spotter/main", [
-        MemoryItem(category=Category.CODING_PREFERENCES, title="Type hints everywhere",
-                   content="Every function has full type hints.", confidence=0.62,
-                   sources=["claude-code:short"]),
-        MemoryItem(category=Category.BUG_PATTERNS, title="Flaky clock test",
-                   content="A test depended on the wall clock.", confidence=0.55),
-    ])
+    ReviewQueue(MemoryStore(home).review_queue_path).add(
+        "spotter/main",
+        [
+            MemoryItem(
+                category=Category.CODING_PREFERENCES,
+                title="Type hints everywhere",
+                content="Every function has full type hints.",
+                confidence=0.62,
+                sources=["claude-code:short"],
+            ),
+            MemoryItem(
+                category=Category.BUG_PATTERNS,
+                title="Flaky clock test",
+                content="A test depended on the wall clock.",
+                confidence=0.55,
+            ),
+        ],
+    )
 
 
 def _panel(qtbot: QtBot, channels: MemoryChannels) -> ReviewPanel:
@@ -64,8 +75,7 @@ def test_edit_then_approve_writes_the_edited_item(
     qtbot.waitUntil(lambda: panel.list.count() == 2, timeout=5000)
     panel.title_edit.setText("Full type hints")
     panel.content_edit.setPlainText("Every public function has full type hints (mypy strict).")
-    with qtbot.waitSignal(panel.count_changed, timeout=10_000,
-                          check_params_cb=lambda n: n == 1):
+    with qtbot.waitSignal(panel.count_changed, timeout=10_000, check_params_cb=lambda n: n == 1):
         panel.approve_button.click()
     text = MemoryStore(seeded_home).read_text("spotter/main") or ""
     assert "**Full type hints**: Every public function has full type hints (mypy strict)." in text
@@ -97,19 +107,45 @@ def test_empty_queue_explains_itself(qtbot: QtBot, seeded_channels: MemoryChanne
 
 # -- review at scale (issue 15) ----------------------------------------------------------
 
-WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
-         "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
-         "sierra", "tango", "uniform", "victor", "whiskey", "xray")
+WORDS = (
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+)
 
 
 def _many(home: Path, count: int, branch: str = "spotter/main") -> list[MemoryItem]:
     """`count` distinct candidates (no two alike, so none merges on approval)."""
     items = [
-        MemoryItem(category=Category.IMPLEMENTATION_NOTES,
-                   title=f"Note {n} {WORDS[n % len(WORDS)]} {WORDS[(n * 7) % len(WORDS)]}",
-                   content=f"Candidate number {n}: {WORDS[n % len(WORDS)]} "
-                           f"{WORDS[(n // len(WORDS)) % len(WORDS)]} handling {n * 31}.",
-                   confidence=0.6, sources=[f"claude-code:thread-{n}"])
+        MemoryItem(
+            category=Category.IMPLEMENTATION_NOTES,
+            title=f"Note {n} {WORDS[n % len(WORDS)]} {WORDS[(n * 7) % len(WORDS)]}",
+            content=f"Candidate number {n}: {WORDS[n % len(WORDS)]} "
+            f"{WORDS[(n // len(WORDS)) % len(WORDS)]} handling {n * 31}.",
+            confidence=0.6,
+            sources=[f"claude-code:thread-{n}"],
+        )
         for n in range(count)
     ]
     ReviewQueue(MemoryStore(home).review_queue_path).add(branch, items)
@@ -127,8 +163,11 @@ def _loaded(qtbot: QtBot, channels: MemoryChannels, count: int) -> ReviewPanel:
 
 
 def _shown_titles(panel: ReviewPanel) -> list[str]:
-    return [panel.list.item(r).text().split("\n")[0] for r in range(panel.list.count())
-            if not panel.list.item(r).isHidden()]
+    return [
+        panel.list.item(r).text().split("\n")[0]
+        for r in range(panel.list.count())
+        if not panel.list.item(r).isHidden()
+    ]
 
 
 def _decide(qtbot: QtBot, panel: ReviewPanel, action: Any) -> str:
@@ -230,8 +269,13 @@ def test_keys_move_approve_reject_and_edit(
     # Typing in the editor must not move, approve or reject.
     qtbot.keyClicks(panel.content_edit, " (just a draft)")
     assert panel.list.count() == 2
-    message = _decide(qtbot, panel, lambda: qtbot.keyClick(
-        panel.content_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier))
+    message = _decide(
+        qtbot,
+        panel,
+        lambda: qtbot.keyClick(
+            panel.content_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier
+        ),
+    )
     assert message == f"Approved '{titles[3]}' into spotter/main."
     text = MemoryStore(seeded_home).read_text("spotter/main") or ""
     assert "(just a draft)" in text
@@ -262,8 +306,11 @@ def test_undo_of_reject_returns_the_candidate(
     assert panel.undo_button.isEnabled()
     assert panel.undo_button.toolTip() == "Undo rejecting 'Flaky clock test' (Ctrl+Z)"
     panel.list.setFocus()
-    message = _decide(qtbot, panel, lambda: qtbot.keyClick(
-        panel.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier))
+    message = _decide(
+        qtbot,
+        panel,
+        lambda: qtbot.keyClick(panel.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier),
+    )
     assert message == "Undid rejecting 'Flaky clock test': back in the queue."
     assert panel.status_label.text() == message
     assert sorted(_queued_titles(seeded_home)) == ["Flaky clock test", "Type hints everywhere"]
@@ -280,10 +327,10 @@ def test_undo_of_approve_removes_it_from_memory_and_requeues(
     _decide(qtbot, panel, panel.approve_button.click)
     assert "Type hints everywhere" in (MemoryStore(seeded_home).read_text("spotter/main") or "")
     message = _decide(qtbot, panel, panel.undo_button.click)
-    assert message == ("Undid approving 'Type hints everywhere': removed from spotter/main "
-                       "and back in the queue.")
-    assert "Type hints everywhere" not in (
-        MemoryStore(seeded_home).read_text("spotter/main") or "")
+    assert message == (
+        "Undid approving 'Type hints everywhere': removed from spotter/main and back in the queue."
+    )
+    assert "Type hints everywhere" not in (MemoryStore(seeded_home).read_text("spotter/main") or "")
     assert sorted(_queued_titles(seeded_home)) == ["Flaky clock test", "Type hints everywhere"]
     qtbot.waitUntil(lambda: panel.list.count() == 2, timeout=5000)
 
@@ -339,18 +386,29 @@ def test_stop_ends_a_bulk_action_after_the_current_chunk(
     panel = _loaded(qtbot, seeded_channels, 100)
     panel.list.selectAll()
     panel.progress.valueChanged.connect(
-        lambda value: panel.stop_button.click() if value > 0 else None)
+        lambda value: panel.stop_button.click() if value > 0 else None
+    )
     message = _decide(qtbot, panel, panel.reject_button.click)
     assert message == "Rejected 25 candidates. Stopped; 75 left in the queue."
     assert len(_queued_titles(seeded_home)) == 75
     qtbot.waitUntil(lambda: panel.count_label.text() == "75 of 75 candidates", timeout=5000)
 
 
-def test_w_shows_where_a_candidate_came_from(qtbot: QtBot, seeded_channels: MemoryChannels,
-                                             seeded_home: Path) -> None:
-    ReviewQueue(seeded_home / "review-queue.json").add("spotter/main", [MemoryItem(
-        category=Category.CODING_PREFERENCES, title="Tabs", content="Indent with tabs.",
-        confidence=0.6, sources=["cc-12345678"])])
+def test_w_shows_where_a_candidate_came_from(
+    qtbot: QtBot, seeded_channels: MemoryChannels, seeded_home: Path
+) -> None:
+    ReviewQueue(seeded_home / "review-queue.json").add(
+        "spotter/main",
+        [
+            MemoryItem(
+                category=Category.CODING_PREFERENCES,
+                title="Tabs",
+                content="Indent with tabs.",
+                confidence=0.6,
+                sources=["cc-12345678"],
+            )
+        ],
+    )
     panel = ReviewPanel(seeded_channels)
     qtbot.addWidget(panel)
     panel.show()

@@ -89,8 +89,9 @@ def test_key_that_cannot_be_stored_says_so(qtbot: QtBot, channels: MemoryChannel
     panel = _panel(qtbot, channels)
     panel.api_key.setText("sk-ant-api03-" + "x" * 40)
     panel.key_save_button.click()
-    qtbot.waitUntil(lambda: panel.key_status.text().startswith(("Not stored", "Stored")),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: panel.key_status.text().startswith(("Not stored", "Stored")), timeout=5000
+    )
     assert panel.key_status.text().startswith("Not stored")
     assert "x" * 40 not in panel.key_status.text(), "the key itself is never shown"
 
@@ -103,14 +104,16 @@ def test_install_hooks_reports_what_changed(
     settings = tmp_path / ".claude" / "settings.json"
     panel = _panel(qtbot, channels)
     panel.hooks_button.click()
-    qtbot.waitUntil(lambda: panel.hooks_result.text().startswith(("Installed", "Failed")),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: panel.hooks_result.text().startswith(("Installed", "Failed")), timeout=5000
+    )
     assert panel.hooks_result.text().startswith(f"Installed the hooks in {settings}")
     hooks = json.loads(settings.read_text(encoding="utf-8"))["hooks"]
     assert hooks, "Claude Code's settings now name our hooks"
     panel.hooks_button.click()
-    qtbot.waitUntil(lambda: panel.hooks_result.text().startswith("The hooks are already"),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: panel.hooks_result.text().startswith("The hooks are already"), timeout=5000
+    )
     panel.unhooks_button.click()
     qtbot.waitUntil(lambda: panel.hooks_result.text().startswith("Removed"), timeout=5000)
 
@@ -132,9 +135,14 @@ def test_the_wheel_over_an_unfocused_box_scrolls_the_page_and_changes_nothing(
 
     def wheel(widget: object) -> None:
         event = QWheelEvent(
-            QPointF(5, 5), QPointF(5, 5), QPoint(0, 0), QPoint(0, -120),
-            Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
-            Qt.ScrollPhase.NoScrollPhase, False,
+            QPointF(5, 5),
+            QPointF(5, 5),
+            QPoint(0, 0),
+            QPoint(0, -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
         )
         QApplication.sendEvent(widget, event)
 

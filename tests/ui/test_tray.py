@@ -28,8 +28,14 @@ def _menu_texts(indicator: StatusIndicator) -> list[str]:
 def test_menu_offers_the_documented_actions(qtbot: QtBot, channels: MemoryChannels) -> None:
     indicator = StatusIndicator(channels, use_tray=False)
     assert _menu_texts(indicator) == [
-        "Open Puffin Memory", "Scan now", "Run maintenance", "  Weekly", "  Monthly",
-        "  Full", "Pause automatic memorization", "Quit",
+        "Open Puffin Memory",
+        "Scan now",
+        "Run maintenance",
+        "  Weekly",
+        "  Monthly",
+        "  Full",
+        "Pause automatic memorization",
+        "Quit",
     ]
     with qtbot.waitSignal(indicator.open_requested, timeout=1000):
         indicator.open_action.trigger()
@@ -95,10 +101,14 @@ def test_status_bar_indicator_has_the_menu_when_there_is_no_tray(
 
 
 def test_describe_names_jobs_and_errors() -> None:
-    text, tooltip = describe({
-        "status": "processing", "engine": "offline", "lastError": "boom",
-        "jobs": [{"name": "Scan corpus", "done": 3, "total": 12}, {"name": "Weekly"}],
-    })
+    text, tooltip = describe(
+        {
+            "status": "processing",
+            "engine": "offline",
+            "lastError": "boom",
+            "jobs": [{"name": "Scan corpus", "done": 3, "total": 12}, {"name": "Weekly"}],
+        }
+    )
     assert text == "Scan corpus (3/12)"
     assert "1 more job(s) queued" in tooltip
     assert "Last error: boom" in tooltip
@@ -124,7 +134,10 @@ def test_a_damaged_branch_file_shows_a_warning_not_ready(
 
 
 def test_a_broken_config_is_reported_with_where_it_went(
-    qtbot: QtBot, qloop: object, quiet_home: Path, tmp_path: Path,
+    qtbot: QtBot,
+    qloop: object,
+    quiet_home: Path,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The defaults replace the broken config: keep their start-up scan off the real home.

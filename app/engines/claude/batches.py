@@ -71,7 +71,8 @@ class BatchJournal:
             return {}
         return {
             str(bid): {str(k): str(v) for k, v in entry.items()}
-            for bid, entry in data["batches"].items() if isinstance(entry, dict)
+            for bid, entry in data["batches"].items()
+            if isinstance(entry, dict)
         }
 
     def _save(self, batches: dict[str, dict[str, str]]) -> None:
@@ -110,11 +111,13 @@ async def _within_budget(
             fitting[cid] = params
             spent += cost
         else:
-            left[cid] = (f"{BUDGET_NOTE}: this conversation did not fit in today's budget and "
-                         "stays pending.")
+            left[cid] = (
+                f"{BUDGET_NOTE}: this conversation did not fit in today's budget and stays pending."
+            )
     if not fitting:
-        raise BudgetExceeded(f"{BUDGET_NOTE} ({remaining:,} tokens left today).",
-                             context={"tokensLeft": remaining})
+        raise BudgetExceeded(
+            f"{BUDGET_NOTE} ({remaining:,} tokens left today).", context={"tokensLeft": remaining}
+        )
     return fitting, left
 
 
@@ -147,8 +150,17 @@ async def run_batch(
                 if not wanted:
                     continue
                 log.info("resuming batch %s for %d request(s)", batch_id, len(wanted))
-                read = await _finish(caller, batch_id, requests, poll_interval_s, deadline,
-                                     max_wait_s, journal, first_model, resumed=True)
+                read = await _finish(
+                    caller,
+                    batch_id,
+                    requests,
+                    poll_interval_s,
+                    deadline,
+                    max_wait_s,
+                    journal,
+                    first_model,
+                    resumed=True,
+                )
                 if read is None:
                     continue  # gone (expired, deleted): send those requests again
                 outcomes.update({wanted[old]: r for old, r in read.items() if old in wanted})
@@ -164,9 +176,18 @@ async def run_batch(
             )
             if journal is not None:
                 journal.add(batch.id, {cid: digests[cid] for cid in fitting})
-            read = await _finish(caller, batch.id, requests, poll_interval_s, deadline,
-                                 max_wait_s, journal, first_model, resumed=False,
-                                 status=batch.processing_status)
+            read = await _finish(
+                caller,
+                batch.id,
+                requests,
+                poll_interval_s,
+                deadline,
+                max_wait_s,
+                journal,
+                first_model,
+                resumed=False,
+                status=batch.processing_status,
+            )
             outcomes.update({cid: r for cid, r in (read or {}).items() if cid in fitting})
     except (anthropic.AnthropicError, TimeoutError, ValueError) as exc:
         message, context = describe_api_error(
@@ -202,8 +223,9 @@ async def _finish(
     loop = asyncio.get_running_loop()
     if resumed:
         try:
-            found = await asyncio.wait_for(client.messages.batches.retrieve(batch_id),
-                                           timeout=caller.outer_timeout_s)
+            found = await asyncio.wait_for(
+                client.messages.batches.retrieve(batch_id), timeout=caller.outer_timeout_s
+            )
         except anthropic.NotFoundError:
             if journal is not None:
                 journal.remove(batch_id)
@@ -212,8 +234,9 @@ async def _finish(
     while status != "ended":
         if loop.time() >= deadline:
             with contextlib.suppress(anthropic.AnthropicError, TimeoutError):
-                await asyncio.wait_for(client.messages.batches.cancel(batch_id),
-                                       timeout=caller.outer_timeout_s)
+                await asyncio.wait_for(
+                    client.messages.batches.cancel(batch_id), timeout=caller.outer_timeout_s
+                )
             if journal is not None:
                 journal.remove(batch_id)
             raise ExtractionFailed(
@@ -222,12 +245,14 @@ async def _finish(
                 context={"engine": "anthropic", "batch": batch_id},
             )
         await asyncio.sleep(poll_interval_s)
-        batch = await asyncio.wait_for(client.messages.batches.retrieve(batch_id),
-                                       timeout=caller.outer_timeout_s)
+        batch = await asyncio.wait_for(
+            client.messages.batches.retrieve(batch_id), timeout=caller.outer_timeout_s
+        )
         status = batch.processing_status
     outcomes: dict[str, Message | str] = {}
-    decoder = await asyncio.wait_for(client.messages.batches.results(batch_id),
-                                     timeout=caller.outer_timeout_s)
+    decoder = await asyncio.wait_for(
+        client.messages.batches.results(batch_id), timeout=caller.outer_timeout_s
+    )
     async for line in decoder:
         result = line.result
         if result.type == "succeeded":
@@ -245,8 +270,7 @@ async def _finish(
             )
         else:
             outcomes[line.custom_id] = (
-                f"Claude's batch request was {result.type} before it ran; it will be "
-                "retried later."
+                f"Claude's batch request was {result.type} before it ran; it will be retried later."
             )
     if journal is not None:
         journal.remove(batch_id)

@@ -111,7 +111,8 @@ def describe_api_error(
     """A sentence a person understands for an API failure, and context for the error reply."""
     retried = (
         f" and {retries} retr{'y' if retries == 1 else 'ies'} did not get through"
-        if retries else ""
+        if retries
+        else ""
     )
     status = getattr(exc, "status_code", None)
     api_message = getattr(exc, "api_message", None) or ""
@@ -256,8 +257,11 @@ class ClaudeCaller:
             needs = f"; the next request needs about {estimate:,}" if used < budget else ""
             raise BudgetExceeded(
                 f"{BUDGET_NOTE} ({used:,} of {budget:,} tokens used today{needs}).",
-                context={"tokensToday": used, "dailyTokenBudget": budget,
-                         "requestEstimate": estimate},
+                context={
+                    "tokensToday": used,
+                    "dailyTokenBudget": budget,
+                    "requestEstimate": estimate,
+                },
             )
 
     async def remaining_budget(self) -> int | None:
@@ -298,8 +302,11 @@ class ClaudeCaller:
         await self.check_budget(estimate_request_tokens(params))
         model = str(params["model"])
         try:
-            call = (self._streamed(params) if int(params["max_tokens"]) > STREAM_ABOVE_TOKENS
-                    else self.client.messages.create(**params))
+            call = (
+                self._streamed(params)
+                if int(params["max_tokens"]) > STREAM_ABOVE_TOKENS
+                else self.client.messages.create(**params)
+            )
             reply: object = await asyncio.wait_for(call, timeout=self.outer_timeout_s)
         except (anthropic.AnthropicError, TimeoutError, ValueError) as exc:
             message, context = describe_api_error(
@@ -330,8 +337,9 @@ class ClaudeCaller:
             except AssertionError:  # the SDK's own check: the stream held no message
                 return None
 
-    async def record_usage(self, model: str, reply: Message, *, batch: bool = False,
-                           phase: str = "") -> None:
+    async def record_usage(
+        self, model: str, reply: Message, *, batch: bool = False, phase: str = ""
+    ) -> None:
         """Add a reply's tokens to the ledger (a ledger failure is logged, never fatal)."""
         usage = reply.usage
         if usage is None:
@@ -408,7 +416,10 @@ class ClaudeCaller:
         attempt_content = list(content)
         for attempt in range(retries_on_invalid + 1):
             params = self.request(
-                model=model, system=system, content=attempt_content, shape=shape,
+                model=model,
+                system=system,
+                content=attempt_content,
+                shape=shape,
                 max_tokens=max_tokens,
             )
             reply = await self.send(params, failure=failure, phase=phase)

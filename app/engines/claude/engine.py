@@ -123,16 +123,24 @@ def merge_extracted(items: list[MemoryItem]) -> list[MemoryItem]:
         }
         if kept.category is Category.BUG_PATTERNS:
             update["occurrences"] = kept.occurrences + item.occurrences
-        for name in ("rationale", "trade_offs", "scope", "root_cause", "fix", "approach",
-                     "lessons"):
+        for name in (
+            "rationale",
+            "trade_offs",
+            "scope",
+            "root_cause",
+            "fix",
+            "approach",
+            "lessons",
+        ):
             if not getattr(kept, name) and getattr(item, name):
                 update[name] = getattr(item, name)
         merged[index] = kept.model_copy(update=update)
     return merged
 
 
-def extraction_result(replies: list[ExtractionReply], source: str, parts: int, today: date,
-                      engine: str) -> ExtractionResult:
+def extraction_result(
+    replies: list[ExtractionReply], source: str, parts: int, today: date, engine: str
+) -> ExtractionResult:
     """The items of one conversation's chunk replies, merged (shared by every LLM engine)."""
     items = merge_extracted([i for r in replies for i in r.to_items(source, today)])
     return ExtractionResult(
@@ -145,16 +153,6 @@ def extraction_result(replies: list[ExtractionReply], source: str, parts: int, t
 
 def _extraction_content(chunk: str, part: int, parts: int) -> list[dict[str, Any]]:
     return [{"type": "text", "text": extraction_request(chunk, part=part, parts=parts)}]
-
-
-
-
-
-
-
-
-
-
 
 
 class AnthropicEngine:
@@ -232,8 +230,7 @@ class AnthropicEngine:
                 no_content_to_extract=True, engine=self.name, notes=["empty conversation"]
             )
         replies = [
-            await self._extract_chunk(chunk, part, len(chunks))
-            for part, chunk in enumerate(chunks)
+            await self._extract_chunk(chunk, part, len(chunks)) for part, chunk in enumerate(chunks)
         ]
         return self._extraction_result(replies, source, len(chunks))
 
@@ -258,22 +255,25 @@ class AnthropicEngine:
             for index, chunks in enumerate(chunked)
             for part, chunk in enumerate(chunks)
         }
-        outcomes = await run_batch(
-            self.caller, requests, poll_interval_s=poll_interval_s, max_wait_s=max_wait_s
-        ) if requests else {}
+        outcomes = (
+            await run_batch(
+                self.caller, requests, poll_interval_s=poll_interval_s, max_wait_s=max_wait_s
+            )
+            if requests
+            else {}
+        )
         results: list[ExtractionResult | ExtractionFailed] = []
-        for index, ((_text, source), chunks) in enumerate(
-            zip(conversations, chunked, strict=True)
-        ):
+        for index, ((_text, source), chunks) in enumerate(zip(conversations, chunked, strict=True)):
             if not chunks:
-                results.append(ExtractionResult(
-                    no_content_to_extract=True, engine=self.name, notes=["empty conversation"]
-                ))
+                results.append(
+                    ExtractionResult(
+                        no_content_to_extract=True, engine=self.name, notes=["empty conversation"]
+                    )
+                )
                 continue
             try:
                 replies = [
-                    await self._batch_reply(outcomes[f"t{index}-p{part}"], chunk, part,
-                                            len(chunks))
+                    await self._batch_reply(outcomes[f"t{index}-p{part}"], chunk, part, len(chunks))
                     for part, chunk in enumerate(chunks)
                 ]
             except ExtractionFailed as exc:
@@ -297,8 +297,9 @@ class AnthropicEngine:
 
     # ------------------------------------------------------------- evolution / consolidation
 
-    async def _changes(self, *, model: str, request: str, failure: type[PuffinError],
-                       listed: int, phase: str) -> ChangeList:
+    async def _changes(
+        self, *, model: str, request: str, failure: type[PuffinError], listed: int, phase: str
+    ) -> ChangeList:
         """Ask for a change list (the system prompt is the cached, stable prefix)."""
         try:
             return await self.caller.call(
@@ -311,36 +312,54 @@ class AnthropicEngine:
                 phase=phase,
             )
         except InvalidReplyError as exc:
-            raise failure(_invalid_twice("change list", exc),
-                          context={"engine": self.name}) from None
+            raise failure(
+                _invalid_twice("change list", exc), context={"engine": self.name}
+            ) from None
 
     async def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         """Integrate `items` through a change list from Claude (`ops.evolve_through`)."""
-        async def ask(request: str, listed: int) -> ChangeList:
-            return await self._changes(model=self.config.models.evolution, request=request,
-                                       failure=ExtractionFailed, listed=listed,
-                                       phase="evolution")
 
-        return await evolve_through(self.name, ask, self.fallback, current, items,
-                                    branch_id=branch_id, config=self.config, now=self._now())
+        async def ask(request: str, listed: int) -> ChangeList:
+            return await self._changes(
+                model=self.config.models.evolution,
+                request=request,
+                failure=ExtractionFailed,
+                listed=listed,
+                phase="evolution",
+            )
+
+        return await evolve_through(
+            self.name,
+            ask,
+            self.fallback,
+            current,
+            items,
+            branch_id=branch_id,
+            config=self.config,
+            now=self._now(),
+        )
 
     async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Weekly consolidation through a change list (merges and the summary only)."""
-        async def ask(request: str, listed: int) -> ChangeList:
-            return await self._changes(model=self.config.models.consolidation,
-                                       request=request, failure=MaintenanceFailed,
-                                       listed=listed, phase="consolidation")
 
-        return await consolidate_through(self.name, ask, self.fallback, memory,
-                                         config=self.config, now=self._now())
+        async def ask(request: str, listed: int) -> ChangeList:
+            return await self._changes(
+                model=self.config.models.consolidation,
+                request=request,
+                failure=MaintenanceFailed,
+                listed=listed,
+                phase="consolidation",
+            )
+
+        return await consolidate_through(
+            self.name, ask, self.fallback, memory, config=self.config, now=self._now()
+        )
 
     # ------------------------------------------------------------------------- retrieval
 
-    async def _retrieval_call(
-        self, task: str, shape: ReplyShape[ReplyT], content: str
-    ) -> ReplyT:
+    async def _retrieval_call(self, task: str, shape: ReplyShape[ReplyT], content: str) -> ReplyT:
         try:
             return await self.caller.call(
                 model=self.config.models.retrieval,
@@ -359,27 +378,29 @@ class AnthropicEngine:
     @staticmethod
     def _listing(candidates: list[Candidate]) -> str:
         rows = [
-            dump_json({
-                "id": c.item.id,
-                "branch": c.branch,
-                "category": c.item.category.value,
-                "title": c.item.title,
-                "content": c.item.text[:_CANDIDATE_CHARS],
-                "confidence": c.item.confidence,
-            })
+            dump_json(
+                {
+                    "id": c.item.id,
+                    "branch": c.branch,
+                    "category": c.item.category.value,
+                    "title": c.item.title,
+                    "content": c.item.text[:_CANDIDATE_CHARS],
+                    "confidence": c.item.confidence,
+                }
+            )
             for c in candidates
         ]
         return "\n".join(rows)
 
-    async def _rank(
-        self, query: str, search_query: str, candidates: list[Candidate]
-    ) -> RankReply:
-        text = "\n\n".join([
-            fence("query", query),
-            fence("search_query", search_query),
-            fence("memories", self._listing(candidates)),
-            "Rank the relevant memories and judge whether they suffice.",
-        ])
+    async def _rank(self, query: str, search_query: str, candidates: list[Candidate]) -> RankReply:
+        text = "\n\n".join(
+            [
+                fence("query", query),
+                fence("search_query", search_query),
+                fence("memories", self._listing(candidates)),
+                "Rank the relevant memories and judge whether they suffice.",
+            ]
+        )
         return await self._retrieval_call("retrieval_rank", RANK_SHAPE, text)
 
     async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
@@ -402,16 +423,19 @@ class AnthropicEngine:
                 mine = [c for c in candidates if c.branch == branch]
                 project = next((c.project for c in mine if c.project), "")
                 titles = "; ".join(c.item.title for c in mine[:_TITLES_PER_BRANCH])
-                listing.append(f"- {branch}" + (f" (project {project})" if project else "")
-                               + f": {titles}")
+                listing.append(
+                    f"- {branch}" + (f" (project {project})" if project else "") + f": {titles}"
+                )
             plan = await self._retrieval_call(
                 "retrieval_select",
                 PLAN_SHAPE,
-                "\n\n".join([
-                    fence("query", query),
-                    fence("branches", "\n".join(listing)),
-                    "Synthesise the search query and select the branches to search.",
-                ]),
+                "\n\n".join(
+                    [
+                        fence("query", query),
+                        fence("branches", "\n".join(listing)),
+                        "Synthesise the search query and select the branches to search.",
+                    ]
+                ),
             )
             search_query = plan.search_query
             chosen = [b for b in dict.fromkeys(plan.branches) if b in branches]
@@ -457,7 +481,12 @@ class AnthropicEngine:
             involved = sorted({b for i in ids for b in branch_of[i]})
             if len(ids) < 2 or len(involved) < 2:
                 continue  # not cross-branch, or made-up ids
-            found.append(CrossConflict(category=conflict.category,
-                                       description=conflict.description,
-                                       item_ids=ids, branches=involved))
+            found.append(
+                CrossConflict(
+                    category=conflict.category,
+                    description=conflict.description,
+                    item_ids=ids,
+                    branches=involved,
+                )
+            )
         return found

@@ -122,9 +122,7 @@ def extraction_request(text: str, *, part: int, parts: int) -> str:
         )
     if variant is not None:
         lines.append(load_prompt(f"extraction_{variant}"))
-    lines.append(
-        "Apply the scope filter and quality rules, then give your one JSON reply."
-    )
+    lines.append("Apply the scope filter and quality rules, then give your one JSON reply.")
     return "\n".join(lines)
 
 

@@ -71,17 +71,25 @@ def describe_local_error(exc: BaseException, *, url: str, model: str) -> str:
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
         return f"The local model server at {url} did not answer in time"
     if isinstance(exc, openai.APIConnectionError):
-        return (f"Could not reach the local model server at {url}. Is it running (e.g. "
-                "`ollama serve`) and is the address in Settings right?")
+        return (
+            f"Could not reach the local model server at {url}. Is it running (e.g. "
+            "`ollama serve`) and is the address in Settings right?"
+        )
     if isinstance(exc, openai.NotFoundError):
-        return (f"The local server at {url} does not know the model {model!r} (404). Pull or "
-                "load it first, or fix the model name in Settings.")
+        return (
+            f"The local server at {url} does not know the model {model!r} (404). Pull or "
+            "load it first, or fix the model name in Settings."
+        )
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return (f"The local server at {url} refused the key ({getattr(exc, 'status_code', '')})."
-                f" Set {LOCAL_KEY_ENV} if it needs one.")
+        return (
+            f"The local server at {url} refused the key ({getattr(exc, 'status_code', '')})."
+            f" Set {LOCAL_KEY_ENV} if it needs one."
+        )
     if isinstance(exc, openai.BadRequestError):
-        return (f"The local server rejected the request (400): {exc.message}. The model may "
-                "not support JSON-schema output.")
+        return (
+            f"The local server rejected the request (400): {exc.message}. The model may "
+            "not support JSON-schema output."
+        )
     if isinstance(exc, openai.APIStatusError):
         return f"The local server failed ({exc.status_code})"
     return f"The call to the local model failed ({type(exc).__name__})"
@@ -109,7 +117,8 @@ class LocalEngine:
         if not config.local_model.strip():
             raise InvalidInput(
                 "The local engine needs a model name: set it in Settings (e.g. llama3.1:8b) "
-                "or `local_model` in config.json.")
+                "or `local_model` in config.json."
+            )
         self.config = config
         self.fallback = fallback
         self.limits = call_limits(config)
@@ -126,9 +135,12 @@ class LocalEngine:
         """The SDK client (made on first use)."""
         if self._client is None:
             self._client = openai.AsyncOpenAI(
-                api_key=self._key, base_url=self.config.local_base_url,
-                timeout=self.limits.timeout_s, max_retries=self.limits.max_retries,
-                http_client=self._http_client)
+                api_key=self._key,
+                base_url=self.config.local_base_url,
+                timeout=self.limits.timeout_s,
+                max_retries=self.limits.max_retries,
+                http_client=self._http_client,
+            )
         return self._client
 
     async def aclose(self) -> None:
@@ -139,65 +151,106 @@ class LocalEngine:
     @property
     def _deadline_s(self) -> float:
         retries = self.limits.max_retries
-        return (self.limits.timeout_s * (retries + 1) + _RETRY_WAIT_ALLOWANCE_S * retries
-                + _OUTER_GRACE_S)
+        return (
+            self.limits.timeout_s * (retries + 1)
+            + _RETRY_WAIT_ALLOWANCE_S * retries
+            + _OUTER_GRACE_S
+        )
 
     # ------------------------------------------------------------------------------ calls
 
-    async def _ask(self, system: str, user: str, name: str, schema: dict[str, Any],
-                   reply: type[ReplyT], failure: type[PuffinError]) -> ReplyT:
+    async def _ask(
+        self,
+        system: str,
+        user: str,
+        name: str,
+        schema: dict[str, Any],
+        reply: type[ReplyT],
+        failure: type[PuffinError],
+    ) -> ReplyT:
         """One JSON-schema call, validated; asked once more when the JSON does not match."""
-        messages: list[dict[str, str]] = [{"role": "system", "content": system},
-                                          {"role": "user", "content": user}]
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
         problems: list[str] = []
         for attempt in range(2):
             if problems:
-                messages = [*messages[:2], {"role": "user", "content": (
-                    user + "\n\nYour previous reply was rejected because its JSON did not "
-                    "match the schema:\n" + "\n".join(f"- {p}" for p in problems)
-                    + "\nReply again with JSON that matches the schema exactly.")}]
+                messages = [
+                    *messages[:2],
+                    {
+                        "role": "user",
+                        "content": (
+                            user + "\n\nYour previous reply was rejected because its JSON did not "
+                            "match the schema:\n"
+                            + "\n".join(f"- {p}" for p in problems)
+                            + "\nReply again with JSON that matches the schema exactly."
+                        ),
+                    },
+                ]
             raw = await self._send(messages, name, schema, failure)
             try:
                 return _validated(raw, reply)
             except _Invalid as exc:
                 problems = exc.problems
-                log.warning("invalid %s reply from the local model (attempt %d): %s", name,
-                            attempt + 1, problems[:3])
+                log.warning(
+                    "invalid %s reply from the local model (attempt %d): %s",
+                    name,
+                    attempt + 1,
+                    problems[:3],
+                )
         raise failure(
             f"The local model's {name} reply did not match the expected format twice "
             f"({'; '.join(problems[:3])}); nothing was changed.",
-            context={"engine": self.name, "model": self.config.local_model})
+            context={"engine": self.name, "model": self.config.local_model},
+        )
 
-    async def _send(self, messages: list[dict[str, str]], name: str, schema: dict[str, Any],
-                    failure: type[PuffinError]) -> str:
+    async def _send(
+        self,
+        messages: list[dict[str, str]],
+        name: str,
+        schema: dict[str, Any],
+        failure: type[PuffinError],
+    ) -> str:
         url, model = self.config.local_base_url, self.config.local_model
         try:
             params: dict[str, Any] = {
                 "model": model,
                 "messages": messages,
-                "response_format": {"type": "json_schema", "json_schema": {
-                    "name": name, "schema": schema, "strict": True}},
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": schema, "strict": True},
+                },
                 "max_tokens": _MAX_TOKENS,
             }
             completion = await asyncio.wait_for(
-                self.client.chat.completions.create(**params), timeout=self._deadline_s)
+                self.client.chat.completions.create(**params), timeout=self._deadline_s
+            )
         except (openai.OpenAIError, TimeoutError, ValueError) as exc:
             message = describe_local_error(exc, url=url, model=model)
             log.warning("local model call failed: %s", message)
-            raise failure(message + "; nothing was changed.",
-                          context={"engine": self.name, "model": model}) from exc
+            raise failure(
+                message + "; nothing was changed.", context={"engine": self.name, "model": model}
+            ) from exc
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list) or not choices:
-            raise failure(f"The server at {url} did not answer like an OpenAI-compatible API; "
-                          "nothing was changed.", context={"engine": self.name})
+            raise failure(
+                f"The server at {url} did not answer like an OpenAI-compatible API; "
+                "nothing was changed.",
+                context={"engine": self.name},
+            )
         choice = choices[0]
         if choice.finish_reason == "length":
-            raise failure("The local model's reply was cut off at its length limit; nothing "
-                          "was changed.", context={"engine": self.name, "model": model})
+            raise failure(
+                "The local model's reply was cut off at its length limit; nothing was changed.",
+                context={"engine": self.name, "model": model},
+            )
         refusal = getattr(choice.message, "refusal", None)
         if refusal:
-            raise failure(f"The local model declined ({refusal}); nothing was changed.",
-                          context={"engine": self.name, "model": model})
+            raise failure(
+                f"The local model declined ({refusal}); nothing was changed.",
+                context={"engine": self.name, "model": model},
+            )
         return str(choice.message.content or "")
 
     # ------------------------------------------------------------------------- extraction
@@ -206,13 +259,18 @@ class LocalEngine:
         """Solution-wide knowledge in a conversation, per chunk, merged."""
         chunks = chunk_text(redact(conversation), self.config.chunk_tokens * CHARS_PER_TOKEN)
         if not chunks or not "".join(chunks).strip():
-            return ExtractionResult(no_content_to_extract=True, engine=self.name,
-                                    notes=["empty conversation"])
+            return ExtractionResult(
+                no_content_to_extract=True, engine=self.name, notes=["empty conversation"]
+            )
         replies = [
-            await self._ask(system_prompt("extraction"),
-                            extraction_request(chunk, part=part, parts=len(chunks)),
-                            "record_memories", EXTRACTION_SCHEMA, ExtractionReply,
-                            ExtractionFailed)
+            await self._ask(
+                system_prompt("extraction"),
+                extraction_request(chunk, part=part, parts=len(chunks)),
+                "record_memories",
+                EXTRACTION_SCHEMA,
+                ExtractionReply,
+                ExtractionFailed,
+            )
             for part, chunk in enumerate(chunks)
         ]
         return extraction_result(replies, source, len(chunks), self._now().date(), self.name)
@@ -229,21 +287,44 @@ class LocalEngine:
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         """Integrate `items` through a change list (`ops.evolve_through`)."""
-        async def ask(request: str, _listed: int) -> ChangeList:
-            return await self._ask(OPS_SYSTEM_PROMPT, request, "change_list", CHANGE_SCHEMA,
-                                   ChangeList, ExtractionFailed)
 
-        return await evolve_through(self.name, ask, self.fallback, current, items,
-                                    branch_id=branch_id, config=self.config, now=self._now())
+        async def ask(request: str, _listed: int) -> ChangeList:
+            return await self._ask(
+                OPS_SYSTEM_PROMPT,
+                request,
+                "change_list",
+                CHANGE_SCHEMA,
+                ChangeList,
+                ExtractionFailed,
+            )
+
+        return await evolve_through(
+            self.name,
+            ask,
+            self.fallback,
+            current,
+            items,
+            branch_id=branch_id,
+            config=self.config,
+            now=self._now(),
+        )
 
     async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Merges and the summary through a change list."""
-        async def ask(request: str, _listed: int) -> ChangeList:
-            return await self._ask(OPS_SYSTEM_PROMPT, request, "change_list", CHANGE_SCHEMA,
-                                   ChangeList, MaintenanceFailed)
 
-        return await consolidate_through(self.name, ask, self.fallback, memory,
-                                         config=self.config, now=self._now())
+        async def ask(request: str, _listed: int) -> ChangeList:
+            return await self._ask(
+                OPS_SYSTEM_PROMPT,
+                request,
+                "change_list",
+                CHANGE_SCHEMA,
+                ChangeList,
+                MaintenanceFailed,
+            )
+
+        return await consolidate_through(
+            self.name, ask, self.fallback, memory, config=self.config, now=self._now()
+        )
 
     async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """The offline re-ranking: retrieval stays local and instant."""
@@ -260,10 +341,15 @@ def _validated(raw: str, reply: type[ReplyT]) -> ReplyT:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _Invalid([f"the reply is not valid JSON ({exc.msg} at character {exc.pos})"]) \
-            from None
+        raise _Invalid(
+            [f"the reply is not valid JSON ({exc.msg} at character {exc.pos})"]
+        ) from None
     try:
         return reply.model_validate(data)
     except ValidationError as exc:
-        raise _Invalid([f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
-                        for e in exc.errors()[:6]]) from None
+        raise _Invalid(
+            [
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
+                for e in exc.errors()[:6]
+            ]
+        ) from None

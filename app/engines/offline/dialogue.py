@@ -26,22 +26,35 @@ from app.engines.offline.extract_text import (
     split_sentences,
 )
 
-__all__ = ["DialogueTurn", "Dispute", "Fix", "Proposal", "Reversal", "find_disputes", "find_fixes",
-           "find_proposals", "find_reversals", "read_dialogue"]
+__all__ = [
+    "DialogueTurn",
+    "Dispute",
+    "Fix",
+    "Proposal",
+    "Reversal",
+    "find_disputes",
+    "find_fixes",
+    "find_proposals",
+    "find_reversals",
+    "read_dialogue",
+]
 
 _TOOL_CALL = re.compile(r"^\s*\[tool:\s*(?P<name>[\w.-]+)", re.IGNORECASE)
 _TOOL_RESULT = re.compile(r"^\s*\[tool result:", re.IGNORECASE)
 # Tools that change files (the fix) and the ones that only look.
-_EDIT_TOOLS = re.compile(r"^(?:edit|multiedit|write|apply_patch|str_replace\w*|notebookedit)$",
-                         re.IGNORECASE)
+_EDIT_TOOLS = re.compile(
+    r"^(?:edit|multiedit|write|apply_patch|str_replace\w*|notebookedit)$", re.IGNORECASE
+)
 _EDIT_COMMAND = re.compile(r"\b(?:sed -i|git apply|patch -p|perl -pi)\b")
 # A test or build run that passed, and signs that it did not.
 _PASSED = re.compile(
     r"(?i)\b(?:\d+ passed|passed\b|pass\b|ok\b|success(?:ful|fully)?\b|succeeded|"
     r"no changes|errors?:? 0\b|0 errors|0 failed|build successful|test succeeded)|✓|✔"
 )
-_FAILED = re.compile(r"(?i)\b(?:[1-9]\d* failed|fail(?:ed|ure)?\b|error\b|errors\b|traceback|"
-                     r"panic|exception|fatal)")
+_FAILED = re.compile(
+    r"(?i)\b(?:[1-9]\d* failed|fail(?:ed|ure)?\b|error\b|errors\b|traceback|"
+    r"panic|exception|fatal)"
+)
 _ZERO_FAIL = re.compile(r"(?i)\b(?:0 failed|errors?:? 0|0 errors|no errors?)\b")
 # The user saying it works, or that it does not.
 _CONFIRM = re.compile(
@@ -49,16 +62,20 @@ _CONFIRM = re.compile(
     r"yes\b|yep\b|works?\b|fixed\b|🎉|👍|better\b)|\b(?:works now|no more|that fixed|that did"
     r" it|it works|now .{0,30}(?:works|normal|follow|right|fine)|tested\b.{0,40}\bno more)"
 )
-_DENY = re.compile(r"(?i)\b(?:still (?:fail|broken|crash|happen|wrong|see)|doesn'?t work|didn'?t "
-                   r"(?:work|help|fix)|not fixed|same (?:error|problem))")
+_DENY = re.compile(
+    r"(?i)\b(?:still (?:fail|broken|crash|happen|wrong|see)|doesn'?t work|didn'?t "
+    r"(?:work|help|fix)|not fixed|same (?:error|problem))"
+)
 # Discourse shape of an explanation: a cause and its effect.
 _CAUSAL = re.compile(
     r"(?i)\b(?:because|so (?:the|it|react|pip|terraform|the kubelet|anyone|a|every)\b|"
     r", so\b|which (?:means|makes|blocks|causes)|caus(?:es|ed|ing)|root cause|the (?:problem|"
     r"issue|bug) (?:is|was)|that'?s why|leads? to|results? in|means? (?:that )?)"
 )
-_HEDGE = re.compile(r"(?i)\b(?:maybe|might|could be|possibly|perhaps|probably|i think|not "
-                    r"sure|let me check|i suspect)\b")
+_HEDGE = re.compile(
+    r"(?i)\b(?:maybe|might|could be|possibly|perhaps|probably|i think|not "
+    r"sure|let me check|i suspect)\b"
+)
 _PLAN = re.compile(
     r"(?i)^(?:i'?ll|i will|i'?d|i set|i replaced|i added|i removed|i moved|fixed:?|moving|"
     r"i(?:'ve)? fixed|i (?:changed|memoized|wrapped|switched)|"
@@ -69,8 +86,10 @@ _ACCEPT = re.compile(
     r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|do both|do that|"
     r"please do|lgtm|agreed|ship it|👍)\b"
 )
-_REJECT = re.compile(r"(?i)^\W*(?:no|nope|nah|don'?t|let'?s not|not now|not in this|skip|"
-                     r"rather not|never mind)\b")
+_REJECT = re.compile(
+    r"(?i)^\W*(?:no|nope|nah|don'?t|let'?s not|not now|not in this|skip|"
+    r"rather not|never mind)\b"
+)
 _PROPOSAL = re.compile(
     r"(?i)\b(?:should i|shall i|want me to|do you want me to|would you like me to|i propose|"
     r"i suggest|i'?d suggest|i recommend|we could|i could also|how about)\b"
@@ -174,8 +193,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         # "X only exists from iOS 16. It's called unconditionally. I'll wrap it": after
         # looking at the code, what the agent states before its change is its diagnosis.
         before = sentences[: sentences.index(plan)]
-        causes = [s for s in before
-                  if not s.rstrip().endswith("?") and len(s.split()) >= 5][-2:]
+        causes = [s for s in before if not s.rstrip().endswith("?") and len(s.split()) >= 5][-2:]
     if not causes:
         return None
     hedged = all(_HEDGE.search(s) for s in causes)
@@ -183,8 +201,9 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
 
 
 def _first_error(text: str) -> str:
-    lines = [line.strip() for line in text.replace("[tool result:", "").splitlines()
-             if line.strip()]
+    lines = [
+        line.strip() for line in text.replace("[tool result:", "").splitlines() if line.strip()
+    ]
     hit = next((line for line in lines if _FAILED.search(line)), lines[0] if lines else "")
     return hit.rstrip("]").strip()
 
@@ -212,8 +231,12 @@ def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
         if turn.kind in ("call", "result"):
             looked = True
         if turn.speaker is Speaker.USER and turn.kind == "prose":
-            if cause is not None and edited and _CONFIRM.search(turn.text) and not _DENY.search(
-                    turn.text):
+            if (
+                cause is not None
+                and edited
+                and _CONFIRM.search(turn.text)
+                and not _DENY.search(turn.text)
+            ):
                 if _explained(report, cause):
                     found.append(_fix(report, cause, cause_turn, turn.index))
                 cause, edited = None, False
@@ -281,8 +304,14 @@ def _explained(report: DialogueTurn | None, cause: tuple[str, str, bool]) -> boo
 
 def _fix(report: DialogueTurn | None, cause: tuple[str, str, bool], start: int, end: int) -> Fix:
     symptom = _symptom(report.text) if report is not None else ""
-    return Fix(symptom=symptom, cause=cause[0], fix=cause[1],
-               start=report.index if report is not None else start, end=end, hedged=cause[2])
+    return Fix(
+        symptom=symptom,
+        cause=cause[0],
+        fix=cause[1],
+        start=report.index if report is not None else start,
+        end=end,
+        hedged=cause[2],
+    )
 
 
 def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
@@ -294,7 +323,7 @@ def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
         offers = [s for s in turn.sentences if _PROPOSAL.search(s)]
         if not offers:
             continue
-        reply = next((t for t in classified[i + 1:] if t.speaker is Speaker.USER), None)
+        reply = next((t for t in classified[i + 1 :] if t.speaker is Speaker.USER), None)
         if reply is None or reply.kind != "prose":
             continue
         # A hedged aside ("maybe later we could …") is not what was asked; the offer the
@@ -303,8 +332,9 @@ def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
         if not firm:
             continue
         said = set(re.findall(r"\w{4,}", reply.text.lower()))
-        offer = max(firm, key=lambda o: (len(said & set(re.findall(r"\w{4,}", o.lower()))),
-                                         firm.index(o)))
+        offer = max(
+            firm, key=lambda o: (len(said & set(re.findall(r"\w{4,}", o.lower()))), firm.index(o))
+        )
         if _ACCEPT.match(reply.text):
             found.append(Proposal(offer, turn.index, True, reply.text))
         elif _REJECT.match(reply.text):
@@ -316,20 +346,28 @@ def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
 _NAME = r"[`'\"]?(?P<{g}>[\w@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
 _SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?"
 _REPLACES = (
-    re.compile(rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|go(?:ing)?|port(?:ing)?"
-               rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
-               rf"{_SKIP}{_NAME.format(g='new')}"),
-    re.compile(rf"(?i)\breplac(?:e|ing|ed)\s+{_SKIP}{_NAME.format(g='old')}\s+(?:with|by)\s+"
-               rf"{_SKIP}{_NAME.format(g='new')}"),
-    re.compile(rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
-               rf"using|mov(?:e|ing)\s+off(?:\s+of)?|dropp?(?:ed|ing)?|got\s+rid\s+of|getting\s+rid"
-               rf"\s+of|ditch(?:ed|ing)?|moving\s+away\s+from|scratch)\s+{_SKIP}"
-               rf"{_NAME.format(g='old')}"),
+    re.compile(
+        rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|go(?:ing)?|port(?:ing)?"
+        rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
+        rf"{_SKIP}{_NAME.format(g='new')}"
+    ),
+    re.compile(
+        rf"(?i)\breplac(?:e|ing|ed)\s+{_SKIP}{_NAME.format(g='old')}\s+(?:with|by)\s+"
+        rf"{_SKIP}{_NAME.format(g='new')}"
+    ),
+    re.compile(
+        rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
+        rf"using|mov(?:e|ing)\s+off(?:\s+of)?|dropp?(?:ed|ing)?|got\s+rid\s+of|getting\s+rid"
+        rf"\s+of|ditch(?:ed|ing)?|moving\s+away\s+from|scratch)\s+{_SKIP}"
+        rf"{_NAME.format(g='old')}"
+    ),
     re.compile(rf"(?i)\b(?:instead\s+of|rather\s+than)\s+{_SKIP}{_NAME.format(g='old')}"),
 )
 # Cheap test before the patterns above: one of their words must be there.
-_REPLACE_GATE = re.compile(r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
-                           r"away|scratch|instead|rather)")
+_REPLACE_GATE = re.compile(
+    r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
+    r"away|scratch|instead|rather)"
+)
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
 _CORRECTION = re.compile(
     r"(?i)^\W*(?:actually|scratch that|correction|change of plan)\b|\b(?:changed (?:the|"
@@ -358,16 +396,23 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
         for k, sentence in enumerate(sentences):
             if sentence.rstrip().endswith("?") or k == joined_next:
                 continue
-            matches = ([m for rx in _REPLACES for m in rx.finditer(sentence)]
-                       if _REPLACE_GATE.search(sentence) else [])
+            matches = (
+                [m for rx in _REPLACES for m in rx.finditer(sentence)]
+                if _REPLACE_GATE.search(sentence)
+                else []
+            )
             old = [m.group("old").strip("`'\".,") for m in matches]
             old = [o for o in old if o.lower() not in _NOT_NAMES]
             if not old and not _CORRECTION.search(sentence):
                 continue
             text = sentence
             named_new = any("new" in m.groupdict() and m.group("new") for m in matches)
-            if old and not named_new and k + 1 < len(sentences) and not sentences[
-                    k + 1].rstrip().endswith("?"):
+            if (
+                old
+                and not named_new
+                and k + 1 < len(sentences)
+                and not sentences[k + 1].rstrip().endswith("?")
+            ):
                 # "We dropped MongoDB. ClickHouse it is": the choice is the next sentence.
                 text = f"{sentence} {sentences[k + 1]}"
                 joined_next = k + 1
@@ -380,12 +425,50 @@ _DISPUTE = re.compile(
     r"(?i)\b(?:conflicts? with|differs? from|contradicts?|is at odds with|disagrees? with|"
     r"clashes with)\s+(?P<what>[^.?!;]{3,80})"
 )
-_GENERIC = frozenset({
-    "the", "a", "an", "rule", "rules", "you", "gave", "given", "set", "decided", "earlier",
-    "before", "previously", "we", "our", "your", "that", "this", "one", "decision",
-    "convention", "what", "was", "were", "agreed", "said", "of", "to", "for", "in", "on",
-    "outbound", "calls", "call", "should", "which", "it", "is", "are", "retrying",
-})
+_GENERIC = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "rule",
+        "rules",
+        "you",
+        "gave",
+        "given",
+        "set",
+        "decided",
+        "earlier",
+        "before",
+        "previously",
+        "we",
+        "our",
+        "your",
+        "that",
+        "this",
+        "one",
+        "decision",
+        "convention",
+        "what",
+        "was",
+        "were",
+        "agreed",
+        "said",
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "outbound",
+        "calls",
+        "call",
+        "should",
+        "which",
+        "it",
+        "is",
+        "are",
+        "retrying",
+    }
+)
 
 
 @dataclass
@@ -407,7 +490,7 @@ def find_disputes(classified: list[DialogueTurn]) -> list[Dispute]:
     for i, turn in enumerate(classified):
         if turn.speaker is not Speaker.USER or turn.kind != "prose":
             continue
-        reply = next((t for t in classified[i + 1:] if t.kind == "prose"), None)
+        reply = next((t for t in classified[i + 1 :] if t.kind == "prose"), None)
         if reply is None or reply.speaker is not Speaker.AGENT:
             continue
         match = _DISPUTE.search(reply.text)

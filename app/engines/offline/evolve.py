@@ -56,8 +56,11 @@ REINFORCE_STEP = 0.25
 REPLACES = "replaces:"
 # Tag of an item the conversation said disagrees with an earlier rule, naming that rule.
 DISPUTES = "disputes:"
-_REPLACEABLE = (Category.CODING_PREFERENCES, Category.ARCHITECTURAL_DECISIONS,
-                Category.PROJECT_CONVENTIONS)
+_REPLACEABLE = (
+    Category.CODING_PREFERENCES,
+    Category.ARCHITECTURAL_DECISIONS,
+    Category.PROJECT_CONVENTIONS,
+)
 MAX_REINFORCED = 0.99
 # Sources that are not agent threads: they never raise the header's thread count.
 NON_THREAD_SOURCES = frozenset({"cli", "user"})
@@ -153,8 +156,11 @@ def summarize(memory: BranchMemory) -> str:
         first = (
             f"This branch's memory holds {count} item{'s' if count != 1 else ''} across "
             f"{len(used)} categor{'ies' if len(used) != 1 else 'y'}"
-            + (f", distilled from {threads} thread{'s' if threads != 1 else ''}." if threads
-               else ".")
+            + (
+                f", distilled from {threads} thread{'s' if threads != 1 else ''}."
+                if threads
+                else "."
+            )
         )
     if open_count:
         first += (
@@ -175,15 +181,17 @@ def summarize(memory: BranchMemory) -> str:
 
     knowledge = [
         clause(c)
-        for c in (Category.CODING_PREFERENCES, Category.ARCHITECTURAL_DECISIONS,
-                  Category.PROJECT_CONVENTIONS)
+        for c in (
+            Category.CODING_PREFERENCES,
+            Category.ARCHITECTURAL_DECISIONS,
+            Category.PROJECT_CONVENTIONS,
+        )
         if memory.items[c]
     ]
     if knowledge:
         paragraphs.append(" ".join(knowledge))
     practice = [
-        clause(c) for c in (Category.BUG_PATTERNS, Category.IMPLEMENTATION_NOTES)
-        if memory.items[c]
+        clause(c) for c in (Category.BUG_PATTERNS, Category.IMPLEMENTATION_NOTES) if memory.items[c]
     ]
     if practice:
         paragraphs.append(" ".join(practice))
@@ -254,7 +262,7 @@ class _Work:
         least two subject words with it. Bug patterns and notes record what happened and
         are never replaced.
         """
-        names = [t[len(REPLACES):] for t in new.tags if t.startswith(REPLACES)]
+        names = [t[len(REPLACES) :] for t in new.tags if t.startswith(REPLACES)]
         if not names:
             return []
         new_tokens = item_tokens(new)
@@ -266,8 +274,7 @@ class _Work:
                 text = item.text.lower()
                 for name in names:
                     if name == "any":
-                        hit = (category is new.category
-                               and len(item_tokens(item) & new_tokens) >= 2)
+                        hit = category is new.category and len(item_tokens(item) & new_tokens) >= 2
                     else:
                         hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
                     if hit:
@@ -277,7 +284,7 @@ class _Work:
 
     def disputed_by(self, new: MemoryItem) -> list[MemoryItem]:
         """Rules `new` was said to disagree with (`disputes:` tags name them)."""
-        names = [t[len(DISPUTES):] for t in new.tags if t.startswith(DISPUTES)]
+        names = [t[len(DISPUTES) :] for t in new.tags if t.startswith(DISPUTES)]
         if not names:
             return []
         found: list[MemoryItem] = []
@@ -294,8 +301,7 @@ class _Work:
         best: tuple[float, int, MemoryItem] | None = None
         new_tokens = item_tokens(new)
         for index, old in enumerate(self.sections[new.category]):
-            if old.id != new.id and not _could_match(new_tokens, item_tokens(old),
-                                                     self.threshold):
+            if old.id != new.id and not _could_match(new_tokens, item_tokens(old), self.threshold):
                 continue
             score = 1.0 if old.id == new.id else item_similarity(new, old, floor=self.threshold)
             if score >= self.threshold and (best is None or score > best[0]):
@@ -360,9 +366,7 @@ class _Work:
         return None
 
 
-def _superseded_entry(
-    new: MemoryItem, olds: list[MemoryItem], moment: datetime
-) -> Contradiction:
+def _superseded_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Contradiction:
     replaced = "; ".join(describe_statement(o) for o in olds)
     more = f" and {len(olds) - 1} more" if len(olds) > 1 else ""
     return Contradiction(
@@ -454,8 +458,8 @@ def evolve(
     moment = normalize_timestamp(now) if now is not None else utc_now()
     # Items are never mutated in place (every change is a `model_copy(update=...)`), so the
     # result may share unchanged items with `current` instead of paying for a deep copy.
-    base = current if current is not None else BranchMemory(
-        branch_id=branch_id, last_updated=moment
+    base = (
+        current if current is not None else BranchMemory(branch_id=branch_id, last_updated=moment)
     )
     work = _Work(
         sections={c: list(base.items[c]) for c in Category},
@@ -474,16 +478,16 @@ def evolve(
             new = work.unique_id(new)
             work.add_contradiction(_open_entry(new, disputed, moment))
             stats["conflicts"] += 1
-            notes.append(f"{new.id} disagrees with {', '.join(o.id for o in disputed)}: "
-                         "left open")
+            notes.append(f"{new.id} disagrees with {', '.join(o.id for o in disputed)}: left open")
             continue
         opposed = work.contradicted_by(new)
         if replaced:
             # The user said this replaces them ("we dropped X", "switch from X to Y"): it
             # wins whatever the confidences, except over what a person pinned.
             opposed = [*replaced, *(o for o in opposed if o not in replaced)]
-            new = new.model_copy(update={"confidence": max(
-                new.confidence, *(o.confidence for o in replaced))})
+            new = new.model_copy(
+                update={"confidence": max(new.confidence, *(o.confidence for o in replaced))}
+            )
         if opposed:
             if all(_wins(new, old) for old in opposed):
                 new = work.unique_id(new)
@@ -511,8 +515,7 @@ def evolve(
             held_at = work.matching_open(new, refs)
             if held_at is not None:
                 entry = work.contradictions[held_at]
-                held = [reinforce(i, new) if i.category is new.category else i
-                        for i in entry.items]
+                held = [reinforce(i, new) if i.category is new.category else i for i in entry.items]
                 work.contradictions[held_at] = entry.model_copy(update={"items": held})
                 notes.append(f"repeat of open contradiction {entry.id}")
                 continue
@@ -527,8 +530,9 @@ def evolve(
             index, old = found
             work.replace(new.category, index, reinforce(old, new))
             stats["reinforced"] += 1
-            notes.append(f"{new.id} reinforced {old.id}" + (" (pinned, unchanged)"
-                                                            if old.pinned else ""))
+            notes.append(
+                f"{new.id} reinforced {old.id}" + (" (pinned, unchanged)" if old.pinned else "")
+            )
             continue
 
         new = work.unique_id(new)
@@ -637,8 +641,12 @@ def consolidate(
         pruned_ids.extend(pruned)
         sections[category] = items
     result = memory.model_copy(
-        update={"items": sections, "contradictions": list(memory.contradictions),
-                "extra_sections": list(memory.extra_sections), "last_updated": moment}
+        update={
+            "items": sections,
+            "contradictions": list(memory.contradictions),
+            "extra_sections": list(memory.extra_sections),
+            "last_updated": moment,
+        }
     )
     result = result.model_copy(update={"summary": summarize(result)})
     return EvolutionResult(

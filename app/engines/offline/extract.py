@@ -69,8 +69,9 @@ FIX_CONFIRMED = 0.85
 FIX_HEDGED = 0.6
 
 
-def _with_dialogue_units(found: list[Candidate], turns: list[Turn],
-                         statements: list[Statement]) -> list[Candidate]:
+def _with_dialogue_units(
+    found: list[Candidate], turns: list[Turn], statements: list[Statement]
+) -> list[Candidate]:
     """Bug patterns from confirmed fixes (replacing sentence-level bug guesses inside them)."""
     from app.engines.offline.dialogue import (
         find_disputes,
@@ -90,34 +91,48 @@ def _with_dialogue_units(found: list[Candidate], turns: list[Turn],
     if not fixes:
         return found
     spans = [(f.start, f.end) for f in fixes]
-    kept = [c for c in found if not (c.category is Category.BUG_PATTERNS and any(
-        a <= c.turn <= b for a, b in spans))]
+    kept = [
+        c
+        for c in found
+        if not (c.category is Category.BUG_PATTERNS and any(a <= c.turn <= b for a, b in spans))
+    ]
     for fix in fixes:
-        index = next((i for i, s in enumerate(statements) if s.turn >= fix.end),
-                     len(statements))
+        index = next((i for i, s in enumerate(statements) if s.turn >= fix.end), len(statements))
         symptom = fix.symptom or fix.cause
         report = [i for i, s in enumerate(statements) if fix.start <= s.turn <= fix.end]
-        kept.append(Candidate(
-            category=Category.BUG_PATTERNS, speaker=Speaker.AGENT, turn=fix.end, index=index,
-            content=_sentence_of(symptom), confidence=FIX_HEDGED if fix.hedged else FIX_CONFIRMED,
-            family=Family.BUG, root_cause=fix.cause.rstrip("."), fix=fix.fix.rstrip("."),
-            speakers={Speaker.AGENT},
-            occurrences=recurrence(statements, report[0], report[-1] + 1) if report else 1,
-        ))
+        kept.append(
+            Candidate(
+                category=Category.BUG_PATTERNS,
+                speaker=Speaker.AGENT,
+                turn=fix.end,
+                index=index,
+                content=_sentence_of(symptom),
+                confidence=FIX_HEDGED if fix.hedged else FIX_CONFIRMED,
+                family=Family.BUG,
+                root_cause=fix.cause.rstrip("."),
+                fix=fix.fix.rstrip("."),
+                speakers={Speaker.AGENT},
+                occurrences=recurrence(statements, report[0], report[-1] + 1) if report else 1,
+            )
+        )
     kept.sort(key=lambda c: c.index)
     return kept
 
 
 REVERSAL_CONFIDENCE = 0.85
-_RULES = (Category.CODING_PREFERENCES, Category.PROJECT_CONVENTIONS,
-          Category.ARCHITECTURAL_DECISIONS)
+_RULES = (
+    Category.CODING_PREFERENCES,
+    Category.PROJECT_CONVENTIONS,
+    Category.ARCHITECTURAL_DECISIONS,
+)
 REPLACES = "replaces:"
 # "Actually, ..." without naming what it replaces: whatever shares its subject.
 ANY = "any"
 
 
-def _with_reversals(found: list[Candidate], reversals: list[Reversal],
-                    statements: list[Statement]) -> list[Candidate]:
+def _with_reversals(
+    found: list[Candidate], reversals: list[Reversal], statements: list[Statement]
+) -> list[Candidate]:
     """User statements that replace an earlier choice, tagged with what they replace.
 
     The tag (`replaces:<name>`, or `replaces:any` for "actually, …" without a name) lets the
@@ -129,17 +144,28 @@ def _with_reversals(found: list[Candidate], reversals: list[Reversal],
     from app.engines.offline.category import choose
     from app.engines.offline.extract_items import tokens
 
-    tainted = ({s.turn for s in statements
-                if s.speaker is Speaker.USER and r.INJECTION.search(s.text, s.low)}
-               if reversals else set())
+    tainted = (
+        {
+            s.turn
+            for s in statements
+            if s.speaker is Speaker.USER and r.INJECTION.search(s.text, s.low)
+        }
+        if reversals
+        else set()
+    )
     for reversal in reversals:
         if reversal.turn in tainted or is_unsafe(reversal.text):
             continue
         tags = [REPLACES + (name.lower() if name else ANY) for name in reversal.old or [""]]
         words = tokens(reversal.text)
-        same = [c for c in found if c.turn == reversal.turn and c.speaker is Speaker.USER
-                and c.category is not Category.BUG_PATTERNS
-                and len(tokens(c.content) & words) >= max(2, len(tokens(c.content)) // 2)]
+        same = [
+            c
+            for c in found
+            if c.turn == reversal.turn
+            and c.speaker is Speaker.USER
+            and c.category is not Category.BUG_PATTERNS
+            and len(tokens(c.content) & words) >= max(2, len(tokens(c.content)) // 2)
+        ]
         if same:
             for candidate in same:
                 candidate.topic_tags = [*candidate.topic_tags, *tags]
@@ -150,15 +176,23 @@ def _with_reversals(found: list[Candidate], reversals: list[Reversal],
                 if candidate.category is Category.IMPLEMENTATION_NOTES:
                     candidate.category = choose(candidate.content, _RULES) or candidate.category
             continue
-        index = next((i for i, s in enumerate(statements) if s.turn >= reversal.turn),
-                     len(statements))
+        index = next(
+            (i for i, s in enumerate(statements) if s.turn >= reversal.turn), len(statements)
+        )
         category = choose(reversal.text, _RULES)
-        found.append(Candidate(
-            category=category or Category.PROJECT_CONVENTIONS, speaker=Speaker.USER,
-            turn=reversal.turn, index=index, content=_sentence_of(_unhedged(reversal.text)),
-            confidence=REVERSAL_CONFIDENCE, family=Family.DIRECTIVE, topic_tags=tags,
-            speakers={Speaker.USER},
-        ))
+        found.append(
+            Candidate(
+                category=category or Category.PROJECT_CONVENTIONS,
+                speaker=Speaker.USER,
+                turn=reversal.turn,
+                index=index,
+                content=_sentence_of(_unhedged(reversal.text)),
+                confidence=REVERSAL_CONFIDENCE,
+                family=Family.DIRECTIVE,
+                topic_tags=tags,
+                speakers={Speaker.USER},
+            )
+        )
     found.sort(key=lambda c: c.index)
     return found
 
@@ -174,19 +208,43 @@ _GENERAL = re.compile(
 _STRONG_GENERAL = re.compile(
     r"(?i)\b(?:every|always|never|whenever|everywhere|nobody|no longer|from now on|going "
     r"forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|project|"
-    r"codebase|team)|rule|convention|policy|standard|that'?s the decision)\b")
+    r"codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
+)
 _MODAL = re.compile(r"(?i)\b(?:must|should|shall|need to|needs to|has to|have to|are to|is to)\b")
-_TENTATIVE = re.compile(r"(?i)\b(?:if we ever|maybe|might|probably|i think|not sure|perhaps|"
-                        r"would|could|should we|wonder|later|eventually)\b")
-_ASKS = re.compile(r"(?i)^\W*(?:can|could|would|will) you\b|^\W*(?:please|pls) (?!\w+ (?:in|for) "
-                   r"(?:this|our))")
+_TENTATIVE = re.compile(
+    r"(?i)\b(?:if we ever|maybe|might|probably|i think|not sure|perhaps|"
+    r"would|could|should we|wonder|later|eventually)\b"
+)
+_ASKS = re.compile(
+    r"(?i)^\W*(?:can|could|would|will) you\b|^\W*(?:please|pls) (?!\w+ (?:in|for) "
+    r"(?:this|our))"
+)
 # A rule for one story, feature or PR is not a standing rule.
-_SCOPED = re.compile(r"(?i)\bfor (?:story|ticket|issue) [\w-]+|\b(?:this|the) (?:feature|pr|"
-                     r"ticket|story|page|task) only\b|\bonly for (?:this|the) (?:feature|pr|"
-                     r"ticket|story|task)\b|\bfor this (?:feature|pr|ticket|story|task|page)\b")
+_SCOPED = re.compile(
+    r"(?i)\bfor (?:story|ticket|issue) [\w-]+|\b(?:this|the) (?:feature|pr|"
+    r"ticket|story|page|task) only\b|\bonly for (?:this|the) (?:feature|pr|"
+    r"ticket|story|task)\b|\bfor this (?:feature|pr|ticket|story|task|page)\b"
+)
 # A sentence opening with a verb is a request, unless the verb is one rules open with.
-_RULE_OPENERS = frozenset({"use", "never", "always", "don't", "dont", "do", "avoid", "prefer",
-                           "no", "keep", "pin", "every", "all", "nothing", "only"})
+_RULE_OPENERS = frozenset(
+    {
+        "use",
+        "never",
+        "always",
+        "don't",
+        "dont",
+        "do",
+        "avoid",
+        "prefer",
+        "no",
+        "keep",
+        "pin",
+        "every",
+        "all",
+        "nothing",
+        "only",
+    }
+)
 STANDING_RULE = 0.8
 MIN_RULE_WORDS, MAX_RULE_WORDS = 5, 60
 
@@ -206,8 +264,11 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
     used = {c.index for c in found}
     said: list[frozenset[str]] | None = None
     # Turns carrying instructions aimed at the agent or the memory are nobody's rules.
-    tainted = {s.turn for s in statements
-               if s.speaker is Speaker.USER and r.INJECTION.search(s.text, s.low)}
+    tainted = {
+        s.turn
+        for s in statements
+        if s.speaker is Speaker.USER and r.INJECTION.search(s.text, s.low)
+    }
     for i, s in enumerate(statements):
         if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
             continue
@@ -226,17 +287,26 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         if s.turn in tainted or is_unsafe(s.text):
             continue
         if said is None:
-            said = [frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))))
-                    for c in found]
+            said = [
+                frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))))
+                for c in found
+            ]
         words_of = tokens(s.text)
         if words_of and any(len(words_of & known) >= 0.6 * len(words_of) for known in said):
             continue  # already part of an item (a fix, a rationale)
         content = _sentence_of(_unhedged(s.text))
-        found.append(Candidate(
-            category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
-            speaker=Speaker.USER, turn=s.turn, index=i, content=content,
-            confidence=STANDING_RULE, family=Family.DIRECTIVE, speakers={Speaker.USER},
-        ))
+        found.append(
+            Candidate(
+                category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
+                speaker=Speaker.USER,
+                turn=s.turn,
+                index=i,
+                content=content,
+                confidence=STANDING_RULE,
+                family=Family.DIRECTIVE,
+                speakers={Speaker.USER},
+            )
+        )
     found.sort(key=lambda c: c.index)
     return found
 
@@ -251,8 +321,9 @@ _KEEPS = re.compile(
 ACKNOWLEDGED = 0.8
 
 
-def _with_acknowledged(found: list[Candidate], turns: list[Turn],
-                       statements: list[Statement]) -> list[Candidate]:
+def _with_acknowledged(
+    found: list[Candidate], turns: list[Turn], statements: list[Statement]
+) -> list[Candidate]:
     """What the user said in a turn the agent answered with "Noted" / "Got it" / "I'll
     remember": a fact or rule handed over to be kept, even without a rule word in it
     ("branch names: feature/<ticket>-<slug>"). Questions, requests for work, pasted text
@@ -277,8 +348,9 @@ def _with_acknowledged(found: list[Candidate], turns: list[Turn],
     if not kept_turns:
         return found
     used = {c.index for c in found}
-    said = [frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))))
-            for c in found]
+    said = [
+        frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale)))) for c in found
+    ]
     for turn_index in sorted(kept_turns):
         for i in by_turn.get(turn_index, []):
             s = statements[i]
@@ -292,22 +364,28 @@ def _with_acknowledged(found: list[Candidate], turns: list[Turn],
             if r.INJECTION.search(s.text, s.low):
                 continue
             words_of = tokens(s.text)
-            if not words_of or any(len(words_of & known) >= 0.6 * len(words_of)
-                                   for known in said):
+            if not words_of or any(len(words_of & known) >= 0.6 * len(words_of) for known in said):
                 continue
             content = _sentence_of(_unhedged(s.text))
-            found.append(Candidate(
-                category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
-                speaker=Speaker.USER, turn=s.turn, index=i, content=content,
-                confidence=ACKNOWLEDGED, family=Family.DIRECTIVE, speakers={Speaker.USER},
-            ))
+            found.append(
+                Candidate(
+                    category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
+                    speaker=Speaker.USER,
+                    turn=s.turn,
+                    index=i,
+                    content=content,
+                    confidence=ACKNOWLEDGED,
+                    family=Family.DIRECTIVE,
+                    speakers={Speaker.USER},
+                )
+            )
             said.append(frozenset(words_of))
     found.sort(key=lambda c: c.index)
     return found
 
 
 def _opens_with_request(text: str) -> bool:
-    """"Create a README …", "Fix: parse …", "Before you add …": asks for work."""
+    """ "Create a README …", "Fix: parse …", "Before you add …": asks for work."""
     first = re.match(r"\W*([A-Za-z']+)", _unhedged(text))
     if first is None:
         return False
@@ -328,8 +406,10 @@ def _with_disputes(found: list[Candidate], disputes: list[Dispute]) -> list[Cand
     for dispute in disputes:
         for candidate in found:
             if candidate.turn == dispute.turn and candidate.speaker is Speaker.USER:
-                candidate.topic_tags = [*candidate.topic_tags,
-                                        *(DISPUTES + n for n in dispute.names)]
+                candidate.topic_tags = [
+                    *candidate.topic_tags,
+                    *(DISPUTES + n for n in dispute.names),
+                ]
     return found
 
 
@@ -338,13 +418,17 @@ ACCEPTED_BARE = 0.65
 _OFFER = re.compile(
     r"(?i)^.*?\b(?:should i|shall i|do you want me to|want me to|would you like me to|i propose|"
     r"i suggest|i'?d suggest|i recommend|we could|i could also|how about)\s+(?:that\s+)?"
-    r"(?:we\s+)?(?:also\s+)?")
+    r"(?:we\s+)?(?:also\s+)?"
+)
 _ANSWER_OPENER = re.compile(
     r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|do both|do that|"
-    r"please do|please|lgtm|agreed|no|nope|nah)\b[\s,.!:;-]*")
+    r"please do|please|lgtm|agreed|no|nope|nah)\b[\s,.!:;-]*"
+)
 # "Not in this PR", "later", "leave it": putting off is not deciding.
-_DEFERS = re.compile(r"(?i)^\W*(?:not (?:now|yet|in this|today|for now)|later|leave it|skip|"
-                     r"maybe|i'?ll (?:do|think|check|ask)|let'?s (?:think|see|wait)|not sure)\b")
+_DEFERS = re.compile(
+    r"(?i)^\W*(?:not (?:now|yet|in this|today|for now)|later|leave it|skip|"
+    r"maybe|i'?ll (?:do|think|check|ask)|let'?s (?:think|see|wait)|not sure)\b"
+)
 
 
 def _answer_rest(reply: str) -> str:
@@ -358,8 +442,9 @@ def _answer_rest(reply: str) -> str:
     return rest.strip()
 
 
-def _with_answers(found: list[Candidate], proposals: list[Proposal],
-                  statements: list[Statement]) -> list[Candidate]:
+def _with_answers(
+    found: list[Candidate], proposals: list[Proposal], statements: list[Statement]
+) -> list[Candidate]:
     """What the user decided by answering the agent's proposals.
 
     Accepted: the proposal becomes the user's decision (worded as a statement; held for
@@ -369,8 +454,10 @@ def _with_answers(found: list[Candidate], proposals: list[Proposal],
     from app.engines.offline.category import choose
 
     for proposal in proposals:
-        reply_turn = next((s.turn for s in statements if s.turn > proposal.turn
-                           and s.speaker is Speaker.USER), None)
+        reply_turn = next(
+            (s.turn for s in statements if s.turn > proposal.turn and s.speaker is Speaker.USER),
+            None,
+        )
         if reply_turn is None:
             continue
         index = next(i for i, s in enumerate(statements) if s.turn == reply_turn)
@@ -390,19 +477,30 @@ def _with_answers(found: list[Candidate], proposals: list[Proposal],
                 continue
             content, confidence = rest, ACCEPTED
         content = _sentence_of(content)
-        found.append(Candidate(
-            category=choose(content, _RULES) or Category.ARCHITECTURAL_DECISIONS,
-            speaker=Speaker.USER, turn=reply_turn, index=index, content=content,
-            confidence=confidence, family=Family.DECISION, speakers={Speaker.USER},
-        ))
+        found.append(
+            Candidate(
+                category=choose(content, _RULES) or Category.ARCHITECTURAL_DECISIONS,
+                speaker=Speaker.USER,
+                turn=reply_turn,
+                index=index,
+                content=content,
+                confidence=confidence,
+                family=Family.DECISION,
+                speakers={Speaker.USER},
+            )
+        )
     found.sort(key=lambda c: c.index)
     return found
 
 
 def _unhedged(text: str) -> str:
     """Without the chat openers ("actually,", "heads up:") that carry no content."""
-    return re.sub(r"(?i)^\W*(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note)\b[,:]?\s*",
-                  "", text).strip() or text
+    return (
+        re.sub(
+            r"(?i)^\W*(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note)\b[,:]?\s*", "", text
+        ).strip()
+        or text
+    )
 
 
 def _sentence_of(text: str) -> str:

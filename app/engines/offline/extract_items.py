@@ -122,28 +122,122 @@ _YOU_SHOULD_RE = re.compile(
 _DECISION_LEADS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE | re.VERBOSE), replacement)
     for pattern, replacement in (
-        (r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:decided|agreed)\s+(?:that|on)\s+"
-         r"(?=(?:the|a|an|our|all|every)\b)", ""),
+        (
+            r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:decided|agreed)\s+(?:that|on)\s+"
+            r"(?=(?:the|a|an|our|all|every)\b)",
+            "",
+        ),
         (r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:decided|agreed)\s+on\s+", "Use "),
-        (r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:decided|agreed)\s+(?:that\s+|to\s+)?",
-         ""),
-        (r"^(?:so\s+)?(?:let'?s|we(?:'ll|\ will|\ are\ going\ to|'re\ going\ to))\s+"
-         r"(?:go\ with|stick\ with|use)\s+", "Use "),
-        (r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:chose|picked|selected|went\ with"
-         r"|opted\ for|settled\ on|adopted|standardi[sz]ed\ on)\s+", "Use "),
+        (
+            r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+"
+            r"(?:decided|agreed)\s+(?:that\s+|to\s+)?",
+            "",
+        ),
+        (
+            r"^(?:so\s+)?(?:let'?s|we(?:'ll|\ will|\ are\ going\ to|'re\ going\ to))\s+"
+            r"(?:go\ with|stick\ with|use)\s+",
+            "Use ",
+        ),
+        (
+            r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:chose|picked|selected|went\ with"
+            r"|opted\ for|settled\ on|adopted|standardi[sz]ed\ on)\s+",
+            "Use ",
+        ),
         (r"^(?:the\ )?decision(?:\ is|\ was)?\s*:?\s*(?:to\s+)?", ""),
     )
 )
 _TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9_./+-]*", re.IGNORECASE)
-STOPWORDS: frozenset[str] = frozenset({
-    "a", "an", "the", "and", "or", "but", "if", "then", "so", "to", "of", "in", "on", "at", "for",
-    "with", "by", "from", "as", "is", "are", "was", "were", "be", "been", "it", "its", "this",
-    "that", "these", "those", "we", "you", "i", "they", "he", "she", "our", "your", "my", "their",
-    "me", "us", "them", "do", "does", "did", "not", "no", "all", "any", "each", "every", "some",
-    "there", "here", "when", "where", "which", "who", "what", "how", "than", "too", "very", "can",
-    "could", "should", "would", "will", "shall", "may", "might", "must", "just", "also", "only",
-    "into", "over", "under", "about", "after", "before", "use", "using", "always", "never",
-})
+STOPWORDS: frozenset[str] = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "so",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "by",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "we",
+        "you",
+        "i",
+        "they",
+        "he",
+        "she",
+        "our",
+        "your",
+        "my",
+        "their",
+        "me",
+        "us",
+        "them",
+        "do",
+        "does",
+        "did",
+        "not",
+        "no",
+        "all",
+        "any",
+        "each",
+        "every",
+        "some",
+        "there",
+        "here",
+        "when",
+        "where",
+        "which",
+        "who",
+        "what",
+        "how",
+        "than",
+        "too",
+        "very",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "just",
+        "also",
+        "only",
+        "into",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "use",
+        "using",
+        "always",
+        "never",
+    }
+)
 _IMPERATIVE_FOLLOW_RE = re.compile(
     r"^(?:catch|use|raise|call|pass|wrap|return|log|put|keep|prefer|write|validate|store|"
     r"name|pin|lock|skip|run|check)\b",
@@ -169,8 +263,16 @@ _TRAILING_TASK_RE = re.compile(
         |replace|convert|bump|ship)\b[^.;]*(?=[.;]?$)""",
     re.IGNORECASE | re.VERBOSE,
 )
-_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "second": 2, "third": 3,
-                 "fourth": 4, "twice": 2}
+_NUMBER_WORDS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "twice": 2,
+}
 _LABEL_DEFUSE_RE = re.compile(
     r"(?:^|(?<=\s))(Rationale|Trade-?offs?|Scope|Root cause|Fix|Approach|Lessons(?: learned)?"
     r"|Occurred)(?=:|\s+\d+\s+times)",
@@ -360,8 +462,9 @@ def _prepare(statements: list[Statement]) -> _Context:
 # ----------------------------------------------------------------------------- scope filter
 
 
-def _out_of_scope(ctx: _Context, s: Statement, core: str, low: str, bug: bool,
-                  strong: bool) -> bool:
+def _out_of_scope(
+    ctx: _Context, s: Statement, core: str, low: str, bug: bool, strong: bool
+) -> bool:
     """Seed 001 "Memory Scope": feature, story, procedural and status talk is not memory."""
     if ctx.story_section(s.section):
         return True
@@ -379,8 +482,28 @@ def _out_of_scope(ctx: _Context, s: Statement, core: str, low: str, bug: bool,
     return not bug and r.STATUS.match(core) is not None
 
 
-_STANDARD_PREFIXES = frozenset({"ISO", "UTF", "SHA", "PEP", "RFC", "ES", "MD", "HTTP", "TLS",
-                                "SSL", "AES", "RSA", "ECMA", "IEEE", "X", "WCAG", "H", "P"})
+_STANDARD_PREFIXES = frozenset(
+    {
+        "ISO",
+        "UTF",
+        "SHA",
+        "PEP",
+        "RFC",
+        "ES",
+        "MD",
+        "HTTP",
+        "TLS",
+        "SSL",
+        "AES",
+        "RSA",
+        "ECMA",
+        "IEEE",
+        "X",
+        "WCAG",
+        "H",
+        "P",
+    }
+)
 
 
 def _ticket(text: str, low: str) -> bool:
@@ -410,7 +533,8 @@ def _signals(s: Statement, core: str, low: str) -> _Signals:
     # A user stating a rule as a fact ("the UI never imports core") still states a rule; an
     # agent describing what code does ("the count is always recomputed") does not.
     sig.plain_always = (
-        not sig.strong and s.speaker is Speaker.USER
+        not sig.strong
+        and s.speaker is Speaker.USER
         and r.ALWAYS_NEVER.search(core, low) is not None
     )
     sig.preference = found(r.PREFERENCE) or (user and found(r.PREFERENCE_USER))
@@ -491,14 +615,14 @@ def _split_reason(text: str) -> tuple[str, str]:
     match = r.REASON.search(text, text.lower())
     if match is None or match.start() < 8:
         return text, ""
-    return text[: match.start()].rstrip(" ,;"), text[match.end():].strip()
+    return text[: match.start()].rstrip(" ,;"), text[match.end() :].strip()
 
 
 def _split_tradeoff(text: str) -> tuple[str, str]:
     match = r.TRADEOFF.search(text, text.lower())
     if match is None or match.start() < 8:
         return text, ""
-    return text[: match.start()].rstrip(" ,;"), text[match.end():].strip()
+    return text[: match.start()].rstrip(" ,;"), text[match.end() :].strip()
 
 
 def _main_clause(text: str) -> str:
@@ -539,15 +663,21 @@ def _tidy(content: str) -> str:
     return _TRAILING_TASK_RE.sub("", content)
 
 
-def _new(s: Statement, i: int, category: Category, family: Family, content: str,
-         confidence: float) -> Candidate:
+def _new(
+    s: Statement, i: int, category: Category, family: Family, content: str, confidence: float
+) -> Candidate:
     content = _tidy(content)
     topics = _topics(content)
     # The title names what the rule is about, not what its reason mentions.
     named = _topics(_main_clause(content)) or topics
     return Candidate(
-        category=category, speaker=s.speaker, turn=s.turn, index=i,
-        content=_defuse(_clip(_sentence(content))), confidence=confidence, family=family,
+        category=category,
+        speaker=s.speaker,
+        turn=s.turn,
+        index=i,
+        content=_defuse(_clip(_sentence(content))),
+        confidence=confidence,
+        family=family,
         topic_tags=[tag for tag, _ in topics[:4]],
         topic_title=named[0][1] if named else "",
         lead=s.lead if 0 < len(s.lead.split()) <= 6 else "",
@@ -563,7 +693,7 @@ def _follow(ctx: _Context, i: int, pattern: re.Pattern[str]) -> tuple[int, str] 
         text = strip_fillers(ctx.statements[j].text)
         match = pattern.match(text)
         if match is not None:
-            return j, text[match.end():].strip() if match.end() else text
+            return j, text[match.end() :].strip() if match.end() else text
     return None
 
 
@@ -572,11 +702,11 @@ def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | No
     fix = root = symptom = ""
     fix_match = r.FIX.search(text, text.lower())
     if fix_match is not None:
-        fix = text[fix_match.end():].strip()
+        fix = text[fix_match.end() :].strip()
         text = text[: fix_match.start()].strip()
     root_match = r.ROOT.search(text, text.lower())
     if root_match is not None:
-        root = text[root_match.end():].strip()
+        root = text[root_match.end() :].strip()
         before = text[: root_match.start()].strip(" ,;:")
         named = root_match.group("symptom")
         if named:
@@ -591,12 +721,12 @@ def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | No
         follow = strip_fillers(ctx.statements[j].text)
         found = r.FIX.pattern.match(follow)
         if found is not None and not fix:
-            fix = follow[found.end():].strip()
+            fix = follow[found.end() :].strip()
             ctx.consumed.add(j)
             continue
         found = r.ROOT.pattern.match(follow)
         if found is not None and not root:
-            root = follow[found.end():].strip()
+            root = follow[found.end() :].strip()
             ctx.consumed.add(j)
             continue
         break
@@ -663,7 +793,7 @@ def _build_lesson(ctx: _Context, i: int, s: Statement, core: str) -> Candidate:
     approach = ""
     split = _APPROACH_SPLIT_RE.search(core)
     if split is not None:
-        approach = core[split.end():]
+        approach = core[split.end() :]
     else:
         j = i + 1
         if ctx.same_turn(i, j) and j not in ctx.consumed:
@@ -683,16 +813,20 @@ def _build_lesson(ctx: _Context, i: int, s: Statement, core: str) -> Candidate:
 def _rule_category(core: str, sig: _Signals, section: Category | None) -> Category:
     if section is not None:
         return section
-    if sig.convention or (
-        r.CONVENTION_SUBJECT.search(core) and not r.ARCH_SUBJECT.search(core)
-    ):
+    if sig.convention or (r.CONVENTION_SUBJECT.search(core) and not r.ARCH_SUBJECT.search(core)):
         return Category.PROJECT_CONVENTIONS
     # Otherwise the wording decides between a code preference, a team convention and a
     # design choice (a model trained on labeled statements, see category.py).
     from app.engines.offline.category import choose
 
-    chosen = choose(core, (Category.CODING_PREFERENCES, Category.PROJECT_CONVENTIONS,
-                           Category.ARCHITECTURAL_DECISIONS))
+    chosen = choose(
+        core,
+        (
+            Category.CODING_PREFERENCES,
+            Category.PROJECT_CONVENTIONS,
+            Category.ARCHITECTURAL_DECISIONS,
+        ),
+    )
     if chosen is not None:
         return chosen
     if r.ARCH_SUBJECT.search(core):
@@ -700,8 +834,9 @@ def _rule_category(core: str, sig: _Signals, section: Category | None) -> Catego
     return Category.CODING_PREFERENCES
 
 
-def _build_rule(ctx: _Context, i: int, s: Statement, core: str, sig: _Signals,
-                family: Family) -> Candidate:
+def _build_rule(
+    ctx: _Context, i: int, s: Statement, core: str, sig: _Signals, family: Family
+) -> Candidate:
     section = ctx.section_category(s.section) if s.bullet else None
     category = _rule_category(core, sig, section)
     confidence = BASE[family]
@@ -740,8 +875,9 @@ def _build_named_design(ctx: _Context, i: int, s: Statement, name: str) -> Candi
     content = f"Architecture follows the {name}"
     if parts:
         content += f" ({', '.join(parts[:6])})"
-    candidate = _new(s, i, Category.ARCHITECTURAL_DECISIONS, Family.DECISION, content,
-                     BASE[Family.DECISION])
+    candidate = _new(
+        s, i, Category.ARCHITECTURAL_DECISIONS, Family.DECISION, content, BASE[Family.DECISION]
+    )
     candidate.lead = name
     return candidate
 
@@ -757,8 +893,9 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
         named = r.NAMED_DESIGN.match(s.section)
         if named is not None and not ctx.story_section(s.section):
             ctx.done_sections.add((s.turn, s.section))
-            return _finish(ctx, s, _build_named_design(ctx, i, s, named.group("name").strip()),
-                           s.section)
+            return _finish(
+                ctx, s, _build_named_design(ctx, i, s, named.group("name").strip()), s.section
+            )
     text = s.text
     if len(text) < MIN_CLASSIFY_CHARS or _QUESTION_END_RE.search(text):
         return None
@@ -769,8 +906,17 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
         return None
     low = core.lower()
     sig = _signals(s, core, low)
-    if not (sig.strong or sig.plain_always or sig.preference or sig.decision or sig.convention
-            or sig.bug or sig.lesson or sig.labeled or s.lead):
+    if not (
+        sig.strong
+        or sig.plain_always
+        or sig.preference
+        or sig.decision
+        or sig.convention
+        or sig.bug
+        or sig.lesson
+        or sig.labeled
+        or s.lead
+    ):
         return None
     if _out_of_scope(ctx, s, core, low, sig.bug, sig.strong):
         return None
@@ -787,8 +933,9 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
     return _finish(ctx, s, candidate, core)
 
 
-def _build_labeled(ctx: _Context, i: int, s: Statement, core: str,
-                   sig: _Signals) -> Candidate | None:
+def _build_labeled(
+    ctx: _Context, i: int, s: Statement, core: str, sig: _Signals
+) -> Candidate | None:
     """A statement its writer labelled ("Decision: ...", "Convention: ...")."""
     family = sig.lead_family
     if family == "bug":

@@ -35,6 +35,7 @@ USER_CAP = 0.95
 JACCARD_SAME = 0.55
 CONTAINED_SAME = 0.8
 
+
 def _apply_responses(statements: list[Statement], candidates: list[Candidate]) -> None:
     """Agent items gain when the user's next words accept them and lose when they reject."""
     openings: dict[int, tuple[Speaker, str]] = {}
@@ -85,9 +86,12 @@ def _merge_adjacent(candidates: list[Candidate]) -> list[Candidate]:
     for candidate in candidates:
         last = merged[-1] if merged else None
         if (
-            last is not None and last.turn == candidate.turn
-            and candidate.index - last.index == 1 and last.category == candidate.category
-            and last.topic_title and last.topic_title == candidate.topic_title
+            last is not None
+            and last.turn == candidate.turn
+            and candidate.index - last.index == 1
+            and last.category == candidate.category
+            and last.topic_title
+            and last.topic_title == candidate.topic_title
             and last.category is not Category.BUG_PATTERNS
             and len(last.content) + len(candidate.content) < MAX_CONTENT_CHARS
         ):
@@ -146,8 +150,10 @@ def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
 TITLE_WORDS = 6
 # "For this repo: dependencies go…", "Going forward: pin…": the label is not the subject.
 _LABEL = re.compile(r"^[^:]{1,30}:\s+(?=\S)")
-_OPENERS = re.compile(r"(?i)^(?:we(?:'re| are|'ve)?|i(?:'ve|'m|'ll|'d)?|you|please|pls|also|and|"
-                      r"so|then|ok|basically|rule|they|it|scratch that|actually)\b[\s,]*")
+_OPENERS = re.compile(
+    r"(?i)^(?:we(?:'re| are|'ve)?|i(?:'ve|'m|'ll|'d)?|you|please|pls|also|and|"
+    r"so|then|ok|basically|rule|they|it|scratch that|actually)\b[\s,]*"
+)
 
 
 def _phrase_title(content: str) -> str:
@@ -192,7 +198,6 @@ def _assign_titles(candidates: list[Candidate]) -> None:
         used.add((candidate.category, title.lower()))
         # Leads and chosen names are kept as written ("sqlc"); generated titles start upper.
         candidate.title = title if title == candidate.lead else capitalize(title)
-
 
 
 def finalize(candidates: list[Candidate], statements: list[Statement]) -> list[Candidate]:

@@ -216,115 +216,259 @@ def _phrases(firsts: Iterable[str], seconds: Iterable[str]) -> tuple[str, ...]:
     tail = tuple(seconds)
     return tuple(f"{a} {b}" for a in firsts for b in tail)
 
+
 # --------------------------------------------------------------------------- signal families
 
 # "always"/"never" used as a rule: opening a clause, after a modal or a pronoun, "from now on",
 # a clause-opening "don't", or "must".
 STRONG: Final = (
-    _R(r"""(?:^|[,;:(—–]\s*|\b(?:and|but|so|please|then|also|just|to)\s+)(?:always|never)\s+
-           (?!been\b|had\b|seen\b|mind\b)\w""", "always", "never"),
-    _R(r"""\b(?:should|must|shall|will|'ll|need\ to|needs\ to|have\ to|has\ to|ought\ to
-           |want\ (?:you|us)\ to|i|we|you|they)\s+(?:always|never)\b""", "always", "never"),
-    _R(r"""\b(?:from\ now\ on|going\ forward|from\ here\ on|in\ (?:the\ )?future|at\ all\ times
+    _R(
+        r"""(?:^|[,;:(—–]\s*|\b(?:and|but|so|please|then|also|just|to)\s+)(?:always|never)\s+
+           (?!been\b|had\b|seen\b|mind\b)\w""",
+        "always",
+        "never",
+    ),
+    _R(
+        r"""\b(?:should|must|shall|will|'ll|need\ to|needs\ to|have\ to|has\ to|ought\ to
+           |want\ (?:you|us)\ to|i|we|you|they)\s+(?:always|never)\b""",
+        "always",
+        "never",
+    ),
+    _R(
+        r"""\b(?:from\ now\ on|going\ forward|from\ here\ on|in\ (?:the\ )?future|at\ all\ times
            |under\ no\ circumstances|no\ exceptions)\b""",
-       "from now on", "going forward", "from here on", "in future", "in the future",
-       "at all times", "under no circumstances", "no exceptions"),
-    _R(r"(?:^|[,;:]\s*|\bplease\s+|\band\s+)(?:do\ not|don'?t|avoid|stop\ using)\s+\w",
-       "do not", "don't", "dont", "avoid", "stop using"),
+        "from now on",
+        "going forward",
+        "from here on",
+        "in future",
+        "in the future",
+        "at all times",
+        "under no circumstances",
+        "no exceptions",
+    ),
+    _R(
+        r"(?:^|[,;:]\s*|\bplease\s+|\band\s+)(?:do\ not|don'?t|avoid|stop\ using)\s+\w",
+        "do not",
+        "don't",
+        "dont",
+        "avoid",
+        "stop using",
+    ),
 )
 # An agent's "must" usually states a requirement of the task at hand ("the SEARCH section must
 # match"); a user's "must" sets a rule.
-STRONG_USER: Final = (
-    _R(r"\bmust(?:n'?t)?\b", "must"),
-)
+STRONG_USER: Final = (_R(r"\bmust(?:n'?t)?\b", "must"),)
 ALWAYS_NEVER: Final = _R(r"\b(?:always|never)\b", "always", "never")
 # "is always recomputed", "never used", "always returns": how code behaves, not a rule.
 DESCRIPTIVE: Final = (
-    _R(r"""\b(?:is|are|was|were|be|been|being|it'?s|that'?s|isn'?t|aren'?t|now|still|also)
-           \s+(?:always|never)\b""", "always", "never"),
-    _R(r"""\b(?:always|never)\s+(?:(?!(?:need|embed|feed|seed|speed|proceed|succeed|exceed)\b)
+    _R(
+        r"""\b(?:is|are|was|were|be|been|being|it'?s|that'?s|isn'?t|aren'?t|now|still|also)
+           \s+(?:always|never)\b""",
+        "always",
+        "never",
+    ),
+    _R(
+        r"""\b(?:always|never)\s+(?:(?!(?:need|embed|feed|seed|speed|proceed|succeed|exceed)\b)
            \w+ed|been|had|gets?|got|happens?|works?|returns?|includes?|appears?|shows?|runs?
            |fires?|calls?|triggers?|changes?|stays?|renders?|displays?|recomputes?)\b""",
-       "always", "never"),
+        "always",
+        "never",
+    ),
     # "never touches", "always uses": a third-person verb describes behaviour.
     _R(r"\b(?:always|never)\s+\w+(?<!ss)(?<!us)(?<!is)s\b", "always", "never"),
 )
 # Sentence-opening verbs that make an imperative preference ("Use pathlib ...").
-IMPERATIVE_OPENERS: Final = frozenset({
-    "use", "keep", "wrap", "prefer", "name", "pin", "lock", "catch", "validate", "favor",
-    "favour", "ensure",
-})
+IMPERATIVE_OPENERS: Final = frozenset(
+    {
+        "use",
+        "keep",
+        "wrap",
+        "prefer",
+        "name",
+        "pin",
+        "lock",
+        "catch",
+        "validate",
+        "favor",
+        "favour",
+        "ensure",
+    }
+)
 PREFERENCE: Final = (
     _R(r"\bprefer(?:s|red|ably|ence)?\b", "prefer"),
-    _R(r"""\b(?:use|using|choose|pick|stick\ (?:with|to)|switch\ to|write|keep|wrap)\b
+    _R(
+        r"""\b(?:use|using|choose|pick|stick\ (?:with|to)|switch\ to|write|keep|wrap)\b
            [^.;]{1,60}?\b(?:instead\ of|rather\ than|over|in\ favou?r\ of)\b""",
-       "instead", "rather than", "over ", "in favor", "in favour"),
-    _R(r"""\b(?:i|we)\s+(?:really\s+|strongly\s+|usually\s+)?(?:like|want|favou?r|love|hate)
+        "instead",
+        "rather than",
+        "over ",
+        "in favor",
+        "in favour",
+    ),
+    _R(
+        r"""\b(?:i|we)\s+(?:really\s+|strongly\s+|usually\s+)?(?:like|want|favou?r|love|hate)
            \s+(?:to\s+)?(?:use|using|keep|write|see)\b""",
-       "i like", "we like", "i want", "we want", "i really", "we really", "i strongly",
-       "we strongly", "i usually", "we usually", "i love", "we love", "i hate", "we hate",
-       "i favor", "we favor", "i favour", "we favour"),
-    _R(r"\bwe\s+(?:use|are\ using|rely\ on|standardi[sz]e\ on|stick\ to|follow)\b",
-       "we use", "we are using", "we rely", "we standardi", "we stick", "we follow"),
-    _R(r"\b(?:i'?d|i\ would|we'?d|we\ would)\s+(?:recommend|suggest|advise)\b"
-       r"|\brecommend(?:ed|s)?\b", "recommend", "suggest", "advise"),
-    _R(r"""\b(?:is|are)\s+(?:the\s+)?(?:right|correct|recommended|preferred|best|idiomatic)
+        "i like",
+        "we like",
+        "i want",
+        "we want",
+        "i really",
+        "we really",
+        "i strongly",
+        "we strongly",
+        "i usually",
+        "we usually",
+        "i love",
+        "we love",
+        "i hate",
+        "we hate",
+        "i favor",
+        "we favor",
+        "i favour",
+        "we favour",
+    ),
+    _R(
+        r"\bwe\s+(?:use|are\ using|rely\ on|standardi[sz]e\ on|stick\ to|follow)\b",
+        "we use",
+        "we are using",
+        "we rely",
+        "we standardi",
+        "we stick",
+        "we follow",
+    ),
+    _R(
+        r"\b(?:i'?d|i\ would|we'?d|we\ would)\s+(?:recommend|suggest|advise)\b"
+        r"|\brecommend(?:ed|s)?\b",
+        "recommend",
+        "suggest",
+        "advise",
+    ),
+    _R(
+        r"""\b(?:is|are)\s+(?:the\s+)?(?:right|correct|recommended|preferred|best|idiomatic)
            \s+(?:approach|way|pattern|choice|practice|fix|tool)\b""",
-       *_phrases(("is", "are", "is the", "are the"),
-                 ("right", "correct", "recommended", "preferred", "best", "idiomatic"))),
-    _R(r"""\b(?:we|you)\s+should\s+(?:always\s+|never\s+|not\s+)?(?:use|prefer|keep|avoid
+        *_phrases(
+            ("is", "are", "is the", "are the"),
+            ("right", "correct", "recommended", "preferred", "best", "idiomatic"),
+        ),
+    ),
+    _R(
+        r"""\b(?:we|you)\s+should\s+(?:always\s+|never\s+|not\s+)?(?:use|prefer|keep|avoid
            |stick|wrap|pin|run|write|put|name|fall\ back|go\ through|call|catch|raise|log
-           |validate)\b""", "we should", "you should"),
+           |validate)\b""",
+        "we should",
+        "you should",
+    ),
 )
 # From an agent these are plans or steps ("Use `useEffect` to ...", "We'll keep `float`"), not
 # preferences; from the user they are.
 PREFERENCE_USER: Final = (
     _R(r"\binstead\b", "instead"),
-    _R(r"""\b(?:let'?s|we(?:'ll|\ will|\ should)?|please)\s+(?:use|keep\ using|stick\ (?:with|to)
+    _R(
+        r"""\b(?:let'?s|we(?:'ll|\ will|\ should)?|please)\s+(?:use|keep\ using|stick\ (?:with|to)
            |standardi[sz]e\ on|rely\ on|adopt|keep)\b""",
-       *_phrases(("let's", "lets", "we'll", "we will", "we should", "we", "please"),
-                 ("use", "keep", "stick", "standardi", "rely", "adopt"))),
+        *_phrases(
+            ("let's", "lets", "we'll", "we will", "we should", "we", "please"),
+            ("use", "keep", "stick", "standardi", "rely", "adopt"),
+        ),
+    ),
     # Anchored at the start, so it needs no gate; the signal gate checks the opening word.
-    _R(r"^(?:please\s+)?(?:use|keep|wrap|prefer|name|pin|lock|catch|validate|favou?r|ensure"
-       r"|make\ sure)\b"),
+    _R(
+        r"^(?:please\s+)?(?:use|keep|wrap|prefer|name|pin|lock|catch|validate|favou?r|ensure"
+        r"|make\ sure)\b"
+    ),
 )
 DECISION: Final = (
-    _R(r"""\b(?:we(?:'ve|\ have)?|i(?:'ve|\ have)?|team)\s+(?:decided|chose|picked|selected
+    _R(
+        r"""\b(?:we(?:'ve|\ have)?|i(?:'ve|\ have)?|team)\s+(?:decided|chose|picked|selected
            |opted|settled|agreed|went\ with|standardi[sz]ed)\b""",
-       *_phrases(("we", "we've", "we have", "i", "i've", "i have", "team"),
-                 ("decided", "chose", "picked", "selected", "opted", "settled", "agreed",
-                  "went with", "standardi"))),
+        *_phrases(
+            ("we", "we've", "we have", "i", "i've", "i have", "team"),
+            (
+                "decided",
+                "chose",
+                "picked",
+                "selected",
+                "opted",
+                "settled",
+                "agreed",
+                "went with",
+                "standardi",
+            ),
+        ),
+    ),
     _R(r"\b(?:decided|decision)\s+(?:to|on|is|was|that|:)", "decided", "decision"),
-    _R(r"\b(?:chose|chosen|opted\ for|settled\ on|adopted|went\ with)\b",
-       "chose", "opted for", "settled on", "adopted", "went with"),
+    _R(
+        r"\b(?:chose|chosen|opted\ for|settled\ on|adopted|went\ with)\b",
+        "chose",
+        "opted for",
+        "settled on",
+        "adopted",
+        "went with",
+    ),
 )
 # An agent's "let's go with X" proposes; the user's decides.
 DECISION_USER: Final = (
-    _R(r"""\b(?:let'?s|we(?:'ll|\ will|\ are\ going\ to|'re\ going\ to))\s+(?:go\ with|use
+    _R(
+        r"""\b(?:let'?s|we(?:'ll|\ will|\ are\ going\ to|'re\ going\ to))\s+(?:go\ with|use
            |adopt|switch\ to|move\ to|stick\ with)\b""",
-       *_phrases(("let's", "lets", "we'll", "we will", "we are going to", "we're going to"),
-                 ("go with", "use", "adopt", "switch to", "move to", "stick with"))),
+        *_phrases(
+            ("let's", "lets", "we'll", "we will", "we are going to", "we're going to"),
+            ("go with", "use", "adopt", "switch to", "move to", "stick with"),
+        ),
+    ),
     _R(r"\bgo(?:ing)?\ with\b", "go with", "going with"),
 )
 CONVENTION_STRONG: Final = (
-    _R(r"""\b(?:camelCase|snake_case|PascalCase|kebab-case|UPPER_SNAKE(?:_CASE)?
+    _R(
+        r"""\b(?:camelCase|snake_case|PascalCase|kebab-case|UPPER_SNAKE(?:_CASE)?
            |SCREAMING_SNAKE_CASE|dash-case)\b""",
-       "camelcase", "snake_case", "pascalcase", "kebab-case", "upper_snake",
-       "screaming_snake", "dash-case"),
-    _R(r"""\bconventions?\b | \bstyle\ guide\b | \bcode\ style\b | \bline\ length\b
+        "camelcase",
+        "snake_case",
+        "pascalcase",
+        "kebab-case",
+        "upper_snake",
+        "screaming_snake",
+        "dash-case",
+    ),
+    _R(
+        r"""\bconventions?\b | \bstyle\ guide\b | \bcode\ style\b | \bline\ length\b
          | \bconventional\ commits\b | \bsemver\b | \bISO[\ -]?8601\b""",
-       "convention", "style guide", "code style", "line length", "semver", "iso"),
-    _R(r"\bnaming\ (?:convention|scheme|style|rule)s?\b|\b(?:are|is)\ named\b",
-       "naming", "named"),
+        "convention",
+        "style guide",
+        "code style",
+        "line length",
+        "semver",
+        "iso",
+    ),
+    _R(r"\bnaming\ (?:convention|scheme|style|rule)s?\b|\b(?:are|is)\ named\b", "naming", "named"),
     _R(r"\bmirror(?:s|ed|ing)?\b", "mirror"),
-    _R(r"""\bfollow(?:s)?\ (?:the\ |our\ )?(?:[\w-]+\ )?(?:conventions?|style|format|naming
-           |PEP\ ?8|standard)\b""", "style", "format", "naming", "pep", "standard", "convention"),
-    _R(r"""\b(?:commit\ messages?|branch\ names?|file\ names?|folder\ names?|module\ names?
+    _R(
+        r"""\bfollow(?:s)?\ (?:the\ |our\ )?(?:[\w-]+\ )?(?:conventions?|style|format|naming
+           |PEP\ ?8|standard)\b""",
+        "style",
+        "format",
+        "naming",
+        "pep",
+        "standard",
+        "convention",
+    ),
+    _R(
+        r"""\b(?:commit\ messages?|branch\ names?|file\ names?|folder\ names?|module\ names?
            |class\ names?|directory\ (?:layout|structure)|project\ (?:layout|structure)
            |folder\ structure|file\ layout)\b""",
-       "commit message", "branch name", "file name", "folder name", "module name",
-       "class name", "directory layout", "directory structure", "project layout",
-       "project structure", "folder structure", "file layout"),
+        "commit message",
+        "branch name",
+        "file name",
+        "folder name",
+        "module name",
+        "class name",
+        "directory layout",
+        "directory structure",
+        "project layout",
+        "project structure",
+        "folder structure",
+        "file layout",
+    ),
 )
 CONVENTION_SUBJECT: Final = _rx(r"""
       \b(?:names?|prefix(?:ed)?|suffix(?:ed)?|layout|lives?\ (?:in|under)
@@ -348,105 +492,263 @@ ARCH_SUBJECT: Final = _rx(r"""
         |only|always)\b
 """)
 BUG: Final = (
-    _R(r"""\broot[-\ ]?cause\b | \bcaused\ by\b | \bthe\ (?:culprit|cause)\ (?:is|was)\b
+    _R(
+        r"""\broot[-\ ]?cause\b | \bcaused\ by\b | \bthe\ (?:culprit|cause)\ (?:is|was)\b
          | \b(?:the|our|a)\ (?:fix|solution|workaround|remedy)\ (?:is|was)\b
          | ^fix(?:ed)?\s*:
          | \b(?:fixed|resolved|solved)\ (?:it\ |this\ |that\ |them\ |the\ \w+\ )?by\b""",
-       "root", "caused by", "culprit", "cause is", "cause was", "fix:", "fix :", "fixed:",
-       "fixed by", "fixed it", "fixed this", "fixed that", "fixed them", "fixed the",
-       *_phrases(("the", "our", "a"), ("fix", "solution", "workaround", "remedy")),
-       "resolved", "solved"),
-    _R(r"""\b(?:failing|failed|crashing|crashed|hanging|hung|breaking|broke|flaky|flickering
+        "root",
+        "caused by",
+        "culprit",
+        "cause is",
+        "cause was",
+        "fix:",
+        "fix :",
+        "fixed:",
+        "fixed by",
+        "fixed it",
+        "fixed this",
+        "fixed that",
+        "fixed them",
+        "fixed the",
+        *_phrases(("the", "our", "a"), ("fix", "solution", "workaround", "remedy")),
+        "resolved",
+        "solved",
+    ),
+    _R(
+        r"""\b(?:failing|failed|crashing|crashed|hanging|hung|breaking|broke|flaky|flickering
            |leaking|timing\ out|timed\ out)\b[^.]{0,80}\bbecause\b""",
-       "failing", "failed", "crashing", "crashed", "hanging", "hung", "breaking", "broke",
-       "flaky", "flickering", "leaking", "timing out", "timed out"),
-    _R(r"""\b(?:bug|issue|problem|crash|failure|error|regression|leak|race(?:\ condition)?
+        "failing",
+        "failed",
+        "crashing",
+        "crashed",
+        "hanging",
+        "hung",
+        "breaking",
+        "broke",
+        "flaky",
+        "flickering",
+        "leaking",
+        "timing out",
+        "timed out",
+    ),
+    _R(
+        r"""\b(?:bug|issue|problem|crash|failure|error|regression|leak|race(?:\ condition)?
            |deadlock)s?\ (?:was|were|is|came|comes)\ (?:that|because|due\ to|caused|from)\b""",
-       *_phrases(("was", "were", "is", "came", "comes"),
-                 ("that", "because", "due", "caused", "from"))),
+        *_phrases(
+            ("was", "were", "is", "came", "comes"), ("that", "because", "due", "caused", "from")
+        ),
+    ),
 )
 # Where the root cause starts inside a sentence (the symptom may precede it).
-ROOT: Final = _R(r"""
+ROOT: Final = _R(
+    r"""
       \b(?:the\ )?root[-\ ]?cause\ of\ (?P<symptom>[^:]{3,80}):\s*
     | \b(?:the\ )?root[-\ ]?cause\s*(?:is|was|:)?(?:\s+that)?\s*
     | \b(?:was|were|is|are)?\s*caused\ by\s+
     | \bturn(?:s|ed)\ out\s+(?:that\s+|to\ be\s+)?
     | \bthe\ (?:culprit|cause)\ (?:is|was)\s+
     | \bbecause\s+(?:of\s+)?
-""", "root", "caused by", "turns out", "turned out", "culprit", "cause is", "cause was",
-    "because")
-FIX: Final = _R(r"""
+""",
+    "root",
+    "caused by",
+    "turns out",
+    "turned out",
+    "culprit",
+    "cause is",
+    "cause was",
+    "because",
+)
+FIX: Final = _R(
+    r"""
       \b(?:the|our|a)\ (?:fix|solution|workaround|remedy)\ (?:is|was)\s*(?:to\s+)?
     | (?:^|\.\s+)fix(?:ed)?\s*:\s*
     | \b(?:we\ |i\ )?(?:fixed|resolved|solved)\ (?:it\ |this\ |that\ |them\ )?by\s+
-""", "fix", "solution", "workaround", "remedy", "resolved", "solved")
-SYMPTOM: Final = _R(r"""
+""",
+    "fix",
+    "solution",
+    "workaround",
+    "remedy",
+    "resolved",
+    "solved",
+)
+SYMPTOM: Final = _R(
+    r"""
     \b(?:crash(?:es|ed|ing)?|hang(?:s|ing)?|hung|freez(?:e|es|ing)|froze|fail(?:s|ed|ing
       |ures?)?|flak(?:y|iness)|flicker(?:s|ing)?|stale|time[sd]?\ ?out|timeouts?
       |deadlock(?:s|ed)?|leak(?:s|ed|ing)?|race\ condition|corrupt(?:s|ed|ion)?|broke|broken
       |errors?|exceptions?|wrong|duplicate[sd]?|missing|lost|regression|not\ working
       |doesn'?t\ work|does\ not\ work|stuck|blank|locked|truncated|waited\ forever)\b
-""", "crash", "hang", "hung", "freez", "froze", "fail", "flak", "flicker", "stale", "time",
-    "deadlock", "leak", "race condition", "corrupt", "broke", "error", "exception", "wrong",
-    "duplicate", "missing", "lost", "regression", "not working", "doesn't work", "doesnt work",
-    "does not work", "stuck", "blank", "locked", "truncated", "waited forever")
-RECURRENCE: Final = _R(r"""
+""",
+    "crash",
+    "hang",
+    "hung",
+    "freez",
+    "froze",
+    "fail",
+    "flak",
+    "flicker",
+    "stale",
+    "time",
+    "deadlock",
+    "leak",
+    "race condition",
+    "corrupt",
+    "broke",
+    "error",
+    "exception",
+    "wrong",
+    "duplicate",
+    "missing",
+    "lost",
+    "regression",
+    "not working",
+    "doesn't work",
+    "doesnt work",
+    "does not work",
+    "stuck",
+    "blank",
+    "locked",
+    "truncated",
+    "waited forever",
+)
+RECURRENCE: Final = _R(
+    r"""
     \b(?:again|(?P<ordinal>second|third|fourth)\ time|(?P<count>\d{1,3}|two|three|four|five)
       \ times|twice|recurring|recurred|keeps?\ happening|kept\ happening|bit\ us\ before
       |before\ too|same\ (?:bug|issue|problem)|happened\ before)\b
-""", "again", "second", "third", "fourth", "times", "twice", "recur", "keep", "kept",
-    "bit us", "before", "same", "happened")
+""",
+    "again",
+    "second",
+    "third",
+    "fourth",
+    "times",
+    "twice",
+    "recur",
+    "keep",
+    "kept",
+    "bit us",
+    "before",
+    "same",
+    "happened",
+)
 LESSON: Final = (
     _R(r"\bturn(?:s|ed)?\ out\b", "turn out", "turns out", "turned out"),
     _R(r"\bgotchas?\b|\bpitfalls?\b|\bcaveats?\b", "gotcha", "pitfall", "caveat"),
     _R(r"\bnote\ that\b|^note\s*:", "note that", "note:", "note :"),
-    _R(r"""\bkeep\ in\ mind\b|\bbe\ aware\b|\bbeware\b|\bwatch\ out\b|\bbe\ careful\b""",
-       "keep in mind", "be aware", "beware", "watch out", "be careful"),
+    _R(
+        r"""\bkeep\ in\ mind\b|\bbe\ aware\b|\bbeware\b|\bwatch\ out\b|\bbe\ careful\b""",
+        "keep in mind",
+        "be aware",
+        "beware",
+        "watch out",
+        "be careful",
+    ),
     _R(r"\blessons?\ (?:learned|learnt)\b|^lesson\s*:", "lesson"),
-    _R(r"""\bthe\ trick\ is\b|\bworth\ remembering\b|\bremember\ (?:that|to)\b|^important\s*:
+    _R(
+        r"""\bthe\ trick\ is\b|\bworth\ remembering\b|\bremember\ (?:that|to)\b|^important\s*:
          |\bheads[-\ ]up\b|\bfor\ future\ reference\b""",
-       "the trick", "worth remembering", "remember that", "remember to", "important:",
-       "important :", "heads up", "heads-up", "for future"),
+        "the trick",
+        "worth remembering",
+        "remember that",
+        "remember to",
+        "important:",
+        "important :",
+        "heads up",
+        "heads-up",
+        "for future",
+    ),
 )
 
 # Bold lead-ins that name the kind of statement (`**Decision:** ...`).
 LEAD_FAMILIES: Final[dict[str, str]] = {
-    "decision": "decision", "architecture": "decision", "design decision": "decision",
-    "convention": "convention", "rule": "directive", "constraint": "directive",
-    "lesson": "lesson", "lesson learned": "lesson", "lessons learned": "lesson",
-    "learned": "lesson", "takeaway": "lesson", "gotcha": "lesson", "note": "lesson",
-    "pitfall": "lesson", "policy": "directive", "root cause": "bug", "fix": "bug", "bug": "bug",
+    "decision": "decision",
+    "architecture": "decision",
+    "design decision": "decision",
+    "convention": "convention",
+    "rule": "directive",
+    "constraint": "directive",
+    "lesson": "lesson",
+    "lesson learned": "lesson",
+    "lessons learned": "lesson",
+    "learned": "lesson",
+    "takeaway": "lesson",
+    "gotcha": "lesson",
+    "note": "lesson",
+    "pitfall": "lesson",
+    "policy": "directive",
+    "root cause": "bug",
+    "fix": "bug",
+    "bug": "bug",
 }
 
 # Any statement none of these gates open carries no signal: it is skipped before any other
 # pattern runs (a sentence-opening imperative verb is checked separately).
 SIGNAL_GATE: Final = gate_pattern(
     anchor
-    for family in (STRONG, STRONG_USER, PREFERENCE, PREFERENCE_USER, DECISION, DECISION_USER,
-                   CONVENTION_STRONG, BUG, LESSON)
+    for family in (
+        STRONG,
+        STRONG_USER,
+        PREFERENCE,
+        PREFERENCE_USER,
+        DECISION,
+        DECISION_USER,
+        CONVENTION_STRONG,
+        BUG,
+        LESSON,
+    )
     for rule in family
     for anchor in rule.anchors
 )
 
 # Which signal rules can match a sentence that passed the gate, in one scan.
 SIGNAL_INDEX: Final = AnchorIndex(
-    rule for family in (STRONG, STRONG_USER, DESCRIPTIVE, PREFERENCE, PREFERENCE_USER, DECISION,
-                        DECISION_USER, CONVENTION_STRONG, BUG, LESSON)
+    rule
+    for family in (
+        STRONG,
+        STRONG_USER,
+        DESCRIPTIVE,
+        PREFERENCE,
+        PREFERENCE_USER,
+        DECISION,
+        DECISION_USER,
+        CONVENTION_STRONG,
+        BUG,
+        LESSON,
+    )
     for rule in family
 )
 
 # ------------------------------------------------------------------------- reasons, trade-offs
 
-REASON: Final = _R(r"""
+REASON: Final = _R(
+    r"""
       \s*(?:,\s*|\s)(?:because|since|so\ that|given\ that|due\ to|as\ (?:it|they|this|that)\b
         |the\ reason\ being|in\ order\ to|otherwise|to\ (?:avoid|prevent|keep|make\ sure|ensure))
         \s+
     | \s*,\s*so\s+(?=\w)
     | \s+so\s+(?=(?:a|an|we|you|it|they|the|there|that|nothing|no|every|each)\b)
     | \s*;\s*(?=it\ |this\ |that\ |otherwise\ )
-""", "because", "since", "so", "given that", "due to", "as it", "as they", "as this",
-    "as that", "the reason being", "in order to", "otherwise", "to avoid", "to prevent",
-    "to keep", "to make sure", "to ensure", ";")
+""",
+    "because",
+    "since",
+    "so",
+    "given that",
+    "due to",
+    "as it",
+    "as they",
+    "as this",
+    "as that",
+    "the reason being",
+    "in order to",
+    "otherwise",
+    "to avoid",
+    "to prevent",
+    "to keep",
+    "to make sure",
+    "to ensure",
+    ";",
+)
 REASON_NEXT: Final = _rx(r"""
     ^(?:(?:that'?s|this\ is|it'?s)\ because|because|the\ (?:reason|rationale)\ is|reason:
       |rationale:|otherwise|that\ way|this\ way
@@ -455,14 +757,25 @@ REASON_NEXT: Final = _rx(r"""
         |prevents?|keeps?|consistent|one\ place)\b
       |[\w\ ]{3,30}\ matters\ because)
 """)
-TRADEOFF: Final = _R(r"""
+TRADEOFF: Final = _R(
+    r"""
       \s*[,;.]?\s*\b(?:the\ )?(?:trade-?off|downside|drawback|cost|catch|con)s?
         \ (?:is|was|being)\s+
     | \s*[,;]?\s*\bat\ the\ (?:cost|expense)\ of\s+
     | \s*[,;]?\s*\bin\ exchange\ for\s+
     | \s*[,;]?\s*\bbut\ (?=(?:it|this|that|we)\ (?:means|costs?|adds?|requires?|loses?|lose
         |give\ up)\b)
-""", "trade", "downside", "drawback", "cost", "catch", "con", "at the", "in exchange", "but")
+""",
+    "trade",
+    "downside",
+    "drawback",
+    "cost",
+    "catch",
+    "con",
+    "at the",
+    "in exchange",
+    "but",
+)
 TRADEOFF_NEXT: Final = _rx(r"""
       ^(?:the\ )?(?:trade-?off|downside|drawback|cost|catch|con|price)s?\b
         (?:\ (?:is|was|are|being))?\s*:?\s*
@@ -473,7 +786,8 @@ TRADEOFF_NEXT: Final = _rx(r"""
 # ------------------------------------------------------------------------------ scope filter
 
 # Prompt injection aimed at the memory or the agent: never an item, and it taints its turn.
-INJECTION: Final = _R(r"""
+INJECTION: Final = _R(
+    r"""
       \b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all
         |everything|your|any)\b.{0,25}\b(?:instructions?|prompts?|rules|messages|context
         |memor(?:y|ies)|know|guidelines)\b
@@ -483,46 +797,153 @@ INJECTION: Final = _R(r"""
     | \breveal\ (?:your|the)\ (?:system\ )?(?:prompt|instructions)\b
     | \b(?:never|don'?t|do\ not)\ (?:save|store|remember|memori[sz]e)\ anything\b
     | \bforget\ everything\b
-""", "ignore", "disregard", "forget", "override", "memor", "you are now", "system",
-    "developer", "admin mode", "jailbreak", "do anything", "reveal", "save anything",
-    "store anything", "remember anything", "memorize anything", "memorise anything")
+""",
+    "ignore",
+    "disregard",
+    "forget",
+    "override",
+    "memor",
+    "you are now",
+    "system",
+    "developer",
+    "admin mode",
+    "jailbreak",
+    "do anything",
+    "reveal",
+    "save anything",
+    "store anything",
+    "remember anything",
+    "memorize anything",
+    "memorise anything",
+)
 # Story-level context: user stories, acceptance criteria, tickets, sprints (seed 001).
-STORY: Final = _R(r"""
+STORY: Final = _R(
+    r"""
       \buser\ stor(?:y|ies)\b | \bacceptance\ criteri(?:a|on)\b | \bdefinition\ of\ done\b
     | \bas\ an?\ [\w\ -]{1,30},\ i\ want\b | \bso\ that\ i\ can\b
     | \bgiven\b.{1,80}\bwhen\b.{1,80}\bthen\b
-""", "user stor", "acceptance criteri", "definition of done", "as a", "as an", "so that i",
-    "given")
+""",
+    "user stor",
+    "acceptance criteri",
+    "definition of done",
+    "as a",
+    "as an",
+    "so that i",
+    "given",
+)
 FEATURE: Final = (
-    _R(r"""\b(?:for|in|on)\ (?:this|the\ current|that)\ (?:story|ticket|feature|sprint|issue
+    _R(
+        r"""\b(?:for|in|on)\ (?:this|the\ current|that)\ (?:story|ticket|feature|sprint|issue
            |epic|card|task|pr|pull\ request|milestone|release|page|screen)\b""",
-       "for this", "in this", "on this", "for the current", "in the current",
-       "on the current", "for that", "in that", "on that"),
-    _R(r"\b(?:feature|story|ticket)\ only\b|\bfor\ this\ (?:one|case)\b",
-       "feature only", "story only", "ticket only", "for this"),
+        "for this",
+        "in this",
+        "on this",
+        "for the current",
+        "in the current",
+        "on the current",
+        "for that",
+        "in that",
+        "on that",
+    ),
+    _R(
+        r"\b(?:feature|story|ticket)\ only\b|\bfor\ this\ (?:one|case)\b",
+        "feature only",
+        "story only",
+        "ticket only",
+        "for this",
+    ),
     _R(r"\bsprint\ \d+\b|\bstory\ \d+\b", "sprint", "story"),
     _R(r"\b\d+px\b|\#[0-9a-f]{3,8}\b", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "#"),
-    _R(r"\b(?:status\ update|blocked\ on|moving\ to|done\ for\ today|wip)\b",
-       "status update", "blocked on", "moving to", "done for today", "wip"),
+    _R(
+        r"\b(?:status\ update|blocked\ on|moving\ to|done\ for\ today|wip)\b",
+        "status update",
+        "blocked on",
+        "moving to",
+        "done for today",
+        "wip",
+    ),
     _R(r"\bi\ want\ to\ (?:add|build|create|make|have|see)\b", "i want to"),
 )
 TICKET: Final = _R(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b", "-", flags=0)
-UI_ELEMENT: Final = _R(r"""
+UI_ELEMENT: Final = _R(
+    r"""
     \b(?:buttons?|pages?|screens?|modals?|dialogs?|banners?|fields?|forms?|icons?|headers?
       |footers?|navbar|menus?|tooltips?|checkbox(?:es)?|dropdowns?|inputs?|labels?|links?
       |tabs?|sidebar|cards?|popups?|toasts?|spinners?|logos?|placeholders?)\b
-""", "button", "page", "screen", "modal", "dialog", "banner", "field", "form", "icon",
-    "header", "footer", "navbar", "menu", "tooltip", "checkbox", "dropdown", "input", "label",
-    "link", "tab", "sidebar", "card", "popup", "toast", "spinner", "logo", "placeholder")
-UI_PRESENTATION: Final = _R(r"""
+""",
+    "button",
+    "page",
+    "screen",
+    "modal",
+    "dialog",
+    "banner",
+    "field",
+    "form",
+    "icon",
+    "header",
+    "footer",
+    "navbar",
+    "menu",
+    "tooltip",
+    "checkbox",
+    "dropdown",
+    "input",
+    "label",
+    "link",
+    "tab",
+    "sidebar",
+    "card",
+    "popup",
+    "toast",
+    "spinner",
+    "logo",
+    "placeholder",
+)
+UI_PRESENTATION: Final = _R(
+    r"""
     \b(?:blue|red|green|yellow|orange|purple|black|white|gr[ae]y|pink|bold|italic|centered
       |centred|center|left|right|top|bottom|below|above|next\ to|hidden|visible|shown|show
       |displayed|display|appear|appears|disabled|enabled|prefilled|highlighted|animated
       |rounded|larger|smaller|font)\b
-""", "blue", "red", "green", "yellow", "orange", "purple", "black", "white", "gray", "grey",
-    "pink", "bold", "italic", "center", "centred", "left", "right", "top", "bottom", "below",
-    "above", "next to", "hidden", "visible", "shown", "show", "display", "appear", "disabled",
-    "enabled", "prefilled", "highlighted", "animated", "rounded", "larger", "smaller", "font")
+""",
+    "blue",
+    "red",
+    "green",
+    "yellow",
+    "orange",
+    "purple",
+    "black",
+    "white",
+    "gray",
+    "grey",
+    "pink",
+    "bold",
+    "italic",
+    "center",
+    "centred",
+    "left",
+    "right",
+    "top",
+    "bottom",
+    "below",
+    "above",
+    "next to",
+    "hidden",
+    "visible",
+    "shown",
+    "show",
+    "display",
+    "appear",
+    "disabled",
+    "enabled",
+    "prefilled",
+    "highlighted",
+    "animated",
+    "rounded",
+    "larger",
+    "smaller",
+    "font",
+)
 # Procedural chatter: what someone is about to do or is doing right now (match at start).
 PROCEDURAL: Final = _rx(r"""
     ^(?:(?:ok(?:ay)?|so|now|next|first|then|alright|great|sure|perfect|good|got\ it)
@@ -588,12 +1009,18 @@ STORY_SECTION: Final = _rx(r"""
   | proposed\ beads | ^epic | rabbit\ holes | no-gos | ^result
 """)
 SECTION_CATEGORIES: Final[tuple[tuple[re.Pattern[str], Category], ...]] = (
-    (_rx(r"\b(?:key\ )?(?:design\ )?decisions?\b|\barchitecture\b|\btech(?:nology)?\ stack\b"),
-     Category.ARCHITECTURAL_DECISIONS),
-    (_rx(r"\bconventions?\b|\bcode\ style\b|\bstyle\ guide\b|\bguidelines\b|\bstandards\b"),
-     Category.PROJECT_CONVENTIONS),
-    (_rx(r"\blessons?\b|\bgotchas?\b|\bpitfalls?\b|\bcaveats?\b|\blearnings?\b"),
-     Category.IMPLEMENTATION_NOTES),
+    (
+        _rx(r"\b(?:key\ )?(?:design\ )?decisions?\b|\barchitecture\b|\btech(?:nology)?\ stack\b"),
+        Category.ARCHITECTURAL_DECISIONS,
+    ),
+    (
+        _rx(r"\bconventions?\b|\bcode\ style\b|\bstyle\ guide\b|\bguidelines\b|\bstandards\b"),
+        Category.PROJECT_CONVENTIONS,
+    ),
+    (
+        _rx(r"\blessons?\b|\bgotchas?\b|\bpitfalls?\b|\bcaveats?\b|\blearnings?\b"),
+        Category.IMPLEMENTATION_NOTES,
+    ),
 )
 # `### Architecture: SAM Pattern` names the design the bullets below it describe.
 NAMED_DESIGN: Final = _rx(
@@ -675,94 +1102,342 @@ def _topic(tag: str, title: str, pattern: str, *anchors: str) -> Topic:
 
 # Most specific first: the first topic found names the item.
 TOPICS: Final[tuple[Topic, ...]] = (
-    _topic("async", "Async pattern",
-           r"async/await|\basync\b|\bawait(?:ed)?\b|\.then\(|\bpromises?\b|\bcallbacks?\b",
-           "async", "await", ".then(", "promise", "callback"),
+    _topic(
+        "async",
+        "Async pattern",
+        r"async/await|\basync\b|\bawait(?:ed)?\b|\.then\(|\bpromises?\b|\bcallbacks?\b",
+        "async",
+        "await",
+        ".then(",
+        "promise",
+        "callback",
+    ),
     _topic("paths", "Path handling", r"pathlib|os\.path", "pathlib", "os.path"),
-    _topic("logging", "Logging", r"\blogging\b|\bloggers?\b|structlog|print\(\)",
-           "logging", "logger", "structlog", "print()"),
-    _topic("exports", "Module exports", r"\b(?:named|default)\ exports?\b",
-           "named export", "default export"),
-    _topic("naming", "Naming", r"""camelCase|snake_case|PascalCase|kebab-case|UPPER_SNAKE
+    _topic(
+        "logging",
+        "Logging",
+        r"\blogging\b|\bloggers?\b|structlog|print\(\)",
+        "logging",
+        "logger",
+        "structlog",
+        "print()",
+    ),
+    _topic(
+        "exports",
+        "Module exports",
+        r"\b(?:named|default)\ exports?\b",
+        "named export",
+        "default export",
+    ),
+    _topic(
+        "naming",
+        "Naming",
+        r"""camelCase|snake_case|PascalCase|kebab-case|UPPER_SNAKE
            |naming|\bnames\b|\bnamed\b""",
-           "camelcase", "snake_case", "pascalcase", "kebab-case", "upper_snake", "naming",
-           "names", "named"),
-    _topic("linting", "Linting and formatting", r"""\bruff\b|\bblack\b|prettier|eslint|flake8
+        "camelcase",
+        "snake_case",
+        "pascalcase",
+        "kebab-case",
+        "upper_snake",
+        "naming",
+        "names",
+        "named",
+    ),
+    _topic(
+        "linting",
+        "Linting and formatting",
+        r"""\bruff\b|\bblack\b|prettier|eslint|flake8
            |pylint|\blint|line\ length|formatt|indentation""",
-           "ruff", "black", "prettier", "eslint", "flake8", "pylint", "lint", "line length",
-           "formatt", "indentation"),
-    _topic("typing", "Type checking",
-           r"mypy|pyright|type\ hints?|typescript|\btsc\b|type-?check|--strict",
-           "mypy", "pyright", "type hint", "typescript", "tsc", "type-check", "typecheck",
-           "type check", "--strict"),
-    _topic("git", "Git workflow",
-           r"commit\ messages?|conventional\ commits|branch\ names?|pull\ requests?|\bgit\b",
-           "commit message", "conventional commits", "branch name", "pull request", "git"),
-    _topic("dependencies", "Dependencies",
-           r"""dependenc|requirements\.txt|package\.json|lockfile|\bpin(?:ned|ning)?\b
+        "ruff",
+        "black",
+        "prettier",
+        "eslint",
+        "flake8",
+        "pylint",
+        "lint",
+        "line length",
+        "formatt",
+        "indentation",
+    ),
+    _topic(
+        "typing",
+        "Type checking",
+        r"mypy|pyright|type\ hints?|typescript|\btsc\b|type-?check|--strict",
+        "mypy",
+        "pyright",
+        "type hint",
+        "typescript",
+        "tsc",
+        "type-check",
+        "typecheck",
+        "type check",
+        "--strict",
+    ),
+    _topic(
+        "git",
+        "Git workflow",
+        r"commit\ messages?|conventional\ commits|branch\ names?|pull\ requests?|\bgit\b",
+        "commit message",
+        "conventional commits",
+        "branch name",
+        "pull request",
+        "git",
+    ),
+    _topic(
+        "dependencies",
+        "Dependencies",
+        r"""dependenc|requirements\.txt|package\.json|lockfile|\bpin(?:ned|ning)?\b
            |\b(?:pip|npm|pnpm|yarn|cargo)\ (?:install|add)\b""",
-           "dependenc", "requirements.txt", "package.json", "lockfile", "pin", "pip", "npm",
-           "pnpm", "yarn", "cargo"),
-    _topic("retries", "Retries", r"\bretr(?:y|ies)\b|backoff|jitter",
-           "retry", "retries", "backoff", "jitter"),
-    _topic("errors", "Error handling", r"""\bexceptions?\b|error\ handling|try/except|\bcatch\b
+        "dependenc",
+        "requirements.txt",
+        "package.json",
+        "lockfile",
+        "pin",
+        "pip",
+        "npm",
+        "pnpm",
+        "yarn",
+        "cargo",
+    ),
+    _topic(
+        "retries",
+        "Retries",
+        r"\bretr(?:y|ies)\b|backoff|jitter",
+        "retry",
+        "retries",
+        "backoff",
+        "jitter",
+    ),
+    _topic(
+        "errors",
+        "Error handling",
+        r"""\bexceptions?\b|error\ handling|try/except|\bcatch\b
            |\braise\b|\bfatal\b|\bcrash|\berrors\b|\bpanics?\b|fmt\.errorf|errors\.is""",
-           "exception", "error handling", "try/except", "catch", "raise", "fatal", "crash",
-           "errors", "panic", "fmt.errorf"),
-    _topic("files", "File writes", r"""\batomic(?:ally)?\b|fsync|os\.replace
+        "exception",
+        "error handling",
+        "try/except",
+        "catch",
+        "raise",
+        "fatal",
+        "crash",
+        "errors",
+        "panic",
+        "fmt.errorf",
+    ),
+    _topic(
+        "files",
+        "File writes",
+        r"""\batomic(?:ally)?\b|fsync|os\.replace
            |temp(?:orary)?\ files?|\.lock\ files?|\block\ files?|filelock|\bversions/""",
-           "atomic", "fsync", "os.replace", "temp file", "temporary file", ".lock", "lock file",
-           "filelock", "versions/"),
-    _topic("testing", "Testing",
-           r"\btests?\b|\btesting\b|pytest|\bjest\b|vitest|\bfixtures?\b|\btdd\b",
-           "test", "pytest", "jest", "vitest", "fixture", "tdd"),
-    _topic("http", "HTTP calls", r"""\bfetch\b|\bhttpx?\b|\brequests\b|api\ client
+        "atomic",
+        "fsync",
+        "os.replace",
+        "temp file",
+        "temporary file",
+        ".lock",
+        "lock file",
+        "filelock",
+        "versions/",
+    ),
+    _topic(
+        "testing",
+        "Testing",
+        r"\btests?\b|\btesting\b|pytest|\bjest\b|vitest|\bfixtures?\b|\btdd\b",
+        "test",
+        "pytest",
+        "jest",
+        "vitest",
+        "fixture",
+        "tdd",
+    ),
+    _topic(
+        "http",
+        "HTTP calls",
+        r"""\bfetch\b|\bhttpx?\b|\brequests\b|api\ client
            |\bendpoints?\b|\bapis?\b""",
-           "fetch", "http", "requests", "api", "endpoint"),
-    _topic("storage", "Storage", r"""sqlite|fts5|postgres|mysql|database|\bsql\b|\bindex\b
+        "fetch",
+        "http",
+        "requests",
+        "api",
+        "endpoint",
+    ),
+    _topic(
+        "storage",
+        "Storage",
+        r"""sqlite|fts5|postgres|mysql|database|\bsql\b|\bindex\b
            |redis|elasticsearch|\bstorage\b|\btransactions?\b""",
-           "sqlite", "fts5", "postgres", "mysql", "database", "sql", "index", "redis",
-           "elasticsearch", "storage", "transaction"),
-    _topic("concurrency", "Concurrency", r"""\block(?:s|ing)?\b|\brace\b|\bthreads?\b
+        "sqlite",
+        "fts5",
+        "postgres",
+        "mysql",
+        "database",
+        "sql",
+        "index",
+        "redis",
+        "elasticsearch",
+        "storage",
+        "transaction",
+    ),
+    _topic(
+        "concurrency",
+        "Concurrency",
+        r"""\block(?:s|ing)?\b|\brace\b|\bthreads?\b
            |concurren|asyncio|to_thread|mutex|deadlock|\btasks?\b|event\ loop""",
-           "lock", "race", "thread", "concurren", "asyncio", "to_thread", "mutex", "deadlock",
-           "task", "event loop"),
-    _topic("architecture", "Layering", r"""\blayer(?:s|ing)?\b|boundar(?:y|ies)|\bimports?\b
+        "lock",
+        "race",
+        "thread",
+        "concurren",
+        "asyncio",
+        "to_thread",
+        "mutex",
+        "deadlock",
+        "task",
+        "event loop",
+    ),
+    _topic(
+        "architecture",
+        "Layering",
+        r"""\blayer(?:s|ing)?\b|boundar(?:y|ies)|\bimports?\b
            |architecture|\bchannels?\b|source\ of\ truth|derived\ data""",
-           "layer", "boundar", "import", "architecture", "channel", "source of truth",
-           "derived data", "memorychannels"),
-    _topic("state", "State management", r"""\b(?:server|client|app|ui|shared|global)\ state\b
+        "layer",
+        "boundar",
+        "import",
+        "architecture",
+        "channel",
+        "source of truth",
+        "derived data",
+        "memorychannels",
+    ),
+    _topic(
+        "state",
+        "State management",
+        r"""\b(?:server|client|app|ui|shared|global)\ state\b
            |state\ (?:management|changes?|updates?)|\bSAM\b|redux|zustand|immutab|\bmutat""",
-           "server", "client", "app", "ui", "shared", "global", "state", "sam", "redux",
-           "zustand", "immutab", "mutat"),
-    _topic("config", "Configuration",
-           r"\bconfig(?:uration)?\b|\bsettings\b|pydantic|dataclass",
-           "config", "settings", "pydantic", "dataclass"),
-    _topic("ui", "UI", r"""\bqt\b|pyside|\bwidgets?\b|\bsignals?\b|\bslots?\b|\btray\b|\bgui\b
+        "server",
+        "client",
+        "app",
+        "ui",
+        "shared",
+        "global",
+        "state",
+        "sam",
+        "redux",
+        "zustand",
+        "immutab",
+        "mutat",
+    ),
+    _topic(
+        "config",
+        "Configuration",
+        r"\bconfig(?:uration)?\b|\bsettings\b|pydantic|dataclass",
+        "config",
+        "settings",
+        "pydantic",
+        "dataclass",
+    ),
+    _topic(
+        "ui",
+        "UI",
+        r"""\bqt\b|pyside|\bwidgets?\b|\bsignals?\b|\bslots?\b|\btray\b|\bgui\b
            |\bui\b|\bwindows?\b""",
-           "qt", "pyside", "widget", "signal", "slot", "tray", "gui", "ui", "window"),
-    _topic("css", "CSS", r"\bcss\b|mobile-first|responsive|media\ quer",
-           "css", "mobile-first", "responsive", "media quer"),
-    _topic("caching", "Caching", r"\bcach(?:e|es|ing)\b|service\ worker|\boffline\b",
-           "cach", "service worker", "offline"),
-    _topic("dates", "Dates and times",
-           r"\butc\b|iso[\ -]?8601|timestamps?|time\ ?zones?|\bdates?\b",
-           "utc", "iso", "timestamp", "time zone", "timezone", "date"),
-    _topic("security", "Security",
-           r"\bsecrets?\b|\btokens?\b|passwords?|\bauth\b|redact|credentials?",
-           "secret", "token", "password", "auth", "redact", "credential"),
-    _topic("events", "Events and messaging",
-           r"outbox|\bevents?\b|message\ queue|\bpublish|pub/?sub",
-           "outbox", "event", "message queue", "publish", "pub/sub", "pubsub"),
-    _topic("design", "Design principles", r"composition|inheritance|\bcoupling\b|\bdry\b",
-           "composition", "inheritance", "coupling", "dry"),
-    _topic("performance", "Performance", r"""performance|latency|\bslow\b
+        "qt",
+        "pyside",
+        "widget",
+        "signal",
+        "slot",
+        "tray",
+        "gui",
+        "ui",
+        "window",
+    ),
+    _topic(
+        "css",
+        "CSS",
+        r"\bcss\b|mobile-first|responsive|media\ quer",
+        "css",
+        "mobile-first",
+        "responsive",
+        "media quer",
+    ),
+    _topic(
+        "caching",
+        "Caching",
+        r"\bcach(?:e|es|ing)\b|service\ worker|\boffline\b",
+        "cach",
+        "service worker",
+        "offline",
+    ),
+    _topic(
+        "dates",
+        "Dates and times",
+        r"\butc\b|iso[\ -]?8601|timestamps?|time\ ?zones?|\bdates?\b",
+        "utc",
+        "iso",
+        "timestamp",
+        "time zone",
+        "timezone",
+        "date",
+    ),
+    _topic(
+        "security",
+        "Security",
+        r"\bsecrets?\b|\btokens?\b|passwords?|\bauth\b|redact|credentials?",
+        "secret",
+        "token",
+        "password",
+        "auth",
+        "redact",
+        "credential",
+    ),
+    _topic(
+        "events",
+        "Events and messaging",
+        r"outbox|\bevents?\b|message\ queue|\bpublish|pub/?sub",
+        "outbox",
+        "event",
+        "message queue",
+        "publish",
+        "pub/sub",
+        "pubsub",
+    ),
+    _topic(
+        "design",
+        "Design principles",
+        r"composition|inheritance|\bcoupling\b|\bdry\b",
+        "composition",
+        "inheritance",
+        "coupling",
+        "dry",
+    ),
+    _topic(
+        "performance",
+        "Performance",
+        r"""performance|latency|\bslow\b
            |\bblock(?:s|ing)?\ the\ (?:gui|ui|event\ loop|main\ thread|thread)""",
-           "performance", "latency", "slow", "block"),
-    _topic("data", "Data validation", r"\bvalidat|\bschemas?\b|\bjson\b|\bserializ|\bserialis",
-           "validat", "schema", "json", "serializ", "serialis"),
-    _topic("modules", "Modules", r"\bmodules?\b|\bpackages?\b|\bhelpers?\b|\butils?\b",
-           "module", "package", "helper", "util"),
+        "performance",
+        "latency",
+        "slow",
+        "block",
+    ),
+    _topic(
+        "data",
+        "Data validation",
+        r"\bvalidat|\bschemas?\b|\bjson\b|\bserializ|\bserialis",
+        "validat",
+        "schema",
+        "json",
+        "serializ",
+        "serialis",
+    ),
+    _topic(
+        "modules",
+        "Modules",
+        r"\bmodules?\b|\bpackages?\b|\bhelpers?\b|\butils?\b",
+        "module",
+        "package",
+        "helper",
+        "util",
+    ),
 )
 
 

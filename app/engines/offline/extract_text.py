@@ -28,10 +28,21 @@ class Speaker(StrEnum):
 
 
 _USER_NAMES = frozenset({"user", "human", "developer"})
-_AGENT_NAMES = frozenset({
-    "assistant", "claude", "ai", "agent", "bot", "gpt", "chatgpt", "copilot", "codex", "gemini",
-    "aider",
-})
+_AGENT_NAMES = frozenset(
+    {
+        "assistant",
+        "claude",
+        "ai",
+        "agent",
+        "bot",
+        "gpt",
+        "chatgpt",
+        "copilot",
+        "codex",
+        "gemini",
+        "aider",
+    }
+)
 # System turns (injected instructions, reminders) are nobody's statement.
 _OTHER_NAMES = frozenset({"system"})
 _ALL_NAMES = "|".join(sorted(_USER_NAMES | _AGENT_NAMES | _OTHER_NAMES, key=len, reverse=True))
@@ -313,7 +324,7 @@ class _TurnReader:
     def _prose(self, stripped: str) -> None:
         bullet = _BULLET_RE.match(stripped)
         if bullet is not None:
-            self._start_unit(stripped[bullet.end():], bullet=True)
+            self._start_unit(stripped[bullet.end() :], bullet=True)
         elif not self._buffer:
             self._start_unit(stripped, bullet=False)
         else:
@@ -369,7 +380,7 @@ class _TurnReader:
             elif head == "<" and (tag := _TAG_OPEN_RE.match(stripped)):
                 self._flush()
                 name = tag.group("tag")
-                if _BLOCK_TAG_RE.match(name) and f"</{name}>" not in stripped[tag.end():]:
+                if _BLOCK_TAG_RE.match(name) and f"</{name}>" not in stripped[tag.end() :]:
                     skip_until_tag = name
             elif head == ">" or _NOISE_OTHER_RE.match(stripped):
                 self._flush()
@@ -434,9 +445,18 @@ def read_statements(
                     continue
                 if looks_like_code(sentence):
                     continue
-                statements.append(Statement(
-                    speaker, index, sentence, sentence.lower(), unit.section, lead, pasted,
-                    first, unit.bullet,
-                ))
+                statements.append(
+                    Statement(
+                        speaker,
+                        index,
+                        sentence,
+                        sentence.lower(),
+                        unit.section,
+                        lead,
+                        pasted,
+                        first,
+                        unit.bullet,
+                    )
+                )
                 first = False
     return Reading(statements, skipped)
