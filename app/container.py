@@ -253,37 +253,66 @@ def _parse_since(value: str | None) -> datetime | None:
 
 Memorize = Callable[[str, str, str], Awaitable[dict[str, Any]]]
 BatchExtract = Callable[[list[tuple[str, str]]], Awaitable[list[Any]]]
+# At most this many threads of a branch are integrated by one change-list call.
+_TOGETHER = 8
 
 
-def _batch_extractor(engine: Engine, config: Config, pending: int) -> BatchExtract | None:
-    """The Message Batches path, when configured, for a backlog, and Claude is the engine."""
-    # Opting in to batches means any backlog goes that way (half price, answers later); the
-    # threshold only decides when status suggests opting in.
-    if not (config.use_batches and pending > 1):
-        return None
-    if not isinstance(engine, LazyEngine):
+def _backlog_extractor(engine: Engine, config: Config, pending: int) -> BatchExtract | None:
+    """How a backlog of several threads is extracted when an LLM engine is configured.
+
+    With `use_batches` every pending thread goes to the Message Batches API in one batch
+    (half price, answers later); otherwise the threads of each branch go to the grouped
+    extraction (several short threads per call). The offline engine, or a single thread,
+    takes the normal per-thread path.
+    """
+    if pending < 2 or not isinstance(engine, LazyEngine):
         return None
     wrapper = engine.get()
-    # The Claude-with-fallback wrapper, not the bare Claude engine: a failed batch then goes
-    # offline and counts toward the circuit breaker like any other call.
+    # The LLM-with-fallback wrapper, not the bare engine: a failed call then goes offline
+    # and counts toward the circuit breaker like any other call.
     if getattr(wrapper, "claude", None) is None:
         return None
-    extract_many = getattr(wrapper, "extract_many", None)
-    return extract_many if callable(extract_many) else None
+    if config.use_batches:
+        extract_many = getattr(wrapper, "extract_many", None)
+        return extract_many if callable(extract_many) else None
+    extract_group = getattr(wrapper, "extract_group", None)
+    if not callable(extract_group):
+        return None
+
+    async def per_branch(collected: list[tuple[str, str]]) -> list[Any]:
+        return list(await extract_group(collected))
+
+    return per_branch
 
 
-async def _prepare_batch(
+def _combined(results: list[ExtractionResult]) -> ExtractionResult:
+    """The extractions of several threads of one branch as one (each item keeps its source)."""
+    notes = list(dict.fromkeys(n for r in results for n in r.notes))
+    return ExtractionResult(
+        items=[i for r in results for i in r.items],
+        no_content_to_extract=all(r.no_content_to_extract for r in results),
+        engine=results[0].engine,
+        notes=notes,
+    )
+
+
+async def _prepare_backlog(
     planned: list[Any],
     ledger: Any,
     memorize_pending: Any,
-    extract_many: BatchExtract,
+    extract: BatchExtract,
     api: MemoryApi,
+    *,
+    per_branch: bool,
 ) -> Memorize:
-    """Extract the whole backlog in one batch (half price), then memorize from the results.
+    """Extract a backlog first (one batch, or grouped calls per branch), then memorize it.
 
     Pass one only collects the rendered, redacted text of each pending thread (replying
-    "deferred", so nothing is marked in the ledger); the batch extracts them all; pass two
-    (the caller's) applies each stored extraction instead of extracting again.
+    "deferred", so nothing is marked in the ledger); the extractor then reads them all; pass
+    two (the caller's) integrates the threads of each branch together: one evolution (one
+    change-list call with an LLM engine) for up to `_TOGETHER` threads, where one per thread
+    would repeat the branch's relevant items each time. Each thread still gets its own reply,
+    and is marked in the ledger only when the write that holds its items succeeded.
     """
     collected: list[tuple[str, str, str]] = []
 
@@ -292,19 +321,66 @@ async def _prepare_batch(
         return {"error": True, "code": "DEFERRED"}
 
     await memorize_pending(planned, ledger, collect)
-    outcomes = await extract_many([(text, ref) for text, _branch, ref in collected])
-    ready = {
-        (branch, ref): outcome
-        for (_text, branch, ref), outcome in zip(collected, outcomes, strict=True)
-    }
+    outcomes: dict[tuple[str, str], Any] = {}
+    if per_branch:
+        branches: dict[str, list[tuple[str, str]]] = {}
+        for text, branch, ref in collected:
+            branches.setdefault(branch, []).append((text, ref))
+        for branch, threads in branches.items():
+            found = await extract(threads)
+            outcomes.update({(branch, ref): o for (_t, ref), o in zip(threads, found, strict=True)})
+    else:
+        found = await extract([(text, ref) for text, _branch, ref in collected])
+        outcomes = {(branch, ref): o for (_t, branch, ref), o in zip(collected, found, strict=True)}
+    # Threads integrated together: same branch, same engine label (a thread that went
+    # offline is not reported as Claude's), in order, at most `_TOGETHER` at a time.
+    together: dict[tuple[str, str], list[str]] = {}
+    groups: dict[tuple[str, str], list[str]] = {}
+    for _text, branch, ref in collected:
+        outcome = outcomes.get((branch, ref))
+        if not isinstance(outcome, ExtractionResult):
+            continue
+        members = groups.setdefault((branch, outcome.engine), [])
+        if len(members) >= _TOGETHER:
+            members = groups[(branch, outcome.engine)] = []
+        members.append(ref)
+        together[(branch, ref)] = members
+    applied: dict[tuple[str, str], dict[str, Any]] = {}
+
+    async def integrate(branch: str, members: list[str]) -> dict[str, Any]:
+        results = [outcomes[(branch, ref)] for ref in members]
+        try:
+            reply = await api.writer.apply_extraction(_combined(results), branch)
+        except PuffinError as exc:
+            return {"error": True, "code": exc.code, "message": exc.message}
+        if len(members) > 1:
+            reply["memorizedTogether"] = list(members)
+            reply["notes"] = [
+                *reply["notes"],
+                f"{len(members)} threads of this branch integrated in one step",
+            ]
+        return reply
 
     async def apply(text: str, branch: str, ref: str) -> dict[str, Any]:
-        outcome = ready.get((branch, ref))
-        if isinstance(outcome, ExtractionResult):
-            try:
-                return await api.writer.apply_extraction(outcome, branch)
-            except PuffinError as exc:
-                return {"error": True, "code": exc.code, "message": exc.message}
+        outcome = outcomes.get((branch, ref))
+        members = together.get((branch, ref))
+        if members is not None:
+            first = members[0]
+            if (branch, first) not in applied:
+                applied[(branch, first)] = await integrate(branch, members)
+            reply = applied[(branch, first)]
+            if ref == first or "error" in reply:
+                return reply
+            # The items of this thread were written by the first thread's step.
+            return {
+                "branch": branch,
+                "itemsExtracted": 0,
+                "queuedForReview": 0,
+                "engine": reply.get("engine"),
+                "path": reply.get("path"),
+                "notes": [f"integrated together with {first}"],
+                "memorizedTogether": list(members),
+            }
         if isinstance(outcome, PuffinError):
             return {"error": True, "code": outcome.code, "message": outcome.message}
         return await api.invoke(
@@ -384,9 +460,16 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
 
             pending = sum(1 for p in planned if p.complete and not p.processed)
             memorize_fn: Memorize = memorize
-            batcher = _batch_extractor(engine, config, pending)
-            if batcher is not None:
-                memorize_fn = await _prepare_batch(planned, ledger, memorize_pending, batcher, api)
+            backlog = _backlog_extractor(engine, config, pending)
+            if backlog is not None:
+                memorize_fn = await _prepare_backlog(
+                    planned,
+                    ledger,
+                    memorize_pending,
+                    backlog,
+                    api,
+                    per_branch=not config.use_batches,
+                )
             result = await memorize_pending(planned, ledger, counted, progress=api.progress)
             # Items get their vectors in the scan's time, not a query's (also items written
             # before semantic search existed, once).

@@ -12,6 +12,10 @@ The naive figure is computed in the same run from the same threads: the same ext
 then the whole branch file and the new items sent, and the whole new file returned (its
 instructions are not even counted, which flatters the naive side).
 
+Then the same threads are scanned as one Puffin branch's backlog (into the same 150-item
+branch): short threads share an extraction call and each group of threads is integrated by one
+change list. Its tokens per thread are printed beside the one-by-one figure.
+
 Run: `.venv/bin/python bench/llm_cost.py`
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -42,6 +47,8 @@ BRANCH = "bench/main"
 ITEMS = ROOT / "tests" / "fixtures" / "retrieval" / "items.txt"
 THREADS = ROOT / "tests" / "fixtures" / "dialogue" / "dev"
 TARGET = 0.30
+_FENCE = re.compile(r'<conversation id="(\d+)">\n(.*?)\n</conversation>', re.DOTALL)
+_TURN = re.compile(r"^(User|Assistant):\s?", re.MULTILINE)
 _CATEGORY = {
     "p": Category.CODING_PREFERENCES,
     "a": Category.ARCHITECTURAL_DECISIONS,
@@ -91,6 +98,8 @@ class StandIn:
         text = body["messages"][0]["content"][0]["text"]
         if "ops" in schema:
             kind, answer = "changes", self._changes(text)
+        elif "conversations" in schema:
+            kind, answer = "extraction", self._grouped(text)
         else:
             kind, answer = "extraction", self._extraction(text)
         reply = json.dumps(answer)
@@ -134,6 +143,13 @@ class StandIn:
             ]
         return answer
 
+    def _grouped(self, text: str) -> dict[str, Any]:
+        entries = []
+        for number, body in _FENCE.findall(text):
+            entry = self._extraction(f"<conversation>{body}</conversation>")
+            entries.append({"conversation": int(number), **entry})
+        return {"conversations": entries}
+
     @staticmethod
     def _changes(text: str) -> dict[str, Any]:
         listed = text.split("<existing_items>", 1)[-1].split("</existing_items>", 1)[0]
@@ -166,6 +182,65 @@ def naive_tokens(before: BranchMemory, items: list[MemoryItem], after: BranchMem
     """The whole-file rewrite: file and items in, file out (instructions not counted)."""
     rows = "\n".join(json.dumps(i.model_dump(mode="json")) for i in items)
     return tokens(render(before)) + tokens(rows) + tokens(render(after))
+
+
+def puffin_history(threads: list[Path]) -> dict[str, Any]:
+    """The threads as one Puffin branch: each a chain of prompts with their responses."""
+    prompts: list[dict[str, Any]] = []
+    moment = 1_767_261_600_000
+    for index, path in enumerate(threads):
+        parts = _TURN.split(path.read_text(encoding="utf-8"))[1:]
+        turns = list(zip(parts[::2], parts[1::2], strict=True))
+        parent = None
+        for n, (role, said) in enumerate(turns):
+            if role != "User":
+                continue
+            answer = next((t for r, t in turns[n + 1 : n + 2] if r == "Assistant"), "")
+            moment += 60_000
+            prompt_id = f"t{index}-{n}"
+            prompts.append(
+                {
+                    "id": prompt_id,
+                    "parentId": parent,
+                    "content": said.strip(),
+                    "timestamp": moment,
+                    "children": [],
+                    "response": {"content": answer.strip(), "timestamp": moment + 30_000},
+                }
+            )
+            parent = prompt_id
+    return {"branches": {"main": {"id": "main", "name": "Main", "prompts": prompts}}}
+
+
+def backlog(threads: list[Path]) -> tuple[int, int, int, int]:
+    """A scan of the same threads as one Puffin branch backlog into a 150-item branch:
+    (threads memorized, tokens, extraction calls, change-list calls)."""
+    stand_in = StandIn()
+    with tempfile.TemporaryDirectory() as tmp:
+        home, project = Path(tmp) / "home", Path(tmp) / "bench"
+        (project / ".puffin").mkdir(parents=True)
+        (project / ".puffin" / "history.json").write_text(json.dumps(puffin_history(threads)))
+        home.mkdir()
+        (home / "config.json").write_text(
+            json.dumps(
+                {
+                    "engine": "anthropic",
+                    "idle_minutes": 0,
+                    "sources": {"claude_code": False, "codex": False, "aider": False},
+                }
+            )
+        )
+        store = MemoryStore(home)
+        store.ensure()
+        store.write_text(BRANCH, render(branch_of()))
+        client = httpx2.AsyncClient(transport=httpx2.MockTransport(stand_in.handler))
+        api = build_api(home, http_client=client)
+        answer = asyncio.run(api.invoke("memory:scan", {"path": str(project)}))
+        if answer.get("error") or answer.get("fallbacks"):
+            raise SystemExit(f"backlog scan did not use Claude: {answer}")
+    spent = sum(i + o for _kind, i, o in stand_in.calls)
+    kinds = [kind for kind, _i, _o in stand_in.calls]
+    return answer["memorized"], spent, kinds.count("extraction"), kinds.count("changes")
 
 
 def main() -> None:
@@ -228,6 +303,19 @@ def main() -> None:
     print(
         f"change-list calls            {len(changes)} (the other threads needed none), "
         f"{sum(changes) // max(1, len(changes)):,} tokens each on average"
+    )
+    # The same threads found by a scan as one branch's backlog: grouped extraction and one
+    # change list per group of threads, against the per-thread path above.
+    count, spent, extractions, change_lists = backlog(threads)
+    per_thread_ours = sum(i + o for _kind, i, o in stand_in.calls) / len(threads)
+    grouped = spent / count
+    print(
+        f"backlog scan of the {count} threads   {extractions} extraction + "
+        f"{change_lists} change-list calls (per thread: {len(stand_in.calls)} calls)"
+    )
+    print(
+        f"  tokens per thread: grouped {grouped:,.0f}   one by one {per_thread_ours:,.0f}   "
+        f"({grouped / per_thread_ours:.0%} of one by one)"
     )
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.core.config import Config
-from app.core.engine import Candidate, DeepAnswer, Engine
+from app.core.engine import Candidate, DeepAnswer, Engine, extract_each
 from app.core.errors import BudgetExceeded, ExtractionFailed, InvalidInput, PuffinError
 from app.core.keys import find_key
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
@@ -118,10 +118,13 @@ class ClaudeWithFallback:
         offline_call: Callable[[], Awaitable[ResultT]],
         *,
         skip_reason: str | None = None,
+        settles: bool = True,
     ) -> tuple[ResultT, str | None, str | None]:
         """Claude's answer, or the offline one: `(result, why, path)`; `why` is None for Claude.
 
         `skip_reason` sends the call offline without trying Claude (its thread already failed).
+        `settles=False`: an answer does not close the breaker by itself (a backlog whose
+        conversations can each fail says itself what succeeded).
         """
         if self.breaker_open:
             return (
@@ -144,7 +147,8 @@ class ClaudeWithFallback:
             log.exception("%s call crashed", self.label)
             message = f"the call to {self.label} crashed ({type(exc).__name__})"
         else:
-            self._succeeded()
+            if settles:
+                self._succeeded()
             return result, None, None
         self._failed(message.rstrip("."))
         why = f"{message.rstrip('.')}; the offline engine was used instead."
@@ -182,15 +186,31 @@ class ClaudeWithFallback:
         self, conversations: Sequence[tuple[str, str]], **options: float
     ) -> list[ExtractionResult | ExtractionFailed]:
         """A backlog through Claude (batched when enabled); what fails goes offline."""
+        return await self._backlog(
+            lambda: self.claude.extract_many(conversations, **options), conversations
+        )
 
+    async def extract_group(
+        self, conversations: Sequence[tuple[str, str]]
+    ) -> list[ExtractionResult | ExtractionFailed]:
+        """Several threads of one branch in as few calls as fit (engines that can group;
+        the others extract them one by one); what fails goes offline."""
+        group = getattr(self.claude, "extract_group", None)
+        if callable(group):
+            return await self._backlog(lambda: group(conversations), conversations)
+        return await self._backlog(lambda: extract_each(self.claude, conversations), conversations)
+
+    async def _backlog(
+        self,
+        call: Callable[[], Awaitable[list[ExtractionResult | ExtractionFailed]]],
+        conversations: Sequence[tuple[str, str]],
+    ) -> list[ExtractionResult | ExtractionFailed]:
         async def offline_all() -> list[ExtractionResult | ExtractionFailed]:
             return [
                 await self.offline.extract(text, source=source) for text, source in conversations
             ]
 
-        results, why, path = await self._run(
-            lambda: self.claude.extract_many(conversations, **options), offline_all
-        )
+        results, why, path = await self._run(call, offline_all, settles=False)
         if why is not None and path is not None:
             return [
                 r.model_copy(update={"engine": path, "notes": [*r.notes, why]})
@@ -199,12 +219,19 @@ class ClaudeWithFallback:
                 for r in results
             ]
         finished: list[ExtractionResult | ExtractionFailed] = []
+        counted: set[int] = set()
+        if any(isinstance(outcome, ExtractionResult) for outcome in results):
+            self._succeeded()
         for (text, source), outcome in zip(conversations, results, strict=True):
             if isinstance(outcome, ExtractionResult):
+                self._failed_sources.pop(source, None)
                 finished.append(outcome)
                 continue
-            # One conversation of the batch failed: that one goes offline.
-            self._failed(outcome.message.rstrip("."))
+            # One conversation of the backlog failed: that one goes offline. A shared call
+            # that failed counts once toward the breaker, not once per conversation in it.
+            if id(outcome) not in counted:
+                counted.add(id(outcome))
+                self._failed(outcome.message.rstrip("."))
             note = f"{outcome.message.rstrip('.')}; the offline engine was used instead."
             self._remember_failed(source, note)
             fallback = await self.offline.extract(text, source=source)

@@ -360,7 +360,7 @@ def test_scan_against_a_hanging_api_stops_calling_when_the_breaker_trips(
                 "engine": "anthropic",
                 "idle_minutes": 0,
                 "request_timeout_s": 60,
-                "breaker_failures": 3,
+                "breaker_failures": 2,
                 "sources": {
                     "claude_code": False,
                     "codex": False,
@@ -384,15 +384,16 @@ def test_scan_against_a_hanging_api_stops_calling_when_the_breaker_trips(
     assert answer.get("error") is None, answer
     attempted = answer["memorized"] + answer["failed"]
     assert attempted >= 5, answer
-    # Three threads waited for the timeout; the breaker sent the rest offline at once.
-    assert len(hanging.accepted) == 3
-    assert elapsed < 3 * 1 + 10, elapsed
+    # The threads of each project share one extraction call: two calls waited for the
+    # timeout, the breaker tripped, and nothing else was sent (the merges went offline).
+    assert len(hanging.accepted) == 2
+    assert elapsed < 2 * 1 + 10, elapsed
     # Each thread still got its items through the offline engine: memorized, not failed.
     assert answer["memorized"] == attempted and answer["failed"] == 0
-    assert "3 times in a row" in json.dumps(status)
+    assert "2 times in a row" in json.dumps(status)
     # The scan answer says so itself, and the CLI treats it as a failed scan.
     assert answer["fallbacks"] == answer["memorized"]
-    assert "3 times in a row" in answer["engineNote"]
+    assert "2 times in a row" in answer["engineNote"]
     from app.cli import _scan_failed
 
     assert _scan_failed(answer)

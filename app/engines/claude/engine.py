@@ -52,15 +52,19 @@ from app.engines.claude.prompts import (
     chunk_text,
     extraction_request,
     fence,
+    group_extraction_request,
     system_prompt,
 )
 from app.engines.claude.replies import (
     CHANGES_SHAPE,
     CONFLICTS_SHAPE,
     EXTRACT_SHAPE,
+    GROUP_EXTRACT_SHAPE,
+    GROUP_MAX_CONVERSATIONS,
     PLAN_SHAPE,
     RANK_SHAPE,
     ExtractionReply,
+    GroupExtractionReply,
     RankReply,
     ReplyShape,
     ReplyT,
@@ -283,6 +287,86 @@ class AnthropicEngine:
             result.notes.append("extracted through the Message Batches API")
             results.append(result)
         return results
+
+    def _packs(self, texts: list[str]) -> list[list[int]]:
+        """Which conversations share a call: in order, while their text fits one chunk.
+
+        A conversation longer than half a chunk, or empty, goes alone (the normal path splits
+        a long one into parts).
+        """
+        limit = self.config.chunk_tokens * CHARS_PER_TOKEN
+        packs: list[list[int]] = []
+        current: list[int] = []
+        size = 0
+        for index, text in enumerate(texts):
+            if not text.strip() or len(text) > limit // 2:
+                continue
+            if current and (size + len(text) > limit or len(current) >= GROUP_MAX_CONVERSATIONS):
+                packs.append(current)
+                current, size = [], 0
+            current.append(index)
+            size += len(text)
+        if current:
+            packs.append(current)
+        return [pack for pack in packs if len(pack) > 1]
+
+    async def _extract_pack(self, texts: list[str]) -> GroupExtractionReply:
+        try:
+            return await self.caller.call(
+                model=self.config.models.extraction,
+                system=system_prompt("extraction"),
+                content=[{"type": "text", "text": group_extraction_request(texts)}],
+                shape=GROUP_EXTRACT_SHAPE,
+                max_tokens=EXTRACTION_MAX_TOKENS,
+                failure=ExtractionFailed,
+                phase="extraction",
+            )
+        except InvalidReplyError as exc:
+            raise ExtractionFailed(
+                _invalid_twice("extraction", exc), context={"engine": self.name}
+            ) from None
+
+    async def extract_group(
+        self, conversations: Sequence[tuple[str, str]]
+    ) -> list[ExtractionResult | ExtractionFailed]:
+        """Several conversations of one branch, as few calls as fit; results in order.
+
+        Short conversations share one extraction call (each fenced with its number, the reply
+        keyed by it), so a backlog of small threads costs one system prompt and one reply
+        instead of one per thread. A conversation the reply leaves out, or one too long to
+        share a call, is extracted alone; a failed shared call fails each of its
+        conversations (the caller sends those offline).
+        """
+        texts = [redact(text) for text, _source in conversations]
+        results: list[ExtractionResult | ExtractionFailed | None] = [None] * len(texts)
+        for pack in self._packs(texts):
+            try:
+                reply = await self._extract_pack([texts[i] for i in pack])
+            except ExtractionFailed as exc:
+                for index in pack:
+                    results[index] = exc
+                continue
+            found = reply.by_conversation()
+            for number, index in enumerate(pack, start=1):
+                entries = found.get(number)
+                if not entries:
+                    continue
+                result = self._extraction_result(list(entries), conversations[index][1], 1)
+                result.notes.append(
+                    f"extracted with {len(pack) - 1} other conversation(s) of the branch in "
+                    "one call"
+                )
+                results[index] = result
+        finished: list[ExtractionResult | ExtractionFailed] = []
+        for index, (text, source) in enumerate(conversations):
+            outcome = results[index]
+            if outcome is None:
+                try:
+                    outcome = await self.extract(text, source=source)
+                except ExtractionFailed as exc:
+                    outcome = exc
+            finished.append(outcome)
+        return finished
 
     async def _batch_reply(
         self, outcome: Message | str, chunk: str, part: int, parts: int

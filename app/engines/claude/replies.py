@@ -111,6 +111,33 @@ class ExtractionReply(_Reply):
         return items
 
 
+# At most this many conversations go into one grouped extraction call.
+GROUP_MAX_CONVERSATIONS = 8
+
+
+class ConversationReply(ExtractionReply):
+    """What Claude found in one conversation of a grouped extraction call."""
+
+    conversation: int = Field(
+        ge=1, le=GROUP_MAX_CONVERSATIONS, description="The number of the conversation (id=...)"
+    )
+
+
+class GroupExtractionReply(_Reply):
+    """What Claude found in each of several conversations of one branch, sent in one call."""
+
+    conversations: list[ConversationReply] = Field(
+        description="One entry per conversation, by its number, in any order"
+    )
+
+    def by_conversation(self) -> dict[int, list[ConversationReply]]:
+        """The entries grouped by conversation number."""
+        found: dict[int, list[ConversationReply]] = {}
+        for entry in self.conversations:
+            found.setdefault(entry.conversation, []).append(entry)
+        return found
+
+
 class PlanReply(_Reply):
     """Retrieval tiers 1-2: the synthesised query and the branches worth searching."""
 
@@ -204,6 +231,11 @@ EXTRACT_SHAPE = ReplyShape(
     "record_memories",
     "The solution-wide knowledge found in the conversation, by category.",
     ExtractionReply,
+)
+GROUP_EXTRACT_SHAPE = ReplyShape(
+    "record_memories_by_conversation",
+    "The solution-wide knowledge found in each of several conversations, by conversation.",
+    GroupExtractionReply,
 )
 CHANGES_SHAPE = ReplyShape(
     "change_list",
