@@ -16,21 +16,16 @@ import json
 import logging
 import sys
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from app.core import operations as ops
+from app.core.operations import GROUPS, OPERATIONS, Arg, Command, Operation, command_table
 from app.integrations.cli_hooks import add_parsers as add_hook_parsers
 from app.integrations.cli_hooks import run as run_hooks
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
-CATEGORIES = (
-    "coding_preferences",
-    "architectural_decisions",
-    "project_conventions",
-    "bug_patterns",
-    "implementation_notes",
-)
 
 
 class UsageError(Exception):
@@ -135,169 +130,109 @@ def _csv(value: str | None) -> list[str]:
     return [t.strip() for t in (value or "").split(",") if t.strip()]
 
 
-# -- request builders: argparse namespace -> (channel, payload) ------------------------------
-Builder = Callable[[argparse.Namespace], tuple[str, dict[str, Any]]]
+# -- operations on the command line: made from the operation table ------------------------
 
 
-def _memorize(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    return "memory:memorize", {
-        "conversationText": _read_input(a.file),
-        "branchId": a.branch,
-        "source": a.source,
-    }
+def _dest(arg: Arg) -> str:
+    """The argparse name of an argument (the request key in snake case)."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in arg.key)
 
 
-def _retrieve(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    payload: dict[str, Any] = {"query": a.query, "maxResults": a.max_results, "mode": a.mode}
-    if a.branch:
-        payload["branch"] = a.branch
-    if a.project:
-        payload["project"] = a.project
-    if a.include_archive:
-        payload["includeArchive"] = True
-    return "memory:retrieve", payload
+def _add_argument(parser: argparse.ArgumentParser, arg: Arg) -> None:
+    options: dict[str, Any] = {"help": arg.help or None}
+    if arg.choices:
+        options["choices"] = list(arg.choices)
+    if arg.default is not None:
+        options["default"] = arg.default
+    if not arg.flag:
+        if arg.kind == "words":
+            options["nargs"] = "*"
+        elif arg.optional:
+            options["nargs"] = "?"
+        if arg.kind == "file":
+            options["metavar"] = "FILE"
+        parser.add_argument(_dest(arg), **options)
+        return
+    options["dest"] = _dest(arg)
+    if arg.kind in ("flag", "local"):
+        options["action"] = "store_true"
+    elif arg.kind in ("int", "count"):
+        options["type"] = int
+    if arg.required:
+        options["required"] = True
+    if arg.kind == "file":
+        options["help"] = arg.help or "file to read (default: stdin)"
+    parser.add_argument(arg.flag, **options)
 
 
-def _archive(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    if a.archive_cmd == "list":
-        return "memory:archive-list", {"branch": a.branch}
-    if a.archive_cmd == "restore":
-        return "memory:archive-restore", {"branch": a.branch, "id": a.id}
-    raise UsageError("archive needs one of: list, restore")
+def _add_operations(sub: Any) -> None:
+    """One subcommand per command of the operation table (two-word ones under a group)."""
+    groups: dict[str, Any] = {}
+    for path, (_op, command) in command_table().items():
+        if len(path) == 1:
+            parser = sub.add_parser(path[0], help=command.help)
+        else:
+            group = groups.get(path[0])
+            if group is None:
+                actions = [p[1] for p in command_table() if len(p) == 2 and p[0] == path[0]]
+                holder = sub.add_parser(path[0], help=GROUPS.get(path[0], ", ".join(actions)))
+                group = groups[path[0]] = holder.add_subparsers(
+                    dest=f"{path[0]}_cmd", metavar="ACTION"
+                )
+            parser = group.add_parser(path[1], help=command.help)
+        for arg in command.args:
+            _add_argument(parser, arg)
 
 
-def _branch(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    if a.branch_cmd == "list":
-        return "memory:list-branches", {}
-    if a.branch_cmd == "show":
-        return "memory:get-branch-memory", {"branch": a.branch}
-    if a.branch_cmd == "versions":
-        return "memory:list-versions", {"branch": a.branch}
-    if a.branch_cmd == "restore":
-        return "memory:restore-version", {"branch": a.branch, "version": a.version}
-    raise UsageError("branch needs one of: list, show, versions, restore")
+def _command_of(args: argparse.Namespace) -> tuple[Operation, Command] | None:
+    """The operation and command a parsed command line names (None: not an operation)."""
+    table = command_table()
+    found = table.get((args.command,))
+    if found is not None:
+        return found
+    action = getattr(args, f"{args.command}_cmd", None)
+    if action is None:
+        actions = [p[1] for p in table if len(p) == 2 and p[0] == args.command]
+        if actions:
+            raise UsageError(f"{args.command} needs one of: {', '.join(actions)}")
+        return None
+    return table.get((args.command, action))
 
 
-def _clear(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    if not a.yes:
-        raise UsageError(
-            f"Refusing to clear {a.branch!r} without --yes (it can be undone with "
-            "`branch versions` and `branch restore`)."
-        )
-    return "memory:clear-branch-memory", {"branch": a.branch}
-
-
-def _review(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    if a.review_cmd == "list":
-        return "memory:review-list", {}
-    if a.review_cmd == "approve":
-        payload: dict[str, Any] = {"id": a.id}
-        if a.title:
-            payload["title"] = a.title
-        if a.content:
-            payload["content"] = a.content
-        return "memory:review-approve", payload
-    if a.review_cmd == "reject":
-        return "memory:review-reject", {"id": a.id}
-    raise UsageError("review needs one of: list, approve ID, reject ID")
-
-
-def _scan(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    payload: dict[str, Any] = {"dryRun": a.dry_run}
-    if a.source:
-        payload["source"] = a.source
-    if a.path:
-        payload["path"] = str(Path(a.path).expanduser().resolve())
-    if a.since:
-        payload["since"] = a.since
-    return "memory:scan", payload
-
-
-def _list(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    payload: dict[str, Any] = {}
-    if a.type:
-        payload["type"] = a.type
-    if a.branch:
-        payload["branch"] = a.branch
-    if a.limit:
-        payload["limit"] = a.limit
-    if a.tags:
-        payload["tags"] = _csv(a.tags)
-    return "memory:list-items", payload
-
-
-def _forget(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    payload: dict[str, Any] = {}
-    if a.id:
-        payload["id"] = a.id
-    if a.tags:
-        payload["tags"] = _csv(a.tags)
-    if a.pattern:
-        payload["pattern"] = a.pattern
-    if a.older_than is not None:
-        payload["olderThan"] = a.older_than
-    if a.all:
-        payload["all"] = True
-        payload["confirm"] = a.confirm
-    return "memory:forget", payload
-
-
-def _remember(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    text = " ".join(a.text).strip() if a.text else _read_input(None).strip()
-    payload: dict[str, Any] = {"branch": a.branch, "text": text, "category": a.category}
-    if a.tags:
-        payload["tags"] = _csv(a.tags)
-    return "memory:remember", payload
-
-
-def _recall(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    # keyword: the FTS index alone; semantic and hybrid add the engine's deep tiers.
-    payload: dict[str, Any] = {
-        "query": a.query,
-        "maxResults": a.limit,
-        "mode": "fast" if a.mode == "keyword" else "deep",
-    }
-    if a.tags:
-        payload["tags"] = _csv(a.tags)
-    if a.include_archive:
-        payload["includeArchive"] = True
-    return "memory:retrieve", payload
-
-
-def _import(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    payload: dict[str, Any] = {"content": _read_input(a.file)}
-    if a.branch:
-        payload["branch"] = a.branch
-    return "memory:import", payload
-
-
-SIMPLE: dict[str, Builder] = {
-    "recall": _recall,
-    "context": lambda a: ("memory:context", {"topic": " ".join(a.topic)} if a.topic else {}),
-    "health": lambda a: ("memory:health", {"index": a.index}),
-    "repair": lambda a: ("memory:repair", {}),
-    "export": lambda a: ("memory:export", {"format": a.format}),
-    "import": _import,
-    "memorize": _memorize,
-    "retrieve": _retrieve,
-    "branch": _branch,
-    "archive": _archive,
-    "stats": lambda a: ("memory:get-stats", {}),
-    "status": lambda a: ("memory:get-status", {}),
-    "clear": _clear,
-    "maintain": lambda a: ("memory:run-maintenance", {"type": a.type}),
-    "review": _review,
-    "sources": lambda a: ("memory:sources", {}),
-    "scan": _scan,
-    "improve": lambda a: ("memory:improve", {"branch": a.branch}),
-    "provenance": lambda a: ("memory:provenance", {"id": a.id}),
-    "usage": lambda a: ("memory:usage", {}),
-    "list": _list,
-    "get": lambda a: ("memory:get-item", {"id": a.id}),
-    "forget": _forget,
-    "remember": _remember,
-    "activity": lambda a: ("memory:activity", {"limit": a.limit}),
-}
+def _payload(command: Command, args: argparse.Namespace) -> dict[str, Any]:
+    """The request a command line makes (files and stdin read, lists split, paths made
+    absolute; options not given are left to the request's defaults)."""
+    payload: dict[str, Any] = dict(command.fixed)
+    for arg in command.args:
+        value = getattr(args, _dest(arg))
+        if arg.kind == "local":
+            continue
+        if arg.kind == "file":
+            payload[arg.key] = _read_input(value)
+        elif arg.kind == "words":
+            text = " ".join(value or []).strip()
+            if not text and arg.stdin:
+                text = _read_input(None).strip()
+            if text:
+                payload[arg.key] = text
+        elif arg.kind == "csv":
+            if value:
+                payload[arg.key] = _csv(value)
+        elif arg.kind == "path":
+            if value:
+                payload[arg.key] = str(Path(value).expanduser().resolve())
+        elif arg.kind == "flag":
+            payload[arg.key] = bool(value)
+        elif arg.kind == "count":
+            if value:
+                payload[arg.key] = value
+        elif value is not None:
+            payload[arg.key] = dict(arg.values).get(value, value)
+    if command.confirm is not None:
+        flag, message = command.confirm
+        if not getattr(args, flag):
+            raise UsageError(message.format(**payload))
+    return payload
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -319,116 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("memorize", help="extract memories from a conversation")
-    p.add_argument("--branch", required=True)
-    p.add_argument("--file", help="conversation file (default: stdin)")
-    p.add_argument("--source", default="cli", help="source reference stored with items")
-
-    p = sub.add_parser("retrieve", help="search memories")
-    p.add_argument("query")
-    p.add_argument("--max-results", type=int, default=5)
-    p.add_argument("--branch")
-    p.add_argument("--project")
-    p.add_argument("--mode", choices=["fast", "deep"], default="fast")
-    p.add_argument(
-        "--include-archive", action="store_true", help="also search items archived by maintenance"
-    )
-
-    p = sub.add_parser("archive", help="items maintenance took out of a branch: list, restore")
-    asub = p.add_subparsers(dest="archive_cmd", metavar="ACTION")
-    asub.add_parser("list").add_argument("branch")
-    r = asub.add_parser("restore")
-    r.add_argument("branch")
-    r.add_argument("id")
-
-    p = sub.add_parser("branch", help="list, show, versions, restore")
-    bsub = p.add_subparsers(dest="branch_cmd", metavar="ACTION")
-    bsub.add_parser("list")
-    for name in ("show", "versions"):
-        bsub.add_parser(name).add_argument("branch")
-    r = bsub.add_parser("restore")
-    r.add_argument("branch")
-    r.add_argument("version")
-
-    sub.add_parser("stats", help="counts, last memorized, next maintenance")
-    sub.add_parser("status", help="ready / processing / error, engine, notes")
-    p = sub.add_parser("clear", help="remove a branch memory (kept as a version)")
-    p.add_argument("branch")
-    p.add_argument("--yes", action="store_true")
-    p = sub.add_parser("maintain", help="run maintenance")
-    p.add_argument("--type", choices=["weekly", "monthly", "full"], default="full")
-
-    p = sub.add_parser("review", help="medium-confidence items waiting for approval")
-    rsub = p.add_subparsers(dest="review_cmd", metavar="ACTION")
-    rsub.add_parser("list")
-    r = rsub.add_parser("approve")
-    r.add_argument("id")
-    r.add_argument("--title")
-    r.add_argument("--content")
-    rsub.add_parser("reject").add_argument("id")
-
-    sub.add_parser("sources", help="configured sources and what they hold")
-    p = sub.add_parser("scan", help="memorize complete, unprocessed agent threads")
-    p.add_argument("--source", choices=["claude-code", "puffin", "codex", "aider"])
-    p.add_argument("--path")
-    p.add_argument("--since", help="only threads active since this date (YYYY-MM-DD)")
-    p.add_argument("--dry-run", action="store_true")
-
-    sub.add_parser(
-        "provenance",
-        help="where an item came from: agent, conversation, date, excerpt, transcript path",
-    ).add_argument("id")
-    p = sub.add_parser(
-        "improve",
-        help="re-read a branch's threads that only the offline "
-        "engine has read, with Claude or the local model",
-    )
-    p.add_argument("branch", help="the branch id, e.g. myproject/main")
-    sub.add_parser("usage", help="LLM tokens and estimated cost, today and this month")
+    _add_operations(sub)
     p = sub.add_parser("auth", help="Anthropic API key: set (from stdin/prompt), status, clear")
     p.add_argument("auth_cmd", choices=["set", "status", "clear"])
-
-    p = sub.add_parser("list", help="list items")
-    p.add_argument("--type", choices=CATEGORIES)
-    p.add_argument("--branch")
-    p.add_argument("--tags")
-    p.add_argument("--limit", type=int)
-    sub.add_parser("get", help="one item by id").add_argument("id")
-    p = sub.add_parser("forget", help="remove items (undoable through versions)")
-    p.add_argument("id", nargs="?")
-    p.add_argument("--tags")
-    p.add_argument("--pattern")
-    p.add_argument("--older-than", type=int, metavar="DAYS")
-    p.add_argument("--all", action="store_true")
-    p.add_argument("--confirm", action="store_true")
-    p = sub.add_parser("remember", help="add a pinned user memory")
-    p.add_argument("--branch", required=True)
-    p.add_argument("--category", choices=CATEGORIES, default="implementation_notes")
-    p.add_argument("--tags")
-    p.add_argument("text", nargs="*")
-    p = sub.add_parser("activity", help="recent activity")
-    p.add_argument("--limit", type=int, default=20)
-
-    p = sub.add_parser("recall", help="search with tags and modes (seed 002)")
-    p.add_argument("query")
-    p.add_argument("--tags")
-    p.add_argument("--mode", choices=["keyword", "semantic", "hybrid"], default="hybrid")
-    p.add_argument("--limit", type=int, default=5)
-    p.add_argument(
-        "--include-archive", action="store_true", help="also search items archived by maintenance"
-    )
-    sub.add_parser("context", help="a markdown digest of memory").add_argument("topic", nargs="*")
-    sub.add_parser("health", help="check files (and the index)").add_argument(
-        "--index", action="store_true"
-    )
-    sub.add_parser("repair", help="rebuild the index, fix what can be fixed")
-    p = sub.add_parser("export", help="write every branch memory to one file")
-    p.add_argument("out", help="output file ('-' for stdout)")
-    p.add_argument("--format", choices=["json", "md"], default="json")
-    p = sub.add_parser("import", help="merge an export (user items always kept)")
-    p.add_argument("file")
-    p.add_argument("--branch", help="target branch when importing a single memory file")
-
     add_hook_parsers(sub)
     p = sub.add_parser("logs", help="the operational log: its last lines, or --path")
     p.add_argument("--path", action="store_true", help="print only the log file's path")
@@ -451,30 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Channels that only read: with no memory home yet they answer from an empty one and
+# Operations that only read: with no memory home yet they answer from an empty one and
 # must not create `~/.puffin/memory` as a side effect.
-_READ_ONLY = frozenset(
-    {
-        "memory:retrieve",
-        "memory:list-items",
-        "memory:get-item",
-        "memory:get-branch-memory",
-        "memory:list-branches",
-        "memory:context",
-        "memory:get-stats",
-        "memory:get-status",
-        "memory:list-versions",
-        "memory:get-version",
-        "memory:archive-list",
-        "memory:review-list",
-        "memory:list-conflicts",
-        "memory:activity",
-        "memory:usage",
-        "memory:export",
-        "memory:health",
-        "memory:provenance",
-    }
-)
+_READ_ONLY = frozenset(op.name for op in OPERATIONS if not op.writes)
 
 
 async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any]) -> int:
@@ -495,10 +302,10 @@ async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any
 
         configure(home, "cli")
     api = build_api(home, engine_override=args.engine)
-    if channel in ("memory:scan", "memory:improve") and not payload.get("dryRun"):
+    if channel in (ops.SCAN.name, ops.IMPROVE.name) and not payload.get("dryRun"):
         api.progress = _progress_to_stderr
     reply = await api.invoke(channel, payload)
-    if channel == "memory:scan" and _scan_failed(reply):
+    if channel == ops.SCAN.name and _scan_failed(reply):
         _emit(reply)
         return EXIT_ERROR
     return _finish(args, channel, reply)
@@ -515,9 +322,11 @@ def _restate_home(reply: dict[str, Any], used: str, home: Path) -> dict[str, Any
 
 def _finish(args: argparse.Namespace, channel: str, reply: dict[str, Any]) -> int:
     """Print a reply the way its command shows it."""
-    if channel == "memory:export" and not reply.get("error"):
+    found = _command_of(args) if args.command else None
+    output = found[1].output if found is not None else "json"
+    if output == "export" and not reply.get("error"):
         return _write_export(args.out, reply)
-    if channel == "memory:context" and not reply.get("error"):
+    if output == "markdown" and not reply.get("error"):
         sys.stdout.write(reply["markdown"])
         return EXIT_OK
     return _emit(reply)
@@ -658,11 +467,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "auth":
             return _auth(args)
-        builder = SIMPLE.get(args.command)
-        if builder is None:
+        found = _command_of(args)
+        if found is None:
             parser.print_help(sys.stderr)
             return EXIT_INPUT
-        channel, payload = builder(args)
+        channel, payload = found[0].name, _payload(found[1], args)
         remote = _ask_running_app(args, channel, payload)
         if remote is not None:
             return _emit(remote)

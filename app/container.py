@@ -12,12 +12,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
+from app.core import operations as ops
 from app.core.activity import ActivityLog
-from app.core.api import Empty, MemoryApi, Request
+from app.core.api import MemoryApi
 from app.core.atomic import sweep_temp_files
 from app.core.config import Config, load_config
 from app.core.engine import Candidate, DeepAnswer, Engine
@@ -27,6 +26,7 @@ from app.core.maintenance import MaintenanceLog, MaintenanceManager
 from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
 from app.core.paths import resolve_home
 from app.core.reader import MemoryReader
+from app.core.requests import ImproveRequest, KeyRequest, ProvenanceRequest, ScanRequest
 from app.core.review import ReviewQueue
 from app.core.store import MemoryStore
 from app.core.writer import MemoryWriter
@@ -67,17 +67,21 @@ class LazyEngine:
         return getattr(self._engine, "status_note", None) if self._engine else None
 
     async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+        """The engine's extraction (the engine is built on first use)."""
         return await self.get().extract(conversation, source=source)
 
     async def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
+        """The engine's evolution of a branch with new items."""
         return await self.get().evolve(current, items, branch_id=branch_id)
 
     async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+        """The engine's consolidation of one branch."""
         return await self.get().consolidate(memory)
 
     async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+        """The engine's deep retrieval over candidates."""
         return await self.get().deep_retrieve(query, candidates)
 
 
@@ -162,12 +166,6 @@ def build_api(
     return api
 
 
-class KeyRequest(Request):
-    """memory:auth-set."""
-
-    key: str = Field(min_length=1, max_length=500)
-
-
 def _register_auth(api: MemoryApi) -> None:
     async def status(req: Any) -> dict[str, Any]:
         from app.core.keys import auth_status
@@ -200,9 +198,9 @@ def _register_auth(api: MemoryApi) -> None:
             await client.close()
         return {"ok": True, "message": f"The key works (from {origin})."}
 
-    api.register("memory:auth-status", Empty, status)
-    api.register("memory:auth-set", KeyRequest, set_key)
-    api.register("memory:auth-test", Empty, test_key)
+    api.handle(ops.AUTH_STATUS, status)
+    api.handle(ops.AUTH_SET, set_key)
+    api.handle(ops.AUTH_TEST, test_key)
 
 
 def _register_usage(api: MemoryApi, store: MemoryStore) -> None:
@@ -212,29 +210,7 @@ def _register_usage(api: MemoryApi, store: MemoryStore) -> None:
         ledger = UsageLedger(store.usage_path)
         return {"today": ledger.today(), "month": ledger.month()}
 
-    api.register("memory:usage", Empty, usage)
-
-
-class ImproveRequest(Request):
-    """memory:improve: re-distil a branch's threads that no LLM has read yet."""
-
-    branch: str = Field(min_length=1, max_length=500)
-
-
-class ProvenanceRequest(Request):
-    """memory:provenance: where an item came from."""
-
-    id: str = Field(min_length=1, max_length=200)
-    branch: str | None = Field(default=None, max_length=500)
-
-
-class ScanRequest(Request):
-    """memory:scan: discover agent threads and memorize the complete, unprocessed ones."""
-
-    source: Literal["claude-code", "puffin", "codex", "aider"] | None = None
-    path: str | None = None
-    since: str | None = None
-    dry_run: bool = Field(default=False, alias="dryRun")
+    api.handle(ops.USAGE, usage)
 
 
 def _expand(value: str) -> Path:
@@ -347,10 +323,16 @@ async def _prepare_backlog(
         together[(branch, ref)] = members
     applied: dict[tuple[str, str], dict[str, Any]] = {}
 
+    texts = {(branch, ref): text for text, branch, ref in collected}
+
     async def integrate(branch: str, members: list[str]) -> dict[str, Any]:
         results = [outcomes[(branch, ref)] for ref in members]
         try:
-            reply = await api.writer.apply_extraction(_combined(results), branch)
+            reply = await api.writer.apply_extraction(
+                _combined(results),
+                branch,
+                texts={ref: texts[(branch, ref)] for ref in members},
+            )
         except PuffinError as exc:
             return {"error": True, "code": exc.code, "message": exc.message}
         if len(members) > 1:
@@ -384,7 +366,7 @@ async def _prepare_backlog(
         if isinstance(outcome, PuffinError):
             return {"error": True, "code": outcome.code, "message": outcome.message}
         return await api.invoke(
-            "memory:memorize", {"conversationText": text, "branchId": branch, "source": ref}
+            ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
         )
 
     return apply
@@ -444,7 +426,7 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
 
             async def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
                 return await api.invoke(
-                    "memory:memorize", {"conversationText": text, "branchId": branch, "source": ref}
+                    ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
                 )
 
             fallbacks = 0
@@ -533,7 +515,7 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
 
             async def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
                 return await api.invoke(
-                    "memory:memorize", {"conversationText": text, "branchId": branch, "source": ref}
+                    ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
                 )
 
             result = await improve_threads(entries, ledger, memorize, progress=api.progress)
@@ -554,9 +536,9 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
             api.activity.record("improve", f"Improve {req.branch}: {result['summary']}")
         return result
 
-    api.register("memory:sources", Empty, sources)
-    api.register("memory:scan", ScanRequest, scan)
-    api.register("memory:improve", ImproveRequest, improve)
+    api.handle(ops.SOURCES, sources)
+    api.handle(ops.SCAN, scan)
+    api.handle(ops.IMPROVE, improve)
 
     async def provenance(req: ProvenanceRequest) -> dict[str, Any]:
         from app.sources.provenance import provenance as trace
@@ -586,4 +568,4 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
             item = held[0]
         return await asyncio.to_thread(trace, item, branch, store.home)
 
-    api.register("memory:provenance", ProvenanceRequest, provenance)
+    api.handle(ops.PROVENANCE, provenance)

@@ -7,7 +7,7 @@ the search. When the command line is a plain `[--home DIR] retrieve QUERY [--max
 (`app.core.index.open_current`: a query-only connection, trusted only when every branch
 file's signature matches) with the same ranking and packing as `MemoryReader.retrieve`, and
 prints the same JSON; a plain `list [--type T] [--branch B] [--limit N]` is listed from the
-index's rows as `memory:list-items` lists it. Anything else returns None and the caller
+index's rows as `ops.LIST_ITEMS` lists it. Anything else returns None and the caller
 takes the full path, which gives the same answer (or the error): another form of the
 command line, a home or index that is missing or out of date, a config.json the full
 loader must judge, semantic search that would run (the model and its vectors are present),
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from app.core import index as core_index
+from app.core import operations as ops
 from app.core.errors import InvalidInput
 from app.core.paths import project_of, resolve_home, validate_branch_id
 
@@ -184,7 +185,7 @@ def main(argv: list[str]) -> int | None:
     if _app_may_run(home):
         from app.remote import invoke
 
-        reply = invoke(home, "memory:retrieve", payload)
+        reply = invoke(home, ops.RETRIEVE.name, payload)
     if reply is None:
         reply = retrieve(home, request)
         if reply is None:
@@ -213,7 +214,7 @@ def _main_list(request: ListRequest) -> int | None:
     if _app_may_run(home):
         from app.remote import invoke
 
-        reply = invoke(home, "memory:list-items", payload)
+        reply = invoke(home, ops.LIST_ITEMS.name, payload)
     if reply is None:
         reply = list_items(home, request)
         if reply is None:
@@ -223,7 +224,7 @@ def _main_list(request: ListRequest) -> int | None:
 
 
 def list_items(home: Path, request: ListRequest) -> dict[str, Any] | None:
-    """`memory:list-items` without tags, as the API answers it from the index, or None."""
+    """`ops.LIST_ITEMS` without tags, as the API answers it from the index, or None."""
     if request.branch is not None:
         try:
             validate_branch_id(request.branch)
@@ -268,7 +269,7 @@ def _app_may_run(home: Path) -> bool:
 
 
 def retrieve(home: Path, request: Request) -> dict[str, Any] | None:
-    """`memory:retrieve` in fast mode as `MemoryReader.retrieve` answers it, or None."""
+    """`ops.RETRIEVE` in fast mode as `MemoryReader.retrieve` answers it, or None."""
     start = time.perf_counter()
     text = request.query.strip()
     if not text or len(request.query) > MAX_QUERY_CHARS:

@@ -15,21 +15,11 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from app.core import operations as ops
 from app.service.naming import socket_path
 
-# Read-only channels that are safe and quick to answer from the app.
-REMOTE_CHANNELS = frozenset(
-    {
-        "memory:retrieve",
-        "memory:get-branch-memory",
-        "memory:list-branches",
-        "memory:get-stats",
-        "memory:get-status",
-        "memory:list-items",
-        "memory:get-item",
-        "memory:list-versions",
-    }
-)
+# Read-only channels that are safe and quick to answer from the app (the table's `remote`).
+REMOTE_CHANNELS = ops.REMOTE
 INVOKE = b"invoke "
 _MAX_REPLY = 64 * 1024 * 1024
 

@@ -16,10 +16,12 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from app.core import operations as ops
+from app.core import requests as request_models
 from app.core.activity import ActivityLog
 from app.core.archive import Archive
 from app.core.config import Config
@@ -44,6 +46,33 @@ from app.core.models import (
 from app.core.paths import project_of, validate_branch_id
 from app.core.reader import MemoryReader
 from app.core.redact import redact, redact_with_count
+
+# The request models live in app.core.requests; the names are re-exported for callers.
+from app.core.requests import (
+    ActivityRequest,
+    ArchiveRestoreRequest,
+    BranchRequest,
+    ContextRequest,
+    Empty,
+    ExportRequest,
+    ForgetRequest,
+    HealthRequest,
+    IdRequest,
+    ImportRequest,
+    ListItemsRequest,
+    MaintenanceRequest,
+    MemorizeRequest,
+    RememberRequest,
+    Request,
+    ResolveConflictRequest,
+    RetrieveRequest,
+    ReviewApproveRequest,
+    ReviewBulkRequest,
+    ReviewRequeueRequest,
+    SaveBranchRequest,
+    SetConfigRequest,
+    VersionRequest,
+)
 from app.core.resolution import apply_resolution, resolve_cross_in
 from app.core.review import ReviewEntry, ReviewQueue
 from app.core.store import MemoryStore
@@ -62,179 +91,8 @@ log = logging.getLogger(__name__)
 # One line per operation with its outcome and duration (the operational log, app/logsetup.py).
 oplog = logging.getLogger("puffin.ops")
 
-# Every channel the app answers, core and registered ones alike. The Qt bridge maps each to
-# a slot; a test checks the table is complete.
-CHANNELS: tuple[str, ...] = (
-    "memory:memorize",
-    "memory:retrieve",
-    "memory:get-branch-memory",
-    "memory:get-stats",
-    "memory:get-status",
-    "memory:clear-branch-memory",
-    "memory:run-maintenance",
-    "memory:list-branches",
-    "memory:save-branch-memory",
-    "memory:list-versions",
-    "memory:get-version",
-    "memory:restore-version",
-    "memory:archive-list",
-    "memory:archive-restore",
-    "memory:review-list",
-    "memory:review-approve",
-    "memory:review-reject",
-    "memory:review-bulk",
-    "memory:review-requeue",
-    "memory:list-conflicts",
-    "memory:resolve-conflict",
-    "memory:remember",
-    "memory:get-item",
-    "memory:list-items",
-    "memory:forget",
-    "memory:activity",
-    "memory:context",
-    "memory:health",
-    "memory:repair",
-    "memory:export",
-    "memory:import",
-    "memory:get-config",
-    "memory:set-config",
-    "memory:scan",
-    "memory:improve",
-    "memory:provenance",
-    "memory:sources",
-    "memory:usage",
-    "memory:auth-status",
-    "memory:auth-set",
-    "memory:auth-test",
-    "memory:install-hooks",
-)
-
-
-class Request(BaseModel):
-    """Base of every request model: unknown keys are a mistake worth reporting."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
-
-
-class Empty(Request):
-    """A channel that takes no parameters."""
-
-
-class MemorizeRequest(Request):
-    conversation_text: str = Field(alias="conversationText", min_length=1)
-    branch_id: str = Field(alias="branchId", min_length=1)
-    source: str = "cli"
-
-
-class RetrieveRequest(Request):
-    query: str = Field(min_length=1, max_length=2000)
-    max_results: int = Field(default=5, ge=1, le=100, alias="maxResults")
-    branch: str | None = None
-    project: str | None = None
-    mode: Literal["fast", "deep"] = "fast"
-    tags: list[str] = Field(default_factory=list)
-    include_archive: bool = Field(default=False, alias="includeArchive")
-
-
-class BranchRequest(Request):
-    branch: str = Field(min_length=1)
-
-
-class ArchiveRestoreRequest(Request):
-    branch: str = Field(min_length=1)
-    id: str = Field(min_length=1, max_length=200)
-
-
-class SaveBranchRequest(Request):
-    branch: str = Field(min_length=1)
-    content: str = Field(min_length=1)
-
-
-class VersionRequest(Request):
-    branch: str = Field(min_length=1)
-    version: str = Field(min_length=1)
-
-
-class MaintenanceRequest(Request):
-    type: Literal["weekly", "monthly", "full"]
-
-
-class ReviewApproveRequest(Request):
-    id: str = Field(min_length=1)
-    title: str | None = None
-    content: str | None = None
-    category: Category | None = None
-
-
-class IdRequest(Request):
-    id: str = Field(min_length=1)
-
-
-class ReviewBulkRequest(Request):
-    action: Literal["approve", "reject"]
-    ids: list[str] = Field(min_length=1, max_length=1000)
-
-
-class ReviewRequeueRequest(Request):
-    entries: list[ReviewEntry] = Field(min_length=1, max_length=1000)
-
-
-class ResolveConflictRequest(Request):
-    id: str = Field(min_length=1)
-    action: Literal["keep-newer", "keep-both", "mark-outdated"]
-    branch: str | None = None
-    item_ids: list[str] = Field(default_factory=list, alias="itemIds")
-
-
-class RememberRequest(Request):
-    branch: str = Field(min_length=1)
-    text: str = Field(min_length=1, max_length=5000)
-    category: Category = Category.IMPLEMENTATION_NOTES
-    title: str | None = None
-    tags: list[str] = Field(default_factory=list)
-
-
-class ListItemsRequest(Request):
-    category: Category | None = Field(default=None, alias="type")
-    branch: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    limit: int | None = Field(default=None, ge=1)
-
-
-class ForgetRequest(Request):
-    id: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    pattern: str | None = None
-    older_than: int | None = Field(default=None, alias="olderThan", ge=0)
-    all: bool = False
-    confirm: bool = False
-
-
-class ActivityRequest(Request):
-    limit: int = Field(default=50, ge=1, le=200)
-
-
-class ContextRequest(Request):
-    topic: str | None = Field(default=None, max_length=2000)
-    limit: int = Field(default=40, ge=1, le=200)
-
-
-class HealthRequest(Request):
-    index: bool = False
-
-
-class ExportRequest(Request):
-    format: Literal["json", "md"] = "json"
-
-
-class ImportRequest(Request):
-    content: str = Field(min_length=1)
-    branch: str | None = None
-
-
-class SetConfigRequest(Request):
-    config: dict[str, Any]
-
+# Every channel the app answers, core and registered ones alike: the operation table's.
+CHANNELS = ops.CHANNELS
 
 Handler = Callable[[Any], Awaitable[dict[str, Any]]]
 
@@ -306,11 +164,11 @@ class MemoryApi:
         self._register_core()
 
     # -- plumbing ---------------------------------------------------------------------
-    def register(self, channel: str, request: type[Request], handler: Handler) -> None:
-        """Add a channel answered by a layer above core (sources, engines, hooks)."""
-        if channel not in CHANNELS:
-            raise ValueError(f"{channel} is not in CHANNELS")
-        self._handlers[channel] = (request, handler)
+    def handle(self, op: ops.Operation, handler: Handler) -> None:
+        """Answer `op` with `handler` (core here; layers above core through the composition
+        root); the request model is the one the operation table names."""
+        model: type[Request] = getattr(request_models, op.request)
+        self._handlers[op.name] = (model, handler)
 
     def channels(self) -> list[str]:
         """Channels that currently have a handler."""
@@ -328,12 +186,7 @@ class MemoryApi:
             request = model.model_validate(payload or {})
         except ValidationError as exc:
             return error_response("INVALID_INPUT", _describe_validation(channel, exc))
-        busy = channel in {
-            "memory:memorize",
-            "memory:run-maintenance",
-            "memory:scan",
-            "memory:improve",
-        }
+        busy = channel in ops.LONG
         if busy:
             self._busy += 1
         started = time.perf_counter()
@@ -380,49 +233,50 @@ class MemoryApi:
         oplog.info(
             "op=%s%s outcome=ok ms=%.0f", channel, where, (time.perf_counter() - started) * 1000
         )
-        if busy and channel != "memory:scan":
+        if busy and channel != ops.SCAN.name:
             # A success after a failure means the trouble is over (the network is back, the
             # key was fixed): the indicator returns to ready instead of staying red.
             self.last_error = None
         return reply
 
     def _register_core(self) -> None:
-        table: dict[str, tuple[type[Request], Handler]] = {
-            "memory:memorize": (MemorizeRequest, self._memorize),
-            "memory:retrieve": (RetrieveRequest, self._retrieve),
-            "memory:get-branch-memory": (BranchRequest, self._get_branch_memory),
-            "memory:get-stats": (Empty, self._get_stats),
-            "memory:get-status": (Empty, self._get_status),
-            "memory:clear-branch-memory": (BranchRequest, self._clear),
-            "memory:run-maintenance": (MaintenanceRequest, self._run_maintenance),
-            "memory:list-branches": (Empty, self._list_branches),
-            "memory:save-branch-memory": (SaveBranchRequest, self._save_branch),
-            "memory:list-versions": (BranchRequest, self._list_versions),
-            "memory:get-version": (VersionRequest, self._get_version),
-            "memory:restore-version": (VersionRequest, self._restore_version),
-            "memory:archive-list": (BranchRequest, self._archive_list),
-            "memory:archive-restore": (ArchiveRestoreRequest, self._archive_restore),
-            "memory:review-list": (Empty, self._review_list),
-            "memory:review-approve": (ReviewApproveRequest, self._review_approve),
-            "memory:review-reject": (IdRequest, self._review_reject),
-            "memory:review-bulk": (ReviewBulkRequest, self._review_bulk),
-            "memory:review-requeue": (ReviewRequeueRequest, self._review_requeue),
-            "memory:list-conflicts": (Empty, self._list_conflicts),
-            "memory:resolve-conflict": (ResolveConflictRequest, self._resolve_conflict),
-            "memory:remember": (RememberRequest, self._remember),
-            "memory:get-item": (IdRequest, self._get_item),
-            "memory:list-items": (ListItemsRequest, self._list_items),
-            "memory:forget": (ForgetRequest, self._forget),
-            "memory:activity": (ActivityRequest, self._activity),
-            "memory:context": (ContextRequest, self._context),
-            "memory:health": (HealthRequest, self._health),
-            "memory:repair": (Empty, self._repair),
-            "memory:export": (ExportRequest, self._export),
-            "memory:import": (ImportRequest, self._import),
-            "memory:get-config": (Empty, self._get_config),
-            "memory:set-config": (SetConfigRequest, self._set_config),
+        table: dict[ops.Operation, Handler] = {
+            ops.MEMORIZE: self._memorize,
+            ops.RETRIEVE: self._retrieve,
+            ops.GET_BRANCH_MEMORY: self._get_branch_memory,
+            ops.GET_STATS: self._get_stats,
+            ops.GET_STATUS: self._get_status,
+            ops.CLEAR_BRANCH_MEMORY: self._clear,
+            ops.RUN_MAINTENANCE: self._run_maintenance,
+            ops.LIST_BRANCHES: self._list_branches,
+            ops.SAVE_BRANCH_MEMORY: self._save_branch,
+            ops.LIST_VERSIONS: self._list_versions,
+            ops.GET_VERSION: self._get_version,
+            ops.RESTORE_VERSION: self._restore_version,
+            ops.ARCHIVE_LIST: self._archive_list,
+            ops.ARCHIVE_RESTORE: self._archive_restore,
+            ops.REVIEW_LIST: self._review_list,
+            ops.REVIEW_APPROVE: self._review_approve,
+            ops.REVIEW_REJECT: self._review_reject,
+            ops.REVIEW_BULK: self._review_bulk,
+            ops.REVIEW_REQUEUE: self._review_requeue,
+            ops.LIST_CONFLICTS: self._list_conflicts,
+            ops.RESOLVE_CONFLICT: self._resolve_conflict,
+            ops.REMEMBER: self._remember,
+            ops.GET_ITEM: self._get_item,
+            ops.LIST_ITEMS: self._list_items,
+            ops.FORGET: self._forget,
+            ops.ACTIVITY: self._activity,
+            ops.CONTEXT: self._context,
+            ops.HEALTH: self._health,
+            ops.REPAIR: self._repair,
+            ops.EXPORT: self._export,
+            ops.IMPORT: self._import,
+            ops.GET_CONFIG: self._get_config,
+            ops.SET_CONFIG: self._set_config,
         }
-        self._handlers.update(table)
+        for op, handler in table.items():
+            self.handle(op, handler)
 
     def _sync_index(self) -> None:
         try:
@@ -559,7 +413,7 @@ class MemoryApi:
             "tokensToday": 0,
             "costToday": 0.0,
         }
-        usage = self._handlers.get("memory:usage")
+        usage = self._handlers.get(ops.USAGE.name)
         if usage is not None:
             figures = await usage[1](Empty())
             today = figures.get("today", {})
@@ -1143,7 +997,7 @@ class MemoryApi:
         try:
             config = Config.model_validate(merged)
         except ValidationError as exc:
-            raise InvalidInput(_describe_validation("memory:set-config", exc)) from exc
+            raise InvalidInput(_describe_validation(ops.SET_CONFIG.name, exc)) from exc
         try:
             save_config(self.store.config_path, config)
         except StorageError:

@@ -83,7 +83,7 @@ class _Scored:
 
 
 class MemoryReader:
-    """Answers `memory:retrieve` from the index and, in deep mode, the engine."""
+    """Answers `ops.RETRIEVE` from the index and, in deep mode, the engine."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Resolving contradictions the way a person chose (the Conflicts panel, `memory:resolve-conflict`).
+"""Resolving contradictions the way a person chose (the Conflicts panel, `ops.RESOLVE_CONFLICT`).
 
 Inside one branch file a contradiction record holds the statements that are not in a section;
 across branches the older item's file records what superseded it. Nothing is deleted: an item

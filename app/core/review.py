@@ -2,7 +2,10 @@
 
 Seeds 000 and 001 route extracted items by confidence: strong ones are committed, weak ones
 dropped, and the ones in between wait here until someone approves (the item then enters the
-branch file as a user item, so no rewrite may drop it) or rejects them.
+branch file as a user item, so no rewrite may drop it) or rejects them. Each entry says why
+it waits (`queue_reason`) and shows the lines of the conversation it came from (`excerpt`),
+so a person can decide without opening the transcript; a thread offers at most
+`PER_THREAD` candidates, the strongest.
 """
 
 from __future__ import annotations
@@ -15,18 +18,63 @@ from pydantic import BaseModel, ValidationError
 from app.core.atomic import move_aside, read_json, write_json
 from app.core.errors import NotFound, StorageError
 from app.core.models import MemoryItem, utc_now
-from app.core.similarity import item_similarity
+from app.core.similarity import item_similarity, tokens
 
 if TYPE_CHECKING:
     from filelock import BaseFileLock
 
 
+# A conversation offers at most this many candidates for review: a person reads each one,
+# and a thread that yields more is mostly noise below the strongest few.
+PER_THREAD = 3
+_CONTEXT_LINES = 2
+_LINE_CHARS = 400
+
+
+def excerpt(text: str, item: MemoryItem) -> str:
+    """The lines of `text` around the one sharing most words with the item's statement."""
+    wanted = tokens(f"{item.title} {item.content}")
+    lines = text.splitlines()
+    if not wanted or not lines:
+        return ""
+    best, score = -1, 0.0
+    for n, line in enumerate(lines):
+        have = tokens(line)
+        if not have:
+            continue
+        overlap = len(wanted & have) / len(wanted)
+        if overlap > score:
+            best, score = n, overlap
+    if best < 0 or score < 0.3:
+        return ""
+    start, end = max(0, best - _CONTEXT_LINES), min(len(lines), best + _CONTEXT_LINES + 1)
+    return "\n".join(line[:_LINE_CHARS] for line in lines[start:end] if line.strip())
+
+
+def queue_reason(item: MemoryItem, commit_at: float) -> str:
+    """Why an item waits for a person instead of entering the memory, in one sentence.
+
+    Read from what the extraction knew: who said it (the speaker tag the engines set), the
+    fields a confirmed finding has, and how far the confidence is from committing.
+    """
+    gap = f"confidence {item.confidence:.2f}, {commit_at:.2f} enters the memory"
+    if item.category.value == "bug_patterns" and not (item.root_cause and item.fix):
+        return f"A problem without a confirmed cause and fix ({gap})."
+    if "source:agent" in item.tags:
+        return f"The agent said it and nobody in the conversation confirmed it ({gap})."
+    if "source:user" in item.tags:
+        return f"Said once, not stated as a rule for the project ({gap})."
+    return f"Not stated clearly enough to keep without a check ({gap})."
+
+
 class ReviewEntry(BaseModel):
-    """One queued item and the branch it was extracted for."""
+    """One queued item, the branch it was extracted for, why it waits and where it is from."""
 
     branch: str
     item: MemoryItem
     queued: str
+    reason: str = ""
+    excerpt: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """API shape."""
@@ -43,6 +91,8 @@ class ReviewEntry(BaseModel):
             "sources": list(item.sources),
             "extracted": item.extracted.isoformat(),
             "tags": list(item.tags),
+            "reason": self.reason,
+            "excerpt": self.excerpt,
         }
 
 
@@ -98,7 +148,13 @@ class ReviewQueue:
         return added
 
     def offer(
-        self, branch: str, items: list[MemoryItem], *, threshold: float, promote_at: float
+        self,
+        branch: str,
+        items: list[MemoryItem],
+        *,
+        threshold: float,
+        promote_at: float,
+        excerpts: dict[str, str] | None = None,
     ) -> tuple[int, list[MemoryItem]]:
         """Queue items, letting repetitions from other threads add up.
 
@@ -130,7 +186,15 @@ class ReviewQueue:
                     None,
                 )
                 if match is None:
-                    entries.append(ReviewEntry(branch=branch, item=item, queued=stamp))
+                    entries.append(
+                        ReviewEntry(
+                            branch=branch,
+                            item=item,
+                            queued=stamp,
+                            reason=queue_reason(item, promote_at),
+                            excerpt=(excerpts or {}).get(item.id, ""),
+                        )
+                    )
                     added += 1
                     continue
                 if set(item.sources) <= set(match.item.sources):

@@ -25,7 +25,7 @@ from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, Mem
 from app.core.paths import validate_branch_id
 from app.core.redact import MARK as REDACTION_MARK
 from app.core.redact import redact
-from app.core.review import ReviewQueue
+from app.core.review import PER_THREAD, ReviewQueue, excerpt
 from app.core.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -71,13 +71,24 @@ class MemoryWriter:
         except Exception as exc:
             log.exception("extraction crashed")
             raise ExtractionFailed(f"Extraction failed: {exc}") from exc
-        return await self.apply_extraction(extraction, branch)
+        return await self.apply_extraction(extraction, branch, texts={source: clean})
 
-    async def apply_extraction(self, extraction: ExtractionResult, branch: str) -> dict[str, Any]:
-        """Route and integrate an extraction (made here or by a batch of many threads)."""
+    async def apply_extraction(
+        self,
+        extraction: ExtractionResult,
+        branch: str,
+        *,
+        texts: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Route and integrate an extraction (made here or by a batch of many threads).
+
+        `texts` (source -> redacted conversation) gives each review candidate the lines it
+        came from.
+        """
         validate_branch_id(branch)
         items, refusals = _screened(extraction.items)
         commit, queue, dropped = self._route(items)
+        queue, left_out = _strongest_per_thread(queue)
         secretive = sum(1 for i in dropped if REDACTION_MARK in i.text)
         queued, promoted = (
             self.review.offer(
@@ -85,6 +96,7 @@ class MemoryWriter:
                 queue,
                 threshold=self.config.duplicate_threshold,
                 promote_at=self.config.commit_threshold,
+                excerpts=_excerpts(queue, texts or {}),
             )
             if queue
             else (0, [])
@@ -113,6 +125,11 @@ class MemoryWriter:
             # Items refused by the injection screen: never written, never queued.
             "refusedUnsafe": len(refusals),
         }
+        if left_out:
+            response["notes"].append(
+                f"{left_out} weaker review candidate(s) left out: a conversation offers at "
+                f"most {PER_THREAD} for review"
+            )
         self.maintenance_log.thread_processed(branch)
         if not commit:
             self.activity.record(
@@ -279,3 +296,27 @@ def _screened(items: list[MemoryItem]) -> tuple[list[MemoryItem], list[str]]:
         else:
             kept.append(item)
     return kept, refusals
+
+
+def _strongest_per_thread(queue: list[MemoryItem]) -> tuple[list[MemoryItem], int]:
+    """At most `PER_THREAD` candidates per conversation, the most confident (file order kept
+    among them); also how many were left out."""
+    by_thread: dict[str, list[MemoryItem]] = {}
+    for item in queue:
+        by_thread.setdefault(item.sources[0] if item.sources else "", []).append(item)
+    keep: set[int] = set()
+    for items in by_thread.values():
+        ranked = sorted(items, key=lambda i: -i.confidence)[:PER_THREAD]
+        keep.update(id(i) for i in ranked)
+    kept = [i for i in queue if id(i) in keep]
+    return kept, len(queue) - len(kept)
+
+
+def _excerpts(queue: list[MemoryItem], texts: dict[str, str]) -> dict[str, str]:
+    """Each candidate's lines in the conversation it came from (when that text is at hand)."""
+    found: dict[str, str] = {}
+    for item in queue:
+        text = next((texts[s] for s in item.sources if s in texts), "")
+        if text:
+            found[item.id] = excerpt(text, item)
+    return found

@@ -1,4 +1,4 @@
-"""The `memory:install-hooks` channel: the hook installer behind the API (Settings button).
+"""The `ops.INSTALL_HOOKS` channel: the hook installer behind the API (Settings button).
 
 The composition root calls `register_hook_channels(api)`; the request is
 `{"uninstall": false, "settings": null}` (settings: a Claude Code settings file, default
@@ -12,25 +12,18 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pydantic import Field
-
-from app.core.api import MemoryApi, Request
+from app.core import operations as ops
+from app.core.api import MemoryApi
+from app.core.requests import InstallHooksRequest
 from app.integrations.installer import install_hooks
 
 
-class InstallHooksRequest(Request):
-    """memory:install-hooks."""
-
-    uninstall: bool = False
-    settings: str | None = Field(default=None, min_length=1)
-
-
 def register_hook_channels(api: MemoryApi) -> None:
-    """Answer `memory:install-hooks` on `api`."""
+    """Answer `ops.INSTALL_HOOKS` on `api`."""
 
     async def install(req: InstallHooksRequest) -> dict[str, Any]:
         return await asyncio.to_thread(
             install_hooks, req.settings, uninstall=req.uninstall, home=api.store.home
         )
 
-    api.register("memory:install-hooks", InstallHooksRequest, install)
+    api.handle(ops.INSTALL_HOOKS, install)

@@ -5,7 +5,7 @@ JSON record - transcript path, session id, cwd, event, time - into `<home>/inbox
 file per record, written atomically) and starts a detached `hook process-inbox` unless one
 is already running. Draining reads each transcript with the `app.sources` readers, treats
 the session's threads as complete (the session ended, or is about to be compacted) and
-memorizes what the ledger has not seen through `memory:memorize`. A record whose work fails
+memorizes what the ledger has not seen through `ops.MEMORIZE`. A record whose work fails
 stays for the next run with its attempt count raised; after `MAX_ATTEMPTS` it moves to
 `inbox/failed/` with the reason in the hook log. One drain runs at a time per home (a
 lock file under `.locks/`); the desktop app may drain too, through `drain_inbox`.
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core import operations as ops
 from app.integrations.hookio import hook_log, log_path, write_atomic
 
 if TYPE_CHECKING:
@@ -253,7 +254,7 @@ async def _memorize_transcript(api: MemoryApi, home: Path, transcript: str) -> d
 
     async def memorize(text: str, branch_id: str, ref: str) -> dict[str, Any]:
         return await api.invoke(
-            "memory:memorize", {"conversationText": text, "branchId": branch_id, "source": ref}
+            ops.MEMORIZE.name, {"conversationText": text, "branchId": branch_id, "source": ref}
         )
 
     result = await memorize_pending(planned, ledger, memorize)

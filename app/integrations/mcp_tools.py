@@ -26,6 +26,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from app.core import operations as ops
+
 log = logging.getLogger(__name__)
 _Tool = TypeVar("_Tool", bound=Callable[..., Any])
 
@@ -59,38 +61,38 @@ class ToolSpec:
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "search",
-        ("memory:retrieve",),
+        (ops.RETRIEVE.name,),
         "Search the memory; the current project and branch rank first.",
         read_only=True,
     ),
     ToolSpec(
         "get_branch",
-        ("memory:get-branch-memory",),
+        (ops.GET_BRANCH_MEMORY.name,),
         "The whole memory file of a branch (summary and items).",
         read_only=True,
     ),
     ToolSpec(
         "list_branches",
-        ("memory:list-branches",),
+        (ops.LIST_BRANCHES.name,),
         "The branches that have a memory, with item counts.",
         read_only=True,
     ),
     ToolSpec(
         "remember",
-        ("memory:remember",),
+        (ops.REMEMBER.name,),
         "Store a lasting rule, decision or fact for a branch (a pinned user item).",
         read_only=False,
     ),
     ToolSpec(
         "forget",
-        ("memory:forget",),
+        (ops.FORGET.name,),
         "Remove one item by id; the answer names the version that undoes it.",
         read_only=False,
         destructive=True,
     ),
     ToolSpec(
         "review_queue",
-        ("memory:review-list", "memory:review-approve", "memory:review-reject"),
+        (ops.REVIEW_LIST.name, ops.REVIEW_APPROVE.name, ops.REVIEW_REJECT.name),
         "List the candidates waiting for the user's approval, or approve/reject one.",
         read_only=False,
     ),
@@ -167,7 +169,7 @@ def build_server(home: Path | None) -> Any:
             payload["branch"] = branch or here_branch
         if project or here_project:
             payload["project"] = project or here_project
-        reply = await call("memory:retrieve", payload)
+        reply = await call(ops.RETRIEVE.name, payload)
         memories = [
             {
                 k: m.get(k)
@@ -202,11 +204,11 @@ def build_server(home: Path | None) -> Any:
         target = branch or _here(cwd)[1]
         if not target:
             raise ToolFailed("INVALID_INPUT: give a branch; the folder is not a git checkout.")
-        return await call("memory:get-branch-memory", {"branch": target})
+        return await call(ops.GET_BRANCH_MEMORY.name, {"branch": target})
 
     @register("list_branches")
     async def list_branches() -> dict[str, Any]:
-        return await call("memory:list-branches", {})
+        return await call(ops.LIST_BRANCHES.name, {})
 
     @register("remember")
     async def remember(
@@ -229,13 +231,13 @@ def build_server(home: Path | None) -> Any:
         target = branch or _here(cwd)[1]
         if not target:
             raise ToolFailed("INVALID_INPUT: give a branch; the folder is not a git checkout.")
-        return await call("memory:remember", {"branch": target, "text": text, "category": category})
+        return await call(ops.REMEMBER.name, {"branch": target, "text": text, "category": category})
 
     @register("forget")
     async def forget(
         id: Annotated[str, Field(description="The item id, as `search` returns it.", min_length=1)],
     ) -> dict[str, Any]:
-        return await call("memory:forget", {"id": id})
+        return await call(ops.FORGET.name, {"id": id})
 
     @register("review_queue")
     async def review_queue(
@@ -246,10 +248,11 @@ def build_server(home: Path | None) -> Any:
         id: Annotated[str | None, Field(description="Candidate id for approve/reject.")] = None,
     ) -> dict[str, Any]:
         if action == "list":
-            return await call("memory:review-list", {})
+            return await call(ops.REVIEW_LIST.name, {})
         if not id:
             raise ToolFailed(f"INVALID_INPUT: {action} needs the candidate's id.")
-        return await call(f"memory:review-{action}", {"id": id})
+        decide = ops.REVIEW_APPROVE if action == "approve" else ops.REVIEW_REJECT
+        return await call(decide.name, {"id": id})
 
     return server
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core import operations as ops
+
 log = logging.getLogger(__name__)
 
 Reply = dict[str, Any]
@@ -31,29 +33,9 @@ ApiFactory = Callable[[Path, str | None], Any]
 
 # Channels that can run for minutes: they go through the job queue, so they show up in the
 # status, report progress and never run twice at once for the same branch.
-JOB_CHANNELS = frozenset({"memory:scan", "memory:run-maintenance", "memory:memorize"})
+JOB_CHANNELS = ops.JOBS
 # Channels after which branch files, stats or the review queue may have changed.
-MUTATING_CHANNELS = frozenset(
-    {
-        "memory:memorize",
-        "memory:clear-branch-memory",
-        "memory:run-maintenance",
-        "memory:save-branch-memory",
-        "memory:restore-version",
-        "memory:review-approve",
-        "memory:review-reject",
-        "memory:resolve-conflict",
-        "memory:remember",
-        "memory:forget",
-        "memory:scan",
-        "memory:set-config",
-        "memory:repair",
-        "memory:import",
-        "memory:review-bulk",
-        "memory:review-requeue",
-        "memory:archive-restore",
-    }
-)
+MUTATING_CHANNELS = ops.WRITES
 # A request the person can fix (a wrong path) is answered, not shown as the app's error state.
 USER_ERRORS = frozenset({"INVALID_INPUT", "NOT_FOUND"})
 SOURCE_SCAN_INTERVAL_S = 300.0
@@ -226,7 +208,7 @@ class MemoryHost:
         if self._core.build_error:
             return
         self._install_core_hooks()
-        reply = await self.invoke("memory:get-config", {})
+        reply = await self.invoke(ops.GET_CONFIG.name, {})
         self._config = reply.get("config", {}) if not is_error(reply) else {}
         if self._config.get("maintenance_on_start", True):
             self.submit_job("Maintenance check", "maintenance", "*", "check-maintenance", {})
@@ -346,7 +328,7 @@ class MemoryHost:
         if path:
             payload["path"] = path
         name = "Scan " + (Path(path).name if path else source or "agent history")
-        return self.submit_job(name, "scan", "*", "memory:scan", payload)
+        return self.submit_job(name, "scan", "*", ops.SCAN.name, payload)
 
     def run_maintenance(self, kind: str) -> asyncio.Future[Reply]:
         """Queue a maintenance run (weekly, monthly or full)."""
@@ -354,13 +336,13 @@ class MemoryHost:
             f"{kind.capitalize()} maintenance",
             "maintenance",
             "*",
-            "memory:run-maintenance",
+            ops.RUN_MAINTENANCE.name,
             {"type": kind},
         )
 
     async def run_job_for(self, channel: str, payload: dict[str, Any]) -> Reply:
         """Run a long channel as a job and wait for its reply."""
-        if channel == "memory:scan":
+        if channel == ops.SCAN.name:
             if payload.get("dryRun"):
                 return await self._call_core(channel, payload)  # a dry run only reads
             future = self.submit_job(
@@ -375,7 +357,7 @@ class MemoryHost:
                 channel,
                 payload,
             )
-        elif channel == "memory:run-maintenance":
+        elif channel == ops.RUN_MAINTENANCE.name:
             future = self.submit_job(
                 f"{str(payload.get('type', '')).capitalize()} maintenance",
                 "maintenance",
@@ -445,7 +427,7 @@ class MemoryHost:
         elif not is_error(reply):
             self._status.error = None
             if job.channel == "check-maintenance":
-                self.listener.changed("memory:run-maintenance")
+                self.listener.changed(ops.RUN_MAINTENANCE.name)
         if not job.future.done():
             job.future.set_result(reply)
         self._publish_status()
@@ -498,7 +480,7 @@ class MemoryHost:
         if not any(j.kind in ("scan", "memorize") for j in self._running):
             # While a job runs the core thread is busy; its status would only arrive after
             # the job, so the host's own view of the jobs stands in for it.
-            reply = await self._call_core("memory:get-status", {})
+            reply = await self._call_core(ops.GET_STATUS.name, {})
             if not is_error(reply):
                 self._status.core = reply
         if self._core.build_error:  # known once the first request has been answered

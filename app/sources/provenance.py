@@ -17,7 +17,7 @@ from typing import Any
 
 from app.core.errors import PuffinError
 from app.core.models import MemoryItem
-from app.core.similarity import tokens
+from app.core.review import excerpt
 from app.sources.ledger import Ledger, LedgerEntry
 
 AGENTS = {
@@ -29,8 +29,6 @@ AGENTS = {
 }
 PEOPLE = {"user": "You (written by hand)", "cli": "Command line", "mcp": "An agent, via MCP"}
 MAX_EXCERPTS = 5
-_CONTEXT_LINES = 2
-_LINE_CHARS = 400
 
 
 @dataclass
@@ -57,26 +55,6 @@ def agent_of(ref: str) -> str:
 
 def _entries_by_ref(ledger: Ledger) -> dict[str, LedgerEntry]:
     return {e.ref: e for e in ledger.entries.values() if e.ref}
-
-
-def excerpt(text: str, item: MemoryItem) -> str:
-    """The lines of `text` around the one sharing most words with the item's statement."""
-    wanted = tokens(f"{item.title} {item.content}")
-    lines = text.splitlines()
-    if not wanted or not lines:
-        return ""
-    best, score = -1, 0.0
-    for n, line in enumerate(lines):
-        have = tokens(line)
-        if not have:
-            continue
-        overlap = len(wanted & have) / len(wanted)
-        if overlap > score:
-            best, score = n, overlap
-    if best < 0 or score < 0.3:
-        return ""
-    start, end = max(0, best - _CONTEXT_LINES), min(len(lines), best + _CONTEXT_LINES + 1)
-    return "\n".join(line[:_LINE_CHARS] for line in lines[start:end] if line.strip())
 
 
 def provenance(item: MemoryItem, branch: str, home: Path) -> dict[str, Any]:

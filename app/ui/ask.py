@@ -1,4 +1,4 @@
-"""Ask panel: a question box over memory:retrieve. Fast search runs as you type (debounced);
+"""Ask panel: a question box over `ops.RETRIEVE`. Fast search runs as you type (debounced);
 a deep search (engine tiers, cross-branch conflicts) runs on demand. Each answer shows its
 branch, category, confidence and score; conflicts found between branches are listed below."""
 

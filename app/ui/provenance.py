@@ -2,7 +2,7 @@
 
 For each source of the item: the agent (Claude Code, Codex, Aider, Puffin, you), the date
 of the conversation, the redacted lines around the statement, and actions to open the
-transcript or copy its path while it still exists. Loaded through `memory:provenance` off
+transcript or copy its path while it still exists. Loaded through `ops.PROVENANCE` off
 the GUI thread; a newer request replaces an older one still on its way.
 """
 
@@ -115,7 +115,7 @@ class ProvenanceView(QFrame):
         self.show_reply(reply)
 
     def show_reply(self, reply: dict[str, Any]) -> None:
-        """Fill the view from a `memory:provenance` answer."""
+        """Fill the view from a `ops.PROVENANCE` answer."""
         self._clear()
         if is_error(reply):
             self.status.setText(str(reply.get("message", "Not found.")))

@@ -2,7 +2,7 @@
 filters (debounced search, category, project or branch, an "N of M" count), multi-select
 bulk approve and reject with progress, the keyboard flow (j/k to move, a/r to decide, e to
 edit before approving), an undo line that reverts the last decision through the normal API
-(forget by id, then `memory:review-requeue`), and the provenance of each candidate."""
+(forget by id, then `ops.REVIEW_REQUEUE`), and the provenance of each candidate."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ from app.ui.widgets import (
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 SEARCH_DEBOUNCE_MS = 200
-BULK_CHUNK = 25  # ids per memory:review-bulk call: progress steps vs. file writes
+BULK_CHUNK = 25  # ids per `ops.REVIEW_BULK` call: progress steps vs. file writes
 ALL = ""  # data of the "All …" entry of a filter box
 
 
@@ -193,9 +193,17 @@ class ReviewPanel(Panel):
         self.detail_reason = muted(QLabel(""))
         self.detail_reason.setWordWrap(True)
         self.detail_reason.setAccessibleName("Why it was queued")
+        # The lines of the conversation the candidate came from, kept when it was queued.
+        self.detail_excerpt = muted(QLabel(""))
+        self.detail_excerpt.setWordWrap(True)
+        self.detail_excerpt.setTextFormat(Qt.TextFormat.PlainText)
+        self.detail_excerpt.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail_excerpt.setAccessibleName("Excerpt of the conversation")
+        self.detail_excerpt.hide()
         form_box.addWidget(self.detail_title)
         form_box.addWidget(self.detail_meta)
         form_box.addWidget(self.detail_reason)
+        form_box.addWidget(self.detail_excerpt)
         self.where_button = push_button(
             "Where from", tooltip="The conversation this candidate came from, with an excerpt (W)"
         )
@@ -472,7 +480,11 @@ class ReviewPanel(Panel):
         config = self.channels.config or {}
         commit = float(config.get("commit_threshold", 0.75))
         floor = float(config.get("review_threshold", 0.5))
-        why = (
+        stored = str(entry.get("reason") or "")
+        # The reason the engine gave when it queued the item (who said it, what is missing),
+        # then the thresholds it sits between.
+        why = (stored.split(" (confidence")[0].rstrip(".") + ". ") if stored else ""
+        why += (
             f"Queued because Puffin was {round(confidence * 100)}% sure: below the "
             f"{round(commit * 100)}% needed to save it on its own, above the "
             f"{round(floor * 100)}% under which it is dropped."
@@ -497,6 +509,7 @@ class ReviewPanel(Panel):
             self.detail_title.setText("")
             self.detail_meta.setText("")
             self.detail_reason.setText("")
+            self.detail_excerpt.hide()
             return
         self.detail_title.setText(str(entry.get("title", "")))
         confidence = entry.get("confidence")
@@ -510,6 +523,9 @@ class ReviewPanel(Panel):
         meta.append(f"queued {format_time(entry.get('queued'), never='')}")
         self.detail_meta.setText(" · ".join(meta))
         self.detail_reason.setText(self._reason(entry))
+        excerpt = str(entry.get("excerpt") or "")
+        self.detail_excerpt.setText(f"From the conversation:\n{excerpt}" if excerpt else "")
+        self.detail_excerpt.setVisible(bool(excerpt))
         self.category.setCurrentIndex(max(self.category.findData(entry.get("category")), 0))
         self.title_edit.setText(str(entry.get("title", "")))
         self.content_edit.setPlainText(str(entry.get("content", "")))
@@ -640,7 +656,7 @@ class ReviewPanel(Panel):
             self.progress.setValue(0)
             self.progress.show()
         # The edited candidate goes alone (its edits travel with it); the rest go in chunks
-        # through memory:review-bulk, so 300 approvals are a dozen file writes, not 300,
+        # through `ops.REVIEW_BULK`, so 300 approvals are a dozen file writes, not 300,
         # and the progress bar moves between chunks.
         singles = [i for i in ids if i == edited or not bulk]
         chunks = [singles] + [
@@ -711,7 +727,7 @@ class ReviewPanel(Panel):
     async def _decide_chunk(
         self, kind: str, ids: list[str], step: UndoStep, failures: list[str]
     ) -> None:
-        reply = await self.channels.invoke("memory:review-bulk", {"action": kind, "ids": ids})
+        reply = await self.channels.review_bulk(kind, ids)
         if is_error(reply):
             failures.extend(
                 f"{self._items.get(i, {}).get('title', i)}: {reply.get('message', '')}" for i in ids
@@ -815,9 +831,7 @@ class ReviewPanel(Panel):
                     self.status_label.setText(f"Undoing {done} of {len(step.decisions)}…")
                 await asyncio.sleep(0)
             if back:
-                reply = await self.channels.invoke(
-                    "memory:review-requeue", {"entries": [d.entry for d in back]}
-                )
+                reply = await self.channels.review_requeue([d.entry for d in back])
                 if is_error(reply):
                     failures.append(str(reply.get("message", "requeue failed")))
                 else:

@@ -1,7 +1,7 @@
 """Settings panel: memory folder, agent sources and their folders, engine and models, the
-Anthropic API key (kept in the system keyring through memory:auth-set, with a Test button),
+Anthropic API key (kept in the system keyring through `ops.AUTH_SET`, with a Test button),
 daily token budget, automatic memorization, idle time, start-up work, and the Claude Code
-hooks. Changes are sent as one partial config through memory:set-config, which validates."""
+hooks. Changes are sent as one partial config through `ops.SET_CONFIG`, which validates."""
 
 from __future__ import annotations
 
@@ -420,7 +420,7 @@ class SettingsPanel(Panel):
         self.maintenance_on_start.setChecked(bool(config.get("maintenance_on_start", True)))
 
     def changes(self) -> dict[str, Any]:
-        """The settings as a partial config for memory:set-config."""
+        """The settings as a partial config for `ops.SET_CONFIG`."""
         return {
             "engine": self.engine.currentData(),
             "models": {key: combo.currentText().strip() for key, combo in self.models.items()},

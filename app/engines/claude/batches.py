@@ -62,6 +62,7 @@ class BatchJournal:
         self.path = path
 
     def open_batches(self) -> dict[str, dict[str, str]]:
+        """Batches sent and not yet collected: batch id -> request digests."""
         try:
             data = read_json(self.path, default=None)
         except PuffinError as exc:
@@ -82,9 +83,11 @@ class BatchJournal:
             log.warning("batch journal not written: %s", exc.message)
 
     def add(self, batch_id: str, digests: dict[str, str]) -> None:
+        """Record a batch just sent, with the digest of each of its requests."""
         self._save({**self.open_batches(), batch_id: digests})
 
     def remove(self, batch_id: str) -> None:
+        """Forget a batch whose results were collected."""
         batches = self.open_batches()
         if batches.pop(batch_id, None) is not None:
             self._save(batches)

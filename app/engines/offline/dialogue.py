@@ -120,6 +120,8 @@ class Proposal:
 
 @dataclass
 class DialogueTurn:
+    """One turn of a conversation: who spoke, where, and what kind of text it is."""
+
     speaker: Speaker
     index: int
     kind: str  # "prose", "call", "result"
