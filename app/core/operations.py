@@ -5,7 +5,8 @@ holds, the errors it can give, whether it writes, and how the command line spell
 this table come the API's routing (`MemoryApi.handle(OP, handler)`), the Qt channel members
 (`app/service/members.py`, generated), the `puffin-memory` subcommands (`app.cli`), the calls
 the running app answers for a cold CLI (`app.remote`), docs/api.md (generated) and the names
-the MCP tools call. Adding an operation = one declaration here + one handler; run
+the MCP tools call. Adding an operation = one declaration here + one handler (a function
+in `app/core/handlers/<concern>.py`, listed in that module's `HANDLERS`); run
 `python -m app.core.generate` to regenerate the members and the docs (a test fails when
 they are stale).
 

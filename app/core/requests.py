@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.models import Category
 from app.core.review import ReviewEntry
@@ -217,3 +217,12 @@ class InstallHooksRequest(Request):
 
     uninstall: bool = False
     settings: str | None = Field(default=None, min_length=1)
+
+
+def describe_validation(channel: str, exc: ValidationError) -> str:
+    """A validation failure in one line: where and what, for the first three problems."""
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "request"
+        parts.append(f"{where}: {err['msg']}")
+    return f"{channel}: " + "; ".join(parts)
