@@ -25,7 +25,7 @@ import math
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -89,7 +89,21 @@ class Item(NamedTuple):
     pinned: bool
     extracted: str
     access_count: int
-    fields: dict[str, Any]
+    # The item's other fields: the index row's JSON text as read (parsed only for the few
+    # items that are shown: parsing every candidate's would cost more than the rest of the
+    # hook), or the dict itself.
+    data: dict[str, Any] | str
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The item's fields as a dict ({} when the stored JSON is unreadable)."""
+        if isinstance(self.data, dict):
+            return self.data
+        try:
+            value = json.loads(self.data) if self.data else {}
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
 
 
 class Context(NamedTuple):
@@ -176,10 +190,6 @@ def _fresh(conn: sqlite3.Connection, branches_dir: Path) -> bool:
 
 
 def _row_item(row: Sequence[Any]) -> Item:
-    try:
-        fields = json.loads(row[9]) if row[9] else {}
-    except ValueError:
-        fields = {}
     return Item(
         id=str(row[0]),
         branch=str(row[1]),
@@ -191,7 +201,7 @@ def _row_item(row: Sequence[Any]) -> Item:
         pinned=bool(row[7]),
         extracted=str(row[8]),
         access_count=int(row[10]),
-        fields=fields if isinstance(fields, dict) else {},
+        data=str(row[9] or ""),
     )
 
 
@@ -271,7 +281,7 @@ def _read_files(
                 pinned=i.pinned,
                 extracted=i.extracted.isoformat(),
                 access_count=access,
-                fields=i.model_dump(mode="json"),
+                data=i.model_dump(mode="json"),
             )
             for i in memory.all_items()
         ]
@@ -371,9 +381,17 @@ def constraint_line(item: Item) -> str:
 
 
 def select_constraints(
-    others: Iterable[Item], project: str, exclude: Iterable[Item] = (), limit: int = MAX_CONSTRAINTS
+    others: Iterable[Item],
+    project: str,
+    exclude: Iterable[Item] = (),
+    limit: int = MAX_CONSTRAINTS,
+    safe: Callable[[Item], bool] | None = None,
 ) -> list[Item]:
-    """Known Constraints: ranked same project > category > recent, deduplicated, capped."""
+    """Known Constraints: ranked same project > category > recent, deduplicated, capped.
+
+    With `safe`, an item it rejects is passed over as if absent; it is asked only about
+    the items that would be chosen, in rank order (not about every candidate).
+    """
     seen_ids = {i.id for i in exclude}
     seen_text = {_one_line(f"{i.title} {i.content}").casefold() for i in exclude}
     chosen: list[Item] = []
@@ -381,6 +399,8 @@ def select_constraints(
         key = _one_line(f"{item.title} {item.content}").casefold()
         if item.id in seen_ids or key in seen_text:
             continue  # the same lesson copied into several branches shows once
+        if safe is not None and not safe(item):
+            continue
         seen_ids.add(item.id)
         seen_text.add(key)
         chosen.append(item)
@@ -425,7 +445,12 @@ def wrap_notes(body: str) -> str:
 
 
 def _render(
-    memory: Memory, project: str, own: list[Item], constraints: list[Item], note: str
+    memory: Memory,
+    project: str,
+    own: list[Item],
+    constraints: list[Item],
+    note: str,
+    lines: dict[int, str] | None = None,
 ) -> str:
     out = [
         f"# Puffin Memory: {memory.branch_id}",
@@ -440,11 +465,13 @@ def _render(
         out += ["", "## Branch Memory"]
         chosen = {id(i) for i in own}
         for category, heading in CATEGORY_HEADINGS.items():
-            lines = [
-                item_line(i) for i in memory.items if i.category == category and id(i) in chosen
+            shown = [
+                (lines or {}).get(id(i)) or item_line(i)
+                for i in memory.items
+                if i.category == category and id(i) in chosen
             ]
-            if lines:
-                out += ["", f"### {heading}", "", *lines]
+            if shown:
+                out += ["", f"### {heading}", "", *shown]
     if constraints:
         out += [
             "",
@@ -460,62 +487,151 @@ def _render(
     return wrap_notes("\n".join(out))
 
 
+class _Screen:
+    """The injection screen, asked once per item and only about items that could be shown.
+
+    Screening every candidate (a project of 50 branches has ~900) cost more than everything
+    else the hook does; only the strongest own items and the constraints taken in rank order
+    can reach the text, so only they are screened.
+    """
+
+    def __init__(self) -> None:
+        self.unsafe: set[str] = set()
+        self._known: dict[str, bool] = {}
+        self._check: Callable[[str], bool] | None = None
+
+    def __call__(self, item: Item) -> bool:
+        """Whether `item` may be injected."""
+        known = self._known.get(item.id)
+        if known is not None:
+            return known
+        if self._check is None:
+            self._check = _screen_check()
+        ok = not self._check(f"{item.title} {item.content}")
+        self._known[item.id] = ok
+        if not ok:
+            self.unsafe.add(item.id)
+        return ok
+
+
+def _screen_check() -> Callable[[str], bool]:
+    """`app.core.screen.is_unsafe` (nothing is flagged before the screen exists)."""
+    try:
+        from app.core.screen import is_unsafe  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return lambda _text: False
+    check: Callable[[str], bool] = is_unsafe
+    return check
+
+
+class _Layout:
+    """The length `_render` would give, kept as items are added (no text is rendered).
+
+    `_render` joins lines with newlines: every line after the first costs its length plus
+    one. While items are fitted the note is a placeholder of `_NOTE_RESERVE` characters, so
+    the body never ends in whitespace and `wrap_notes` adds a fixed amount.
+    """
+
+    def __init__(self, memory: Memory, project: str) -> None:
+        self.project = project
+        head = _render(memory, project, [], [], "x" * _NOTE_RESERVE)
+        self.size = len(head)
+        self.categories: set[str] = set()
+        self.own = 0
+        self.constraints = 0
+
+    def own_cost(self, item: Item, line: str) -> int:
+        cost = 0 if self.own else len("\n## Branch Memory") + 1
+        heading = CATEGORY_HEADINGS.get(item.category)
+        if heading is None:
+            return cost  # `_render` shows only the known categories
+        if item.category not in self.categories:
+            cost += len(f"\n### {heading}\n") + 1
+        return cost + len(line) + 1
+
+    def add_own(self, item: Item, cost: int) -> None:
+        self.size += cost
+        self.own += 1
+        self.categories.add(item.category)
+
+    def constraint_cost(self, line: str) -> int:
+        cost = len(line) + 1
+        if not self.constraints:
+            cost += len(_constraints_head(self.project)) + 1
+        return cost
+
+    def add_constraint(self, cost: int) -> None:
+        self.size += cost
+        self.constraints += 1
+
+
+def _constraints_head(project: str) -> str:
+    return (
+        "\n## Known Constraints\n\n"
+        f"Lessons from other branches of {project} (bug patterns first, then "
+        "conventions, decisions and preferences; most recent first):\n"
+    )
+
+
 def build_context(memory: Memory, project: str, budget: int = BUDGET_CHARS) -> Context | None:
     """Choose what fits the budget and format it; None when there is nothing to say.
 
     Highest value first (the branch's strongest items, then the project's Known
     Constraints), every line whole, and an exact note of what was left out. Items the
-    injection screen flags are never injected.
+    injection screen flags are never injected. Each item's line is formatted once and the
+    length of the text is added up as items are taken (one pass over the items per step),
+    and the text itself is rendered once at the end.
     """
-    memory = memory._replace(items=_safe(memory.items), others=_safe(memory.others))
-    strongest = sorted(memory.items, key=_strength)[:MAX_BRANCH_ITEMS]
-    constraints = select_constraints(memory.others, project, exclude=memory.items)
+    screen = _Screen()
+    strongest: list[Item] = []
+    for item in sorted(memory.items, key=_strength):
+        if len(strongest) >= MAX_BRANCH_ITEMS:
+            break
+        if screen(item):
+            strongest.append(item)
+    # Own items the screen passed or was never asked about; one it flagged is absent.
+    own_items = [i for i in memory.items if i.id not in screen.unsafe]
+    constraints = select_constraints(memory.others, project, exclude=own_items, safe=screen)
     if not strongest and not constraints and not memory.summary:
         return None
+    lines = {id(i): item_line(i) for i in strongest}
+    c_lines = [constraint_line(i) for i in constraints]
     reserve = 0
     if constraints:
-        reserve = min(
-            CONSTRAINT_RESERVE, sum(len(constraint_line(i)) + 1 for i in constraints) + 200
-        )
+        reserve = min(CONSTRAINT_RESERVE, sum(len(line) + 1 for line in c_lines) + 200)
+    layout = _Layout(memory, project)
     own: list[Item] = []
     chosen_c: list[Item] = []
 
-    placeholder = "x" * _NOTE_RESERVE
-
-    def fits(candidate_own: list[Item], candidate_c: list[Item], limit: int) -> bool:
-        return len(_render(memory, project, candidate_own, candidate_c, placeholder)) <= limit
-
     # Own items first up to the reserve, then constraints, then own items again if room.
-    pending = list(strongest)
-    for item in list(pending):
-        if fits([*own, item], [], budget - reserve):
+    pending: list[Item] = []
+    for item in strongest:
+        cost = layout.own_cost(item, lines[id(item)])
+        if layout.size + cost <= budget - reserve:
+            layout.add_own(item, cost)
             own.append(item)
-            pending.remove(item)
-    for item in constraints:
-        if fits(own, [*chosen_c, item], budget):
+        else:
+            pending.append(item)
+    for item, line in zip(constraints, c_lines, strict=True):
+        cost = layout.constraint_cost(line)
+        if layout.size + cost <= budget:
+            layout.add_constraint(cost)
             chosen_c.append(item)
-    for item in list(pending):
-        if fits([*own, item], chosen_c, budget):
+    for item in pending:
+        cost = layout.own_cost(item, lines[id(item)])
+        if layout.size + cost <= budget:
+            layout.add_own(item, cost)
             own.append(item)
-            pending.remove(item)
-    # Everything this project remembers that the text does not carry, counted exactly.
-    shown = {i.id for i in (*own, *chosen_c)}
+    # Everything this project remembers that the text does not carry, counted exactly
+    # (less what the screen flagged on the way).
+    shown = {i.id for i in (*own, *chosen_c)} | screen.unsafe
     missing = [i for i in memory.items if i.id not in shown]
     missing += [i for i in memory.others if i.id not in shown]
-    text = _render(memory, project, own, chosen_c, left_out_note(missing))
+    text = _render(memory, project, own, chosen_c, left_out_note(missing), lines)
     if len(text) > budget:  # only a huge summary could do this; the summary is clipped
         text = wrap_notes(_clip(text, budget - len(OPEN_TAG) - len(CLOSE_TAG) - 4))
     ids = tuple(i.id for i in (*own, *chosen_c))
     return Context(text, memory.branch_id, len(own), len(chosen_c), memory.path, ids)
-
-
-def _safe(items: list[Item]) -> list[Item]:
-    """Items the injection screen lets through (all of them before the screen exists)."""
-    try:
-        from app.core.screen import is_unsafe  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return items
-    return [i for i in items if not is_unsafe(f"{i.title} {i.content}")]
 
 
 def session_context(home: Path, location: Location, budget: int = BUDGET_CHARS) -> Context | None:
@@ -590,7 +706,7 @@ def prompt_context(
         found = _row_item(row)
         if found.id in skip or _coverage(terms, found) < need:
             continue
-        if _safe([found]):
+        if not _screen_check()(f"{found.title} {found.content}"):
             chosen.append(found)
     branch = location.branch_id
     chosen.sort(key=lambda i: (i.branch != branch, -_coverage(terms, i)))
