@@ -48,6 +48,8 @@ from app.core.store import MemoryStore  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus" / "claude-code" / "marot-spotter__short.jsonl"
 CATEGORIES = list(Category)
+# The hook's memo of a text found clean (app.integrations.hooks.CLEAN_MEMO).
+MEMO = "clean-context"
 # Issue 16: a cold prompt hook costs at most this many times the floor's CPU (p50).
 CPU_TARGET = 2.0
 
@@ -166,6 +168,33 @@ def measure(
     return Runs(wall, cpu, out, code)
 
 
+class Case(NamedTuple):
+    """One command of a side-by-side measurement."""
+
+    argv: list[str]
+    stdin: bytes | Callable[[int], bytes] = b""
+    before: Callable[[], None] | None = None
+
+
+def side_by_side(cases: list[Case], runs: int, env: dict[str, str], cwd: Path) -> list[Runs]:
+    """Run the cases in turn, `runs` rounds after one warm-up round, so that a change in the
+    machine's load (it is shared) weighs on each of them alike; one Runs per case."""
+    wall: list[list[float]] = [[] for _ in cases]
+    cpu: list[list[float]] = [[] for _ in cases]
+    last: list[tuple[bytes, int]] = [(b"", 0) for _ in cases]
+    for run in range(-1, runs):
+        for n, case in enumerate(cases):
+            if case.before is not None:
+                case.before()
+            given = case.stdin(run) if callable(case.stdin) else case.stdin
+            took, used, out, code = run_once(case.argv, given, env, cwd)
+            last[n] = (out, code)
+            if run >= 0:
+                wall[n].append(took)
+                cpu[n].append(used)
+    return [Runs(w, c, *done) for w, c, done in zip(wall, cpu, last, strict=True)]
+
+
 def cpu_figures(runs: Runs, floor: Runs) -> str:
     """Child CPU p50 beside the floor's, and the ratio against the target."""
     cpu, base = statistics.median(runs.cpu), statistics.median(floor.cpu)
@@ -243,9 +272,13 @@ def main() -> int:
             }
         ).encode()
 
-        base = measure([python, "-c", "pass"], b"", args.runs, env, cwd=cwd)
+        base, floor = side_by_side(
+            [Case([python, "-c", "pass"]), Case([python, "-c", "import sqlite3, json"])],
+            args.runs,
+            env,
+            cwd,
+        )
         print(f"python start-up (reference)             {figures(base.wall)}")
-        floor = measure([python, "-c", "import sqlite3, json"], b"", args.runs, env, cwd=cwd)
         print(
             f"floor: python -c 'import sqlite3, json' {figures(floor.wall)}   "
             f"CPU p50 {statistics.median(floor.cpu):6.1f} ms"
@@ -272,12 +305,35 @@ def main() -> int:
         commands.append(("python -m app.integrations hook", [python, "-m", "app.integrations"]))
 
         for label, argv in commands:
-            started = measure(
-                [*argv, "--home", str(home), "hook", "session-start"],
-                start_in,
+            # A new session each run: within one session the hook leaves out what it has
+            # already injected, so later runs would find nothing new and do less work.
+            def prompt_in(run: int, label: str = label) -> bytes:
+                return json.dumps(
+                    {
+                        "session_id": f"bench-prompt-{label.replace(' ', '-')}-{run}",
+                        "cwd": str(cwd),
+                        "hook_event_name": "UserPromptSubmit",
+                        "prompt": "why does the watcher lose files after a rename?",
+                    }
+                ).encode()
+
+            def forget_memo() -> None:
+                shutil.rmtree(home / "cache" / MEMO, ignore_errors=True)
+
+            start_argv = [*argv, "--home", str(home), "hook", "session-start"]
+            floor, started, changed, prompted = side_by_side(
+                [
+                    Case([python, "-c", "import sqlite3, json"]),
+                    Case(start_argv, start_in),
+                    # The first start after the memory changed: the text is new, so the
+                    # hook loads the redaction rules (a start with the same memory as the
+                    # last one skips them).
+                    Case(start_argv, start_in, forget_memo),
+                    Case([*argv, "--home", str(home), "hook", "user-prompt-submit"], prompt_in),
+                ],
                 args.runs,
                 env,
-                cwd=cwd,
+                cwd,
             )
             reply = json.loads(started.out) if started.out.strip() else {}
             context = reply.get("hookSpecificOutput", {}).get("additionalContext", "")
@@ -287,34 +343,16 @@ def main() -> int:
                 and "Branch Memory" in context
             )
             print(
-                f"session-start: {label:<24} {figures(started.wall)}   "
+                f"{label} (each run beside the floor's, CPU floor p50 "
+                f"{statistics.median(floor.cpu):.1f} ms):\n"
+                f"  session-start             {figures(started.wall)}   "
                 f"{len(context)} chars, {'ok' if ok else 'WRONG OUTPUT'}\n"
-                f"               {'':<24} {cpu_figures(started, floor)}"
-            )
-
-            # A new session each run: within one session the hook leaves out what it has
-            # already injected, so later runs would find nothing new and do less work.
-            def prompt_in(run: int, label: str = label) -> bytes:
-                return json.dumps(
-                    {
-                        "session_id": f"bench-prompt-{label}-{run}",
-                        "cwd": str(cwd),
-                        "hook_event_name": "UserPromptSubmit",
-                        "prompt": "why does the watcher lose files after a rename?",
-                    }
-                ).encode()
-
-            prompted = measure(
-                [*argv, "--home", str(home), "hook", "user-prompt-submit"],
-                prompt_in,
-                args.runs,
-                env,
-                cwd=cwd,
-            )
-            print(
-                f"user-prompt:   {label:<24} {figures(prompted.wall)}   "
+                f"                            {cpu_figures(started, floor)}\n"
+                f"  session-start, new memory {figures(changed.wall)}\n"
+                f"                            {cpu_figures(changed, floor)}\n"
+                f"  user-prompt               {figures(prompted.wall)}   "
                 f"{len(prompted.out)} bytes out, exit {prompted.code}\n"
-                f"               {'':<24} {cpu_figures(prompted, floor)}"
+                f"                            {cpu_figures(prompted, floor)}"
             )
         inner = logged_ms(home, "session-start")
         if inner:

@@ -60,14 +60,12 @@ def session_start(home_arg: str | None) -> int:
     if context is None:
         hook_log(home, "session-start", f"no memory for {location.branch_id} ({_ms(start)})")
         return EXIT_OK
-    from app.core.redact import redact
-
     # Memory files can be edited by hand; a secret pasted into one must still not travel
     # into the agent's context (and from there to a model provider).
     reply = {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": redact(context.text),
+            "additionalContext": redacted(home, context.branch_id, context.text),
         }
     }
     _remember_injected(home, text_field(data, "session_id"), context.ids, reset=True)
@@ -85,6 +83,61 @@ def session_start(home_arg: str | None) -> int:
         f"constraint(s), {len(context.text)} chars via {context.path} ({_ms(start)})",
     )
     return EXIT_OK
+
+
+# A text redaction left unchanged, per branch, so the next session start with the same
+# memory need not load the redaction rules again (their import costs more than the rest of
+# the hook's own work). Stamped with the rules' source file: new rules judge anew.
+CLEAN_MEMO = "clean-context"
+
+
+def _rules_stamp() -> str:
+    """(mtime_ns, size) of app/core/redact.py; '' when it cannot be read (then no memo)."""
+    import app.core
+
+    try:
+        info = os.stat(Path(app.core.__file__ or "").with_name("redact.py"))
+    except (OSError, TypeError, ValueError):
+        return ""
+    return f"{info.st_mtime_ns}-{info.st_size}"
+
+
+def _memo_path(home: Path, branch_id: str) -> Path | None:
+    from app.integrations.context import encode_branch
+
+    stem = encode_branch(branch_id)
+    if stem is None or not home.is_dir():
+        return None
+    return home / "cache" / CLEAN_MEMO / f"{stem}.txt"
+
+
+def redacted(home: Path, branch_id: str, text: str) -> str:
+    """`app.core.redact.redact(text)`, skipped when this exact text was found clean before.
+
+    Only a text that redaction left unchanged is remembered (the whole text, compared
+    exactly: no digest that could collide), so the memo can only ever say "nothing to
+    redact" about the very text it holds.
+    """
+    stamp = _rules_stamp()
+    memo = _memo_path(home, branch_id) if stamp else None
+    expected = f"{stamp}\n{text}"
+    if memo is not None:
+        try:
+            if memo.read_text(encoding="utf-8") == expected:
+                return text
+        except (OSError, ValueError):
+            pass  # no memo yet, or unreadable: redact
+    from app.core.redact import redact
+
+    result = redact(text)
+    if memo is not None and result == text:
+        with contextlib.suppress(OSError, ValueError):
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            # A cache: a torn write only fails the comparison next time, so no fsync.
+            part = memo.with_name(f".{memo.name}.{os.getpid()}.tmp")
+            part.write_text(expected, encoding="utf-8")
+            os.replace(part, memo)
+    return result
 
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
