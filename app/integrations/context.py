@@ -125,6 +125,9 @@ class Memory(NamedTuple):
     items: list[Item]
     others: list[Item]
     path: str
+    # (category, id) of the candidates ranked below `others`, whose rows were not read (for
+    # the note of what was left out); empty when `others` holds them all.
+    unread: tuple[tuple[str, str], ...] = ()
 
 
 # -- branch ids and files ------------------------------------------------------------------
@@ -210,6 +213,16 @@ def _query(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[
     return [_row_item(r) for r in rows]
 
 
+# `_constraint_rank` in SQL (all candidates share the project; `extracted` is an ISO date,
+# whose text sorts as `_day` does), ties in file order as the stable sort keeps them.
+_RANK_SQL = (
+    "CASE i.category "
+    + " ".join(f"WHEN '{c}' THEN {n}" for n, c in enumerate(CONSTRAINT_ORDER))
+    + " ELSE 9 END, i.extracted DESC, i.pinned DESC, i.confidence DESC, "
+    "COALESCE(a.count, 0) DESC, "
+)
+
+
 def _sync_index(home: Path) -> None:
     """Bring index.sqlite in line with the files (the slow path: imports the core)."""
     from app.core.index import MemoryIndex
@@ -221,9 +234,13 @@ def _sync_index(home: Path) -> None:
 
 
 def _read_index(
-    home: Path, branches: Sequence[str], project: str
-) -> tuple[dict[str, list[Item]], list[Item], str] | None:
-    """Items of `branches` and same-project candidates from the index; None if unusable."""
+    home: Path, branches: Sequence[str], project: str, best: int | None = None
+) -> tuple[dict[str, list[Item]], list[Item], str, tuple[tuple[str, str], ...]] | None:
+    """Items of `branches` and same-project candidates from the index; None if unusable.
+
+    With `best`, only that many candidates are read, the best ranked, and the others are
+    counted by category: the hook shows 20 of a project's hundreds.
+    """
     path = "index"
     for attempt in range(2):
         conn = _connect(home / "index.sqlite")
@@ -231,15 +248,19 @@ def _read_index(
             if conn is not None and _fresh(conn, home / "branches"):
                 own = {b: _query(conn, "i.branch = ?", (b,)) for b in branches}
                 others: list[Item] = []
+                unread: tuple[tuple[str, str], ...] = ()
                 if project:
                     marks = ", ".join("?" for _ in branches)
                     cats = ", ".join("?" for _ in CONSTRAINT_ORDER)
-                    others = _query(
-                        conn,
-                        f"i.project = ? AND i.branch NOT IN ({marks}) AND i.category IN ({cats})",
-                        (project, *branches, *CONSTRAINT_ORDER),
+                    where = (
+                        f"i.project = ? AND i.branch NOT IN ({marks}) AND i.category IN ({cats})"
                     )
-                return own, others, path
+                    params = (project, *branches, *CONSTRAINT_ORDER)
+                    if best is None:
+                        others = _query(conn, where, params)
+                    else:
+                        others, unread = _best(conn, where, params, best)
+                return own, others, path, unread
         except sqlite3.DatabaseError:
             pass  # damaged or mid-rebuild: the core's sync resets and rebuilds it
         finally:
@@ -251,9 +272,36 @@ def _read_index(
     return None
 
 
+def _best(
+    conn: sqlite3.Connection, where: str, params: Sequence[Any], best: int
+) -> tuple[list[Item], tuple[tuple[str, str], ...]]:
+    """The `best` top-ranked candidates matching `where`, and (category, id) of the rest.
+
+    Ids, not only counts, of the rest: the same lesson kept in two branches has one id,
+    and the note of what was left out does not count an item whose id is shown.
+    """
+    ranked = conn.execute(
+        "SELECT i.rowid, i.category, i.item_id FROM items i "
+        f"LEFT JOIN access a ON a.item_id = i.item_id WHERE {where} "
+        f"ORDER BY {_RANK_SQL}i.branch, i.position",
+        params,
+    ).fetchall()
+    head = [row[0] for row in ranked[:best]]
+    marks = ", ".join("?" for _ in head)
+    rows = {
+        row[0]: row[1:]
+        for row in conn.execute(
+            f"{_SELECT.replace('SELECT ', 'SELECT i.rowid, ', 1)} WHERE i.rowid IN ({marks})",
+            head,
+        )
+    }
+    rest = tuple((str(category), str(item_id)) for _, category, item_id in ranked[best:])
+    return [_row_item(rows[rowid]) for rowid in head], rest
+
+
 def _read_files(
     home: Path, branches: Sequence[str], project: str
-) -> tuple[dict[str, list[Item]], list[Item], str]:
+) -> tuple[dict[str, list[Item]], list[Item], str, tuple[tuple[str, str], ...]]:
     """The same from the branch files themselves (no usable index)."""
     from app.core.errors import PuffinError
     from app.core.paths import project_of
@@ -292,11 +340,15 @@ def _read_files(
         for branch in store.list_branches():
             if branch not in branches and project_of(branch) == project:
                 others += [i for i in items_of(branch) if i.category in CONSTRAINT_ORDER]
-    return own, others, "files"
+    return own, others, "files", ()
 
 
-def read_memory(home: Path, location: Location) -> Memory | None:
-    """This session's branch memory and its Known Constraints candidates (None: no memory)."""
+def read_memory(home: Path, location: Location, best: int | None = None) -> Memory | None:
+    """This session's branch memory and its Known Constraints candidates (None: no memory).
+
+    With `best`, the index gives at most that many candidates, the best ranked (the rest
+    are counted in `Memory.unread`).
+    """
     if not (home / "branches").is_dir():
         return None
     primary = location.branch_id
@@ -304,15 +356,15 @@ def read_memory(home: Path, location: Location) -> Memory | None:
     if not candidates:
         return None
     try:
-        found = _read_index(home, candidates, location.project)
+        found = _read_index(home, candidates, location.project, best)
     except Exception:  # any index trouble: the files are the truth
         found = None
-    own, others, path = found or _read_files(home, candidates, location.project)
+    own, others, path, unread = found or _read_files(home, candidates, location.project)
     for branch in candidates:
         summary = read_summary(branch_path(home, branch))
         if own.get(branch) or summary:
-            return Memory(branch, summary, own[branch], others, path)
-    return Memory(primary, "", [], others, path) if others else None
+            return Memory(branch, summary, own[branch], others, path, unread)
+    return Memory(primary, "", [], others, path, unread) if others else None
 
 
 # -- choosing and formatting -----------------------------------------------------------------
@@ -355,11 +407,12 @@ def _constraint_rank(item: Item, project: str) -> tuple[float, ...]:
 
 def _details(item: Item) -> str:
     parts = [_one_line(item.content)]
+    fields = item.fields  # parsed on each access: once here
     for name, label in _FIELDS:
-        value = item.fields.get(name)
+        value = fields.get(name)
         if isinstance(value, str) and value.strip():
             parts.append(f"{label}: {_one_line(value)}")
-    occurrences = item.fields.get("occurrences")
+    occurrences = fields.get("occurrences")
     if isinstance(occurrences, int) and occurrences > 1:
         parts.append(f"Occurred {occurrences} times")
     return " ".join(p for p in parts if p)
@@ -422,16 +475,21 @@ _CATEGORY_WORDS = {
 }
 
 
-def left_out_note(items: Iterable[Item]) -> str:
-    """The exact account of what did not fit: "+N more items (x decisions, …) — …"."""
-    counts: dict[str, int] = {}
-    for item in items:
-        word = _CATEGORY_WORDS.get(item.category, "other")
+def left_out_note(items: Iterable[Item], unread: Iterable[str] = ()) -> str:
+    """The exact account of what did not fit: "+N more items (x decisions, …) — …".
+
+    `unread`: the categories of items left out that were not even read. The most numerous
+    category comes first; ties in the order of `_CATEGORY_WORDS`.
+    """
+    counts = dict.fromkeys(_CATEGORY_WORDS.values(), 0)
+    for category in (*(i.category for i in items), *unread):
+        word = _CATEGORY_WORDS.get(category, "other")
         counts[word] = counts.get(word, 0) + 1
     total = sum(counts.values())
     if not total:
         return ""
-    parts = ", ".join(f"{n} {w}" for w, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    parts = ", ".join(f"{n} {w}" for w, n in ranked if n)
     noun = "item" if total == 1 else "items"
     return (
         f"+{total} more {noun} ({parts}) not shown — ask the puffin-memory `search` tool "
@@ -592,6 +650,8 @@ def build_context(memory: Memory, project: str, budget: int = BUDGET_CHARS) -> C
     # Own items the screen passed or was never asked about; one it flagged is absent.
     own_items = [i for i in memory.items if i.id not in screen.unsafe]
     constraints = select_constraints(memory.others, project, exclude=own_items, safe=screen)
+    if memory.unread and len(constraints) < MAX_CONSTRAINTS:
+        raise _ShortRead  # the candidates read ran out before the constraints were chosen
     if not strongest and not constraints and not memory.summary:
         return None
     lines = {id(i): item_line(i) for i in strongest}
@@ -627,19 +687,32 @@ def build_context(memory: Memory, project: str, budget: int = BUDGET_CHARS) -> C
     shown = {i.id for i in (*own, *chosen_c)} | screen.unsafe
     missing = [i for i in memory.items if i.id not in shown]
     missing += [i for i in memory.others if i.id not in shown]
-    text = _render(memory, project, own, chosen_c, left_out_note(missing), lines)
+    unread = [category for category, item_id in memory.unread if item_id not in shown]
+    text = _render(memory, project, own, chosen_c, left_out_note(missing, unread), lines)
     if len(text) > budget:  # only a huge summary could do this; the summary is clipped
         text = wrap_notes(_clip(text, budget - len(OPEN_TAG) - len(CLOSE_TAG) - 4))
     ids = tuple(i.id for i in (*own, *chosen_c))
     return Context(text, memory.branch_id, len(own), len(chosen_c), memory.path, ids)
 
 
+class _ShortRead(Exception):
+    """The best-ranked candidates read were not enough (duplicates, flagged items)."""
+
+
+# Candidates read for Known Constraints: enough for 20 after duplicates and flagged items.
+CANDIDATES_READ = 6 * MAX_CONSTRAINTS
+
+
 def session_context(home: Path, location: Location, budget: int = BUDGET_CHARS) -> Context | None:
     """The whole session-start answer for a location, or None when nothing is remembered."""
-    memory = read_memory(home, location)
+    memory = read_memory(home, location, best=CANDIDATES_READ)
     if memory is None:
         return None
-    return build_context(memory, location.project, budget)
+    try:
+        return build_context(memory, location.project, budget)
+    except _ShortRead:
+        memory = read_memory(home, location)
+        return None if memory is None else build_context(memory, location.project, budget)
 
 
 # -- per-prompt recall ------------------------------------------------------------------------
