@@ -48,8 +48,10 @@ from app.core.store import MemoryStore  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus" / "claude-code" / "marot-spotter__short.jsonl"
 CATEGORIES = list(Category)
-# The hook's memo of a text found clean (app.integrations.hooks.CLEAN_MEMO).
-MEMO = "clean-context"
+# What session-start remembers between runs: the texts the injection screen passed
+# (app.integrations.context.SCREEN_MEMO) and a context text redaction left unchanged
+# (app.integrations.hooks.CLEAN_MEMO).
+MEMOS = ("screened", "clean-context")
 # Issue 16: a cold prompt hook costs at most this many times the floor's CPU (p50).
 CPU_TARGET = 2.0
 
@@ -318,16 +320,18 @@ def main() -> int:
                 ).encode()
 
             def forget_memo() -> None:
-                shutil.rmtree(home / "cache" / MEMO, ignore_errors=True)
+                for memo in MEMOS:
+                    shutil.rmtree(home / "cache" / memo, ignore_errors=True)
 
             start_argv = [*argv, "--home", str(home), "hook", "session-start"]
             floor, started, changed, prompted = side_by_side(
                 [
                     Case([python, "-c", "import sqlite3, json"]),
                     Case(start_argv, start_in),
-                    # The first start after the memory changed: the text is new, so the
-                    # hook loads the redaction rules (a start with the same memory as the
-                    # last one skips them).
+                    # The first start after the memory changed, at worst: every item and
+                    # the text are new, so the hook loads the screen's rules and the
+                    # redaction rules (a start with the same memory as the last one, or
+                    # with items screened before, skips them).
                     Case(start_argv, start_in, forget_memo),
                     Case([*argv, "--home", str(home), "hook", "user-prompt-submit"], prompt_in),
                 ],

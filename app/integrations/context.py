@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from app.core import paths
 from app.core.errors import InvalidInput
 from app.integrations.gitref import Location
+from app.integrations.hookio import source_stamp, write_cache
 
 BUDGET_CHARS = 8_000
 MAX_CONSTRAINTS = 20
@@ -553,21 +554,33 @@ class _Screen:
     can reach the text, so only they are screened.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, passed: Iterable[str] = ()) -> None:
         self.unsafe: set[str] = set()
         self._known: dict[str, bool] = {}
         self._check: Callable[[str], bool] | None = None
+        # Texts the screen passed before (the memo of an earlier start): passed again
+        # without loading the screen's rules.
+        self._passed_before = set(passed)
+        self.passed: set[str] = set()  # the texts passed this time
+        self.screened = False  # whether the screen itself ran
 
     def __call__(self, item: Item) -> bool:
         """Whether `item` may be injected."""
         known = self._known.get(item.id)
         if known is not None:
             return known
-        if self._check is None:
-            self._check = _screen_check()
-        ok = not self._check(f"{item.title} {item.content}")
+        text = f"{item.title} {item.content}"
+        if text in self._passed_before:
+            ok = True
+        else:
+            if self._check is None:
+                self._check = _screen_check()
+            ok = not self._check(text)
+            self.screened = True
         self._known[item.id] = ok
-        if not ok:
+        if ok:
+            self.passed.add(text)
+        else:
             self.unsafe.add(item.id)
         return ok
 
@@ -631,7 +644,9 @@ def _constraints_head(project: str) -> str:
     )
 
 
-def build_context(memory: Memory, project: str, budget: int = BUDGET_CHARS) -> Context | None:
+def build_context(
+    memory: Memory, project: str, budget: int = BUDGET_CHARS, screen: _Screen | None = None
+) -> Context | None:
     """Choose what fits the budget and format it; None when there is nothing to say.
 
     Highest value first (the branch's strongest items, then the project's Known
@@ -640,7 +655,7 @@ def build_context(memory: Memory, project: str, budget: int = BUDGET_CHARS) -> C
     length of the text is added up as items are taken (one pass over the items per step),
     and the text itself is rendered once at the end.
     """
-    screen = _Screen()
+    screen = screen or _Screen()
     strongest: list[Item] = []
     for item in sorted(memory.items, key=_strength):
         if len(strongest) >= MAX_BRANCH_ITEMS:
@@ -703,16 +718,43 @@ class _ShortRead(Exception):
 CANDIDATES_READ = 6 * MAX_CONSTRAINTS
 
 
+# Per branch, the texts the injection screen passed at the last session start, stamped
+# with the screen's source file: the next start with the same items need not load the
+# screen's rules (their import costs about as much as the rest of the hook's work).
+SCREEN_MEMO = "screened"
+
+
 def session_context(home: Path, location: Location, budget: int = BUDGET_CHARS) -> Context | None:
     """The whole session-start answer for a location, or None when nothing is remembered."""
     memory = read_memory(home, location, best=CANDIDATES_READ)
     if memory is None:
         return None
+    stamp = source_stamp("screen.py")
+    stem = encode_branch(memory.branch_id)
+    memo = home / "cache" / SCREEN_MEMO / f"{stem}.json" if stamp and stem else None
+    screen = _Screen(_screen_memo(memo, stamp))
     try:
-        return build_context(memory, location.project, budget)
+        found = build_context(memory, location.project, budget, screen)
     except _ShortRead:
         memory = read_memory(home, location)
-        return None if memory is None else build_context(memory, location.project, budget)
+        found = None if memory is None else build_context(memory, location.project, budget, screen)
+    if memo is not None and screen.screened:
+        write_cache(memo, json.dumps({"stamp": stamp, "passed": sorted(screen.passed)}))
+    return found
+
+
+def _screen_memo(memo: Path | None, stamp: str) -> list[str]:
+    """The texts a memo says the screen (of this `stamp`) passed; [] when none or unusable."""
+    if memo is None:
+        return []
+    try:
+        data = json.loads(memo.read_bytes())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict) or data.get("stamp") != stamp:
+        return []
+    passed = data.get("passed")
+    return [t for t in passed if isinstance(t, str)] if isinstance(passed, list) else []
 
 
 # -- per-prompt recall ------------------------------------------------------------------------

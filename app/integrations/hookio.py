@@ -267,3 +267,33 @@ def _temp_file(path: Path) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def source_stamp(name: str) -> str:
+    """`<mtime_ns>-<size>` of the source file `app/core/<name>`; '' when it cannot be read.
+
+    Stamps what the hooks remember about a text (it passed the screen, redaction left it
+    unchanged) with the rules that judged it, so changed rules judge anew. An install
+    without the source files has no stamp, and remembers nothing.
+    """
+    try:
+        info = os.stat(Path(__file__).resolve().parents[1] / "core" / name)
+    except (OSError, ValueError):
+        return ""
+    return f"{info.st_mtime_ns}-{info.st_size}"
+
+
+def write_cache(path: Path, text: str) -> bool:
+    """Replace the cache file `path` with `text`; False when it could not be written.
+
+    No fsync: a torn cache file is only a miss the next time (its readers compare what it
+    holds, exactly, before trusting it).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        part.write_text(text, encoding="utf-8")
+        os.replace(part, path)
+    except (OSError, ValueError):
+        return False
+    return True

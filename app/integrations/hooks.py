@@ -24,8 +24,10 @@ from app.integrations.hookio import (
     disarm_deadline,
     hook_log,
     read_stdin_json,
+    source_stamp,
     text_field,
     write_atomic,
+    write_cache,
 )
 
 EXIT_OK = 0
@@ -91,17 +93,6 @@ def session_start(home_arg: str | None) -> int:
 CLEAN_MEMO = "clean-context"
 
 
-def _rules_stamp() -> str:
-    """(mtime_ns, size) of app/core/redact.py; '' when it cannot be read (then no memo)."""
-    import app.core
-
-    try:
-        info = os.stat(Path(app.core.__file__ or "").with_name("redact.py"))
-    except (OSError, TypeError, ValueError):
-        return ""
-    return f"{info.st_mtime_ns}-{info.st_size}"
-
-
 def _memo_path(home: Path, branch_id: str) -> Path | None:
     from app.integrations.context import encode_branch
 
@@ -118,7 +109,7 @@ def redacted(home: Path, branch_id: str, text: str) -> str:
     exactly: no digest that could collide), so the memo can only ever say "nothing to
     redact" about the very text it holds.
     """
-    stamp = _rules_stamp()
+    stamp = source_stamp("redact.py")
     memo = _memo_path(home, branch_id) if stamp else None
     expected = f"{stamp}\n{text}"
     if memo is not None:
@@ -131,12 +122,7 @@ def redacted(home: Path, branch_id: str, text: str) -> str:
 
     result = redact(text)
     if memo is not None and result == text:
-        with contextlib.suppress(OSError, ValueError):
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            # A cache: a torn write only fails the comparison next time, so no fsync.
-            part = memo.with_name(f".{memo.name}.{os.getpid()}.tmp")
-            part.write_text(expected, encoding="utf-8")
-            os.replace(part, memo)
+        write_cache(memo, expected)
     return result
 
 
