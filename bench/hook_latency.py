@@ -260,6 +260,8 @@ def main() -> int:
         start = time.perf_counter()
         build_home(home, args.branches, args.items)
         cwd = make_checkout(tmp / "repos")
+        fresh = tmp / "home-without-memos"
+        shutil.copytree(home, fresh)
         print(
             f"memory home: {args.branches} + {max(1, args.branches // 4)} branches x "
             f"{args.items} items, built in {time.perf_counter() - start:.1f} s"
@@ -319,12 +321,17 @@ def main() -> int:
                     }
                 ).encode()
 
+            # The runs without memos use a copy of the home, so that forgetting them does
+            # not take them from the runs beside that would use them.
             def forget_memo() -> None:
                 for memo in MEMOS:
-                    shutil.rmtree(home / "cache" / memo, ignore_errors=True)
+                    shutil.rmtree(fresh / "cache" / memo, ignore_errors=True)
 
             start_argv = [*argv, "--home", str(home), "hook", "session-start"]
-            floor, started, changed, prompted = side_by_side(
+            prompt_argv = [*argv, "--home", str(home), "hook", "user-prompt-submit"]
+            start_fresh = [*argv, "--home", str(fresh), "hook", "session-start"]
+            prompt_fresh = [*argv, "--home", str(fresh), "hook", "user-prompt-submit"]
+            floor, started, changed, prompted, unmet = side_by_side(
                 [
                     Case([python, "-c", "import sqlite3, json"]),
                     Case(start_argv, start_in),
@@ -332,8 +339,10 @@ def main() -> int:
                     # the text are new, so the hook loads the screen's rules and the
                     # redaction rules (a start with the same memory as the last one, or
                     # with items screened before, skips them).
-                    Case(start_argv, start_in, forget_memo),
-                    Case([*argv, "--home", str(home), "hook", "user-prompt-submit"], prompt_in),
+                    Case(start_fresh, start_in, forget_memo),
+                    Case(prompt_argv, prompt_in),
+                    # Notes the screen has not passed before.
+                    Case(prompt_fresh, prompt_in, forget_memo),
                 ],
                 args.runs,
                 env,
@@ -356,7 +365,9 @@ def main() -> int:
                 f"                            {cpu_figures(changed, floor)}\n"
                 f"  user-prompt               {figures(prompted.wall)}   "
                 f"{len(prompted.out)} bytes out, exit {prompted.code}\n"
-                f"                            {cpu_figures(prompted, floor)}"
+                f"                            {cpu_figures(prompted, floor)}\n"
+                f"  user-prompt, new notes    {figures(unmet.wall)}\n"
+                f"                            {cpu_figures(unmet, floor)}"
             )
         inner = logged_ms(home, "session-start")
         if inner:

@@ -718,10 +718,51 @@ class _ShortRead(Exception):
 CANDIDATES_READ = 6 * MAX_CONSTRAINTS
 
 
-# Per branch, the texts the injection screen passed at the last session start, stamped
-# with the screen's source file: the next start with the same items need not load the
-# screen's rules (their import costs about as much as the rest of the hook's work).
 SCREEN_MEMO = "screened"
+# Texts a branch's memo keeps: those of a session start and a few prompts' notes.
+SCREEN_MEMO_TEXTS = 200
+
+
+class ScreenMemo:
+    """Per branch, the texts the injection screen passed, stamped with its source file.
+
+    The next session start with the same items, or a prompt that finds notes met before,
+    need not load the screen's rules (their import costs about as much as the rest of the
+    hook's work). Exact texts, so the memo can only pass the very text the screen passed;
+    the most recent first, at most `SCREEN_MEMO_TEXTS`.
+    """
+
+    def __init__(self, home: Path, branch_id: str) -> None:
+        self.stamp = source_stamp("screen.py")
+        stem = encode_branch(branch_id)
+        self.path: Path | None = home / "cache" / SCREEN_MEMO / f"{stem}.json"
+        if not self.stamp or stem is None or not home.is_dir():
+            self.path = None
+        self.before: list[str] = self._read()
+
+    def _read(self) -> list[str]:
+        if self.path is None:
+            return []
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return []
+        if not isinstance(data, dict) or data.get("stamp") != self.stamp:
+            return []
+        passed = data.get("passed")
+        return [t for t in passed if isinstance(t, str)] if isinstance(passed, list) else []
+
+    def screen(self) -> _Screen:
+        """A screen that passes the memo's texts without asking the rules."""
+        return _Screen(self.before)
+
+    def save(self, screen: _Screen) -> None:
+        """Note what `screen` passed, when it asked the rules (else nothing is new)."""
+        if self.path is None or not screen.screened:
+            return
+        texts = sorted(screen.passed) + [t for t in self.before if t not in screen.passed]
+        data = {"stamp": self.stamp, "passed": texts[:SCREEN_MEMO_TEXTS]}
+        write_cache(self.path, json.dumps(data, ensure_ascii=False))
 
 
 def session_context(home: Path, location: Location, budget: int = BUDGET_CHARS) -> Context | None:
@@ -729,32 +770,15 @@ def session_context(home: Path, location: Location, budget: int = BUDGET_CHARS) 
     memory = read_memory(home, location, best=CANDIDATES_READ)
     if memory is None:
         return None
-    stamp = source_stamp("screen.py")
-    stem = encode_branch(memory.branch_id)
-    memo = home / "cache" / SCREEN_MEMO / f"{stem}.json" if stamp and stem else None
-    screen = _Screen(_screen_memo(memo, stamp))
+    memo = ScreenMemo(home, location.branch_id)
+    screen = memo.screen()
     try:
         found = build_context(memory, location.project, budget, screen)
     except _ShortRead:
         memory = read_memory(home, location)
         found = None if memory is None else build_context(memory, location.project, budget, screen)
-    if memo is not None and screen.screened:
-        write_cache(memo, json.dumps({"stamp": stamp, "passed": sorted(screen.passed)}))
+    memo.save(screen)
     return found
-
-
-def _screen_memo(memo: Path | None, stamp: str) -> list[str]:
-    """The texts a memo says the screen (of this `stamp`) passed; [] when none or unusable."""
-    if memo is None:
-        return []
-    try:
-        data = json.loads(memo.read_bytes())
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, dict) or data.get("stamp") != stamp:
-        return []
-    passed = data.get("passed")
-    return [t for t in passed if isinstance(t, str)] if isinstance(passed, list) else []
 
 
 # -- per-prompt recall ------------------------------------------------------------------------
@@ -815,13 +839,15 @@ def prompt_context(
     finally:
         conn.close()
     skip = set(exclude)
+    memo = ScreenMemo(home, location.branch_id)
+    screen = memo.screen()
     need = max(PROMPT_MIN_TERMS, math.ceil(PROMPT_MIN_COVERAGE * len(terms)))
     chosen: list[Item] = []
     for row in rows:
         found = _row_item(row)
         if found.id in skip or _coverage(terms, found) < need:
             continue
-        if not _screen_check()(f"{found.title} {found.content}"):
+        if screen(found):
             chosen.append(found)
     branch = location.branch_id
     chosen.sort(key=lambda i: (i.branch != branch, -_coverage(terms, i)))
@@ -833,6 +859,7 @@ def prompt_context(
             break
         lines.append(line)
         used += len(line) + 1
+    memo.save(screen)
     if not lines:
         return None
     text = wrap_notes(
