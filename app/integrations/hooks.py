@@ -17,10 +17,12 @@ import os
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from app.core.paths import resolve_home
 from app.integrations.hookio import (
+    arm_deadline,
     disarm_deadline,
     hook_log,
     read_stdin_json,
@@ -42,6 +44,26 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, ValueError | OSError):
         return str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {exc}"
+
+
+# The hooks that run before every prompt or session answer without argparse: building the
+# parsers costs more than the hook's own work.
+PROMPT_HOOKS = ("session-start", "user-prompt-submit")
+
+
+def prompt_hook(argv: Sequence[str]) -> int | None:
+    """Run exactly `[--home DIR] hook session-start|user-prompt-submit` as the parser would,
+    time limit included; None for any other command line (the parser's job)."""
+    home: str | None = None
+    rest = list(argv)
+    if len(rest) >= 2 and rest[0] == "--home":
+        home, rest = rest[1], rest[2:]
+    if len(rest) != 2 or rest[0] != "hook" or rest[1] not in PROMPT_HOOKS:
+        return None
+    arm_deadline(resolve_home(home), f"hook {rest[1]}")
+    if rest[1] == "session-start":
+        return session_start(home)
+    return user_prompt_submit(home)
 
 
 def session_start(home_arg: str | None) -> int:
