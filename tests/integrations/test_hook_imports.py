@@ -30,6 +30,7 @@ HEAVY = (
     "numpy",
     "PySide6",
     "asyncio",
+    "dataclasses",
     "argparse",
     "tempfile",
     "shutil",
@@ -43,7 +44,7 @@ HEAVY = (
 )
 # Loaded by a session start only when what it shows is new: the screen's and the
 # redaction's rules (remembered per branch once they passed a text).
-RULES = ("app.core.screen", "app.core.redact", "dataclasses")
+RULES = ("app.core.screen", "app.core.redact")
 PROBE = (
     "import runpy, sys\n"
     "module = sys.argv[1]\n"
