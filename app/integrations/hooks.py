@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from app.core.paths import resolve_home
@@ -270,12 +270,49 @@ def process_inbox(home_arg: str | None, *, engine: str | None = None) -> int:
         from app.container import build_api  # this command is an entry point: it composes
         from app.integrations.inbox import drain_inbox
 
+        folders = _inbox_folders(home)
         report = drain_inbox(home, lambda: build_api(home, engine_override=engine))
     except Exception as exc:
         hook_log(home, "process-inbox", f"failed: {_reason(exc)}")
         return EXIT_OK
+    if report["memorized"]:
+        prepare_session_start(home, folders)
     if report["busy"]:
         hook_log(home, "process-inbox", "another drain holds the lock; leaving it to that one")
     with contextlib.suppress(OSError):  # started detached: stdout may be gone
         sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
     return EXIT_OK
+
+
+def _inbox_folders(home: Path) -> set[str]:
+    """The `cwd` of each record waiting in the inbox (the sessions about to be memorized)."""
+    from app.integrations.inbox import inbox_dir
+
+    folders: set[str] = set()
+    with contextlib.suppress(OSError):
+        for path in inbox_dir(home).glob("*.json"):
+            try:
+                data = json.loads(path.read_bytes())
+            except (OSError, ValueError):
+                continue
+            cwd = data.get("cwd") if isinstance(data, dict) else None
+            if isinstance(cwd, str) and cwd:
+                folders.add(cwd)
+    return folders
+
+
+def prepare_session_start(home: Path, folders: Iterable[str]) -> None:
+    """Build the session-start context of each folder now, in the drain, so its memos hold
+    what the next session start there will show: that start (its memory just changed) then
+    needs neither the screen's nor the redaction's rules. Failures only cost that start its
+    memos."""
+    from app.integrations.context import session_context
+    from app.integrations.gitref import locate
+
+    for cwd in folders:
+        try:
+            context = session_context(home, locate(cwd))
+            if context is not None:
+                redacted(home, context.branch_id, context.text)
+        except Exception as exc:
+            hook_log(home, "process-inbox", f"session start not prepared for {cwd}: {_reason(exc)}")

@@ -168,3 +168,18 @@ def test_user_prompt_loads_no_heavy_module(
 
     assert "Watcher" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert sorted(m for m in HEAVY if m in loaded) == []
+
+
+def test_a_start_prepared_by_the_drain_needs_no_rules(
+    tmp_path: Path, memory_home: Path, hook_env: dict[str, str]
+) -> None:
+    from app.integrations.hooks import prepare_session_start
+
+    cwd = checkout(tmp_path / "repos")
+    # What the drain does after memorizing a session of this checkout.
+    prepare_session_start(memory_home, [str(cwd)])
+
+    out, loaded = _hook("app", memory_home, "session-start", cwd, hook_env, "s1")
+
+    assert "**Tabs**" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert sorted(m for m in (*HEAVY, *RULES) if m in loaded) == []
