@@ -34,6 +34,10 @@ from app.core.errors import InvalidInput
 from app.integrations.gitref import Location
 from app.integrations.hookio import source_stamp, write_cache
 
+# Claude Code keeps at most this many characters of a hook's additionalContext. Every
+# budget below passes through `build_context`, which never exceeds it; the default stays
+# well under, since redaction marks may lengthen the text after it is packed.
+HOOK_OUTPUT_CAP = 10_000
 BUDGET_CHARS = 8_000
 MAX_CONSTRAINTS = 20
 MAX_BRANCH_ITEMS = 40
@@ -655,6 +659,7 @@ def build_context(
     length of the text is added up as items are taken (one pass over the items per step),
     and the text itself is rendered once at the end.
     """
+    budget = min(budget, HOOK_OUTPUT_CAP)
     screen = screen or _Screen()
     strongest: list[Item] = []
     for item in sorted(memory.items, key=_strength):
