@@ -16,6 +16,12 @@ store and an index, not the whole API: the hook reads, needs no engine or writer
 work when one of those cannot be built. Columns and file-name encoding mirror
 `app.core.index` and `app.core.store` (tests keep them equal); a query failing on a changed
 layout only sends the hook down the slow path.
+
+A cold start should cost at most twice the CPU of `python -c "import sqlite3, json"`
+(issue 16), so the hook reads the rows of only the best-ranked constraint candidates,
+packs in one pass (line lengths added up, the text rendered once), and asks the injection
+screen only about items that could be shown, remembering per branch the texts it passed
+(`ScreenMemo`): a start whose items were seen before does not load the screen at all.
 """
 
 from __future__ import annotations
