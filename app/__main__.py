@@ -14,9 +14,12 @@ def main() -> int:
     be (the same answer, without building the API); otherwise the full command line answers.
     """
     argv = sys.argv[1:]
-    fast = _prompt_hook(argv)
-    if fast is not None:
-        return _run_prompt_hook(*fast)
+    if "hook" in argv[:3]:
+        from app.integrations.hooks import prompt_hook
+
+        answered = prompt_hook(argv)
+        if answered is not None:
+            return answered
     if _hook_command(argv):
         from app.integrations.__main__ import main as hooks_main
 
@@ -39,34 +42,6 @@ def _hook_command(argv: list[str]) -> bool:
         i += 2
     rest = argv[i:]
     return len(rest) >= 2 and rest[0] == "hook" and not rest[1].startswith("-")
-
-
-# The hooks that run before every prompt or session answer without argparse: building the
-# parsers costs more than the hook's own work.
-_PROMPT_HOOKS = ("session-start", "user-prompt-submit")
-
-
-def _prompt_hook(argv: list[str]) -> tuple[str | None, str] | None:
-    """(home, action) for exactly `[--home DIR] hook session-start|user-prompt-submit`."""
-    home: str | None = None
-    rest = argv
-    if len(rest) >= 2 and rest[0] == "--home":
-        home, rest = rest[1], rest[2:]
-    if len(rest) == 2 and rest[0] == "hook" and rest[1] in _PROMPT_HOOKS:
-        return home, rest[1]
-    return None
-
-
-def _run_prompt_hook(home: str | None, action: str) -> int:
-    """What `hook ACTION` does through the full parser, deadline included."""
-    from app.core.paths import resolve_home
-    from app.integrations import hooks
-    from app.integrations.hookio import arm_deadline
-
-    arm_deadline(resolve_home(home), f"hook {action}")
-    if action == "session-start":
-        return hooks.session_start(home)
-    return hooks.user_prompt_submit(home)
 
 
 if __name__ == "__main__":

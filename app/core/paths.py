@@ -78,9 +78,6 @@ def encode_branch(branch: str) -> str:
         and not _RESERVED.fullmatch(branch)
     ):
         return branch
-    # Lazy: the per-prompt hook only meets plain names and should not pay for these.
-    import hashlib
-
     if _SAFE_ID.fullmatch(branch) and not branch.startswith(".") and not branch.endswith("."):
         stem = branch
     else:
@@ -90,10 +87,17 @@ def encode_branch(branch: str) -> str:
     if _RESERVED.fullmatch(stem):
         stem = f"%{ord(stem[0]):02X}{stem[1:]}"
     if cased:
-        stem += CASE_MARK + hashlib.sha256(branch.encode()).hexdigest()[:8]
+        stem += CASE_MARK + _sha256(branch)[:8]
     if len(stem.encode()) > _MAX_STEM_BYTES:
-        return HASH_PREFIX + hashlib.sha256(branch.encode()).hexdigest()[:40]
+        return HASH_PREFIX + _sha256(branch)[:40]
     return stem
+
+
+def _sha256(text: str) -> str:
+    # Lazy: hashlib loads OpenSSL, and the hooks mostly meet `project/branch` ids.
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def decode_stem(stem: str) -> str | None:

@@ -7,24 +7,36 @@ parser nor its imports), and it lets the hooks be tried before `app.cli` wires t
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
-from app.integrations.cli_hooks import EXIT_INPUT, add_parsers, run
-
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse `[--home DIR] [--engine E] hook ACTION | install-hooks ...` and run it."""
+    """Parse `[--home DIR] [--engine E] hook ACTION | install-hooks ...` and run it.
+
+    The prompt hooks (`[--home DIR] hook session-start|user-prompt-submit`) answer before
+    any parser is built, as through `python -m app`.
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    if "hook" in args[:3]:
+        from app.integrations.hooks import prompt_hook
+
+        answered = prompt_hook(args)
+        if answered is not None:
+            return answered
+    import argparse
+
+    from app.integrations.cli_hooks import EXIT_INPUT, add_parsers, run
+
     parser = argparse.ArgumentParser(prog="python -m app.integrations")
     parser.add_argument("--home")
     parser.add_argument("--engine", choices=["auto", "offline", "anthropic", "local"])
     add_parsers(parser.add_subparsers(dest="command", metavar="COMMAND"))
     try:
-        args = parser.parse_args(argv)
+        parsed = parser.parse_args(args)
     except SystemExit as exc:
         return EXIT_INPUT if exc.code else 0
-    code = run(args, deadline=True)
+    code = run(parsed, deadline=True)
     if code is None:
         parser.print_help(sys.stderr)
         return EXIT_INPUT

@@ -16,6 +16,12 @@ store and an index, not the whole API: the hook reads, needs no engine or writer
 work when one of those cannot be built. Columns and file-name encoding mirror
 `app.core.index` and `app.core.store` (tests keep them equal); a query failing on a changed
 layout only sends the hook down the slow path.
+
+A cold start should cost at most twice the CPU of `python -c "import sqlite3, json"`
+(issue 16), so the hook reads the rows of only the best-ranked constraint candidates,
+packs in one pass (line lengths added up, the text rendered once), and asks the injection
+screen only about items that could be shown, remembering per branch the texts it passed
+(`ScreenMemo`): a start whose items were seen before does not load the screen at all.
 """
 
 from __future__ import annotations
@@ -25,14 +31,19 @@ import math
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from app.core import paths
 from app.core.errors import InvalidInput
 from app.integrations.gitref import Location
+from app.integrations.hookio import source_stamp, write_cache
 
+# Claude Code keeps at most this many characters of a hook's additionalContext. Every
+# budget below passes through `build_context`, which never exceeds it; the default stays
+# well under, since redaction marks may lengthen the text after it is packed.
+HOOK_OUTPUT_CAP = 10_000
 BUDGET_CHARS = 8_000
 MAX_CONSTRAINTS = 20
 MAX_BRANCH_ITEMS = 40
@@ -89,7 +100,21 @@ class Item(NamedTuple):
     pinned: bool
     extracted: str
     access_count: int
-    fields: dict[str, Any]
+    # The item's other fields: the index row's JSON text as read (parsed only for the few
+    # items that are shown: parsing every candidate's would cost more than the rest of the
+    # hook), or the dict itself.
+    data: dict[str, Any] | str
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The item's fields as a dict ({} when the stored JSON is unreadable)."""
+        if isinstance(self.data, dict):
+            return self.data
+        try:
+            value = json.loads(self.data) if self.data else {}
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
 
 
 class Context(NamedTuple):
@@ -111,6 +136,9 @@ class Memory(NamedTuple):
     items: list[Item]
     others: list[Item]
     path: str
+    # (category, id) of the candidates ranked below `others`, whose rows were not read (for
+    # the note of what was left out); empty when `others` holds them all.
+    unread: tuple[tuple[str, str], ...] = ()
 
 
 # -- branch ids and files ------------------------------------------------------------------
@@ -176,10 +204,6 @@ def _fresh(conn: sqlite3.Connection, branches_dir: Path) -> bool:
 
 
 def _row_item(row: Sequence[Any]) -> Item:
-    try:
-        fields = json.loads(row[9]) if row[9] else {}
-    except ValueError:
-        fields = {}
     return Item(
         id=str(row[0]),
         branch=str(row[1]),
@@ -191,13 +215,23 @@ def _row_item(row: Sequence[Any]) -> Item:
         pinned=bool(row[7]),
         extracted=str(row[8]),
         access_count=int(row[10]),
-        fields=fields if isinstance(fields, dict) else {},
+        data=str(row[9] or ""),
     )
 
 
 def _query(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[Item]:
     rows = conn.execute(f"{_SELECT} WHERE {where} ORDER BY i.branch, i.position", params)
     return [_row_item(r) for r in rows]
+
+
+# `_constraint_rank` in SQL (all candidates share the project; `extracted` is an ISO date,
+# whose text sorts as `_day` does), ties in file order as the stable sort keeps them.
+_RANK_SQL = (
+    "CASE i.category "
+    + " ".join(f"WHEN '{c}' THEN {n}" for n, c in enumerate(CONSTRAINT_ORDER))
+    + " ELSE 9 END, i.extracted DESC, i.pinned DESC, i.confidence DESC, "
+    "COALESCE(a.count, 0) DESC, "
+)
 
 
 def _sync_index(home: Path) -> None:
@@ -211,9 +245,13 @@ def _sync_index(home: Path) -> None:
 
 
 def _read_index(
-    home: Path, branches: Sequence[str], project: str
-) -> tuple[dict[str, list[Item]], list[Item], str] | None:
-    """Items of `branches` and same-project candidates from the index; None if unusable."""
+    home: Path, branches: Sequence[str], project: str, best: int | None = None
+) -> tuple[dict[str, list[Item]], list[Item], str, tuple[tuple[str, str], ...]] | None:
+    """Items of `branches` and same-project candidates from the index; None if unusable.
+
+    With `best`, only that many candidates are read, the best ranked, and the others are
+    counted by category: the hook shows 20 of a project's hundreds.
+    """
     path = "index"
     for attempt in range(2):
         conn = _connect(home / "index.sqlite")
@@ -221,15 +259,19 @@ def _read_index(
             if conn is not None and _fresh(conn, home / "branches"):
                 own = {b: _query(conn, "i.branch = ?", (b,)) for b in branches}
                 others: list[Item] = []
+                unread: tuple[tuple[str, str], ...] = ()
                 if project:
                     marks = ", ".join("?" for _ in branches)
                     cats = ", ".join("?" for _ in CONSTRAINT_ORDER)
-                    others = _query(
-                        conn,
-                        f"i.project = ? AND i.branch NOT IN ({marks}) AND i.category IN ({cats})",
-                        (project, *branches, *CONSTRAINT_ORDER),
+                    where = (
+                        f"i.project = ? AND i.branch NOT IN ({marks}) AND i.category IN ({cats})"
                     )
-                return own, others, path
+                    params = (project, *branches, *CONSTRAINT_ORDER)
+                    if best is None:
+                        others = _query(conn, where, params)
+                    else:
+                        others, unread = _best(conn, where, params, best)
+                return own, others, path, unread
         except sqlite3.DatabaseError:
             pass  # damaged or mid-rebuild: the core's sync resets and rebuilds it
         finally:
@@ -241,9 +283,36 @@ def _read_index(
     return None
 
 
+def _best(
+    conn: sqlite3.Connection, where: str, params: Sequence[Any], best: int
+) -> tuple[list[Item], tuple[tuple[str, str], ...]]:
+    """The `best` top-ranked candidates matching `where`, and (category, id) of the rest.
+
+    Ids, not only counts, of the rest: the same lesson kept in two branches has one id,
+    and the note of what was left out does not count an item whose id is shown.
+    """
+    ranked = conn.execute(
+        "SELECT i.rowid, i.category, i.item_id FROM items i "
+        f"LEFT JOIN access a ON a.item_id = i.item_id WHERE {where} "
+        f"ORDER BY {_RANK_SQL}i.branch, i.position",
+        params,
+    ).fetchall()
+    head = [row[0] for row in ranked[:best]]
+    marks = ", ".join("?" for _ in head)
+    rows = {
+        row[0]: row[1:]
+        for row in conn.execute(
+            f"{_SELECT.replace('SELECT ', 'SELECT i.rowid, ', 1)} WHERE i.rowid IN ({marks})",
+            head,
+        )
+    }
+    rest = tuple((str(category), str(item_id)) for _, category, item_id in ranked[best:])
+    return [_row_item(rows[rowid]) for rowid in head], rest
+
+
 def _read_files(
     home: Path, branches: Sequence[str], project: str
-) -> tuple[dict[str, list[Item]], list[Item], str]:
+) -> tuple[dict[str, list[Item]], list[Item], str, tuple[tuple[str, str], ...]]:
     """The same from the branch files themselves (no usable index)."""
     from app.core.errors import PuffinError
     from app.core.paths import project_of
@@ -271,7 +340,7 @@ def _read_files(
                 pinned=i.pinned,
                 extracted=i.extracted.isoformat(),
                 access_count=access,
-                fields=i.model_dump(mode="json"),
+                data=i.model_dump(mode="json"),
             )
             for i in memory.all_items()
         ]
@@ -282,11 +351,15 @@ def _read_files(
         for branch in store.list_branches():
             if branch not in branches and project_of(branch) == project:
                 others += [i for i in items_of(branch) if i.category in CONSTRAINT_ORDER]
-    return own, others, "files"
+    return own, others, "files", ()
 
 
-def read_memory(home: Path, location: Location) -> Memory | None:
-    """This session's branch memory and its Known Constraints candidates (None: no memory)."""
+def read_memory(home: Path, location: Location, best: int | None = None) -> Memory | None:
+    """This session's branch memory and its Known Constraints candidates (None: no memory).
+
+    With `best`, the index gives at most that many candidates, the best ranked (the rest
+    are counted in `Memory.unread`).
+    """
     if not (home / "branches").is_dir():
         return None
     primary = location.branch_id
@@ -294,15 +367,15 @@ def read_memory(home: Path, location: Location) -> Memory | None:
     if not candidates:
         return None
     try:
-        found = _read_index(home, candidates, location.project)
+        found = _read_index(home, candidates, location.project, best)
     except Exception:  # any index trouble: the files are the truth
         found = None
-    own, others, path = found or _read_files(home, candidates, location.project)
+    own, others, path, unread = found or _read_files(home, candidates, location.project)
     for branch in candidates:
         summary = read_summary(branch_path(home, branch))
         if own.get(branch) or summary:
-            return Memory(branch, summary, own[branch], others, path)
-    return Memory(primary, "", [], others, path) if others else None
+            return Memory(branch, summary, own[branch], others, path, unread)
+    return Memory(primary, "", [], others, path, unread) if others else None
 
 
 # -- choosing and formatting -----------------------------------------------------------------
@@ -345,11 +418,12 @@ def _constraint_rank(item: Item, project: str) -> tuple[float, ...]:
 
 def _details(item: Item) -> str:
     parts = [_one_line(item.content)]
+    fields = item.fields  # parsed on each access: once here
     for name, label in _FIELDS:
-        value = item.fields.get(name)
+        value = fields.get(name)
         if isinstance(value, str) and value.strip():
             parts.append(f"{label}: {_one_line(value)}")
-    occurrences = item.fields.get("occurrences")
+    occurrences = fields.get("occurrences")
     if isinstance(occurrences, int) and occurrences > 1:
         parts.append(f"Occurred {occurrences} times")
     return " ".join(p for p in parts if p)
@@ -371,9 +445,17 @@ def constraint_line(item: Item) -> str:
 
 
 def select_constraints(
-    others: Iterable[Item], project: str, exclude: Iterable[Item] = (), limit: int = MAX_CONSTRAINTS
+    others: Iterable[Item],
+    project: str,
+    exclude: Iterable[Item] = (),
+    limit: int = MAX_CONSTRAINTS,
+    safe: Callable[[Item], bool] | None = None,
 ) -> list[Item]:
-    """Known Constraints: ranked same project > category > recent, deduplicated, capped."""
+    """Known Constraints: ranked same project > category > recent, deduplicated, capped.
+
+    With `safe`, an item it rejects is passed over as if absent; it is asked only about
+    the items that would be chosen, in rank order (not about every candidate).
+    """
     seen_ids = {i.id for i in exclude}
     seen_text = {_one_line(f"{i.title} {i.content}").casefold() for i in exclude}
     chosen: list[Item] = []
@@ -381,6 +463,8 @@ def select_constraints(
         key = _one_line(f"{item.title} {item.content}").casefold()
         if item.id in seen_ids or key in seen_text:
             continue  # the same lesson copied into several branches shows once
+        if safe is not None and not safe(item):
+            continue
         seen_ids.add(item.id)
         seen_text.add(key)
         chosen.append(item)
@@ -402,16 +486,21 @@ _CATEGORY_WORDS = {
 }
 
 
-def left_out_note(items: Iterable[Item]) -> str:
-    """The exact account of what did not fit: "+N more items (x decisions, …) — …"."""
-    counts: dict[str, int] = {}
-    for item in items:
-        word = _CATEGORY_WORDS.get(item.category, "other")
+def left_out_note(items: Iterable[Item], unread: Iterable[str] = ()) -> str:
+    """The exact account of what did not fit: "+N more items (x decisions, …) — …".
+
+    `unread`: the categories of items left out that were not even read. The most numerous
+    category comes first; ties in the order of `_CATEGORY_WORDS`.
+    """
+    counts = dict.fromkeys(_CATEGORY_WORDS.values(), 0)
+    for category in (*(i.category for i in items), *unread):
+        word = _CATEGORY_WORDS.get(category, "other")
         counts[word] = counts.get(word, 0) + 1
     total = sum(counts.values())
     if not total:
         return ""
-    parts = ", ".join(f"{n} {w}" for w, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    parts = ", ".join(f"{n} {w}" for w, n in ranked if n)
     noun = "item" if total == 1 else "items"
     return (
         f"+{total} more {noun} ({parts}) not shown — ask the puffin-memory `search` tool "
@@ -425,7 +514,12 @@ def wrap_notes(body: str) -> str:
 
 
 def _render(
-    memory: Memory, project: str, own: list[Item], constraints: list[Item], note: str
+    memory: Memory,
+    project: str,
+    own: list[Item],
+    constraints: list[Item],
+    note: str,
+    lines: dict[int, str] | None = None,
 ) -> str:
     out = [
         f"# Puffin Memory: {memory.branch_id}",
@@ -440,11 +534,13 @@ def _render(
         out += ["", "## Branch Memory"]
         chosen = {id(i) for i in own}
         for category, heading in CATEGORY_HEADINGS.items():
-            lines = [
-                item_line(i) for i in memory.items if i.category == category and id(i) in chosen
+            shown = [
+                (lines or {}).get(id(i)) or item_line(i)
+                for i in memory.items
+                if i.category == category and id(i) in chosen
             ]
-            if lines:
-                out += ["", f"### {heading}", "", *lines]
+            if shown:
+                out += ["", f"### {heading}", "", *shown]
     if constraints:
         out += [
             "",
@@ -460,70 +556,240 @@ def _render(
     return wrap_notes("\n".join(out))
 
 
-def build_context(memory: Memory, project: str, budget: int = BUDGET_CHARS) -> Context | None:
+class _Screen:
+    """The injection screen, asked once per item and only about items that could be shown.
+
+    Screening every candidate (a project of 50 branches has ~900) cost more than everything
+    else the hook does; only the strongest own items and the constraints taken in rank order
+    can reach the text, so only they are screened.
+    """
+
+    def __init__(self, passed: Iterable[str] = ()) -> None:
+        self.unsafe: set[str] = set()
+        self._known: dict[str, bool] = {}
+        self._check: Callable[[str], bool] | None = None
+        # Texts the screen passed before (the memo of an earlier start): passed again
+        # without loading the screen's rules.
+        self._passed_before = set(passed)
+        self.passed: set[str] = set()  # the texts passed this time
+        self.screened = False  # whether the screen itself ran
+
+    def __call__(self, item: Item) -> bool:
+        """Whether `item` may be injected."""
+        known = self._known.get(item.id)
+        if known is not None:
+            return known
+        text = f"{item.title} {item.content}"
+        if text in self._passed_before:
+            ok = True
+        else:
+            if self._check is None:
+                self._check = _screen_check()
+            ok = not self._check(text)
+            self.screened = True
+        self._known[item.id] = ok
+        if ok:
+            self.passed.add(text)
+        else:
+            self.unsafe.add(item.id)
+        return ok
+
+
+def _screen_check() -> Callable[[str], bool]:
+    """`app.core.screen.is_unsafe` (nothing is flagged before the screen exists)."""
+    try:
+        from app.core.screen import is_unsafe  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return lambda _text: False
+    check: Callable[[str], bool] = is_unsafe
+    return check
+
+
+class _Layout:
+    """The length `_render` would give, kept as items are added (no text is rendered).
+
+    `_render` joins lines with newlines: every line after the first costs its length plus
+    one. While items are fitted the note is a placeholder of `_NOTE_RESERVE` characters, so
+    the body never ends in whitespace and `wrap_notes` adds a fixed amount.
+    """
+
+    def __init__(self, memory: Memory, project: str) -> None:
+        self.project = project
+        head = _render(memory, project, [], [], "x" * _NOTE_RESERVE)
+        self.size = len(head)
+        self.categories: set[str] = set()
+        self.own = 0
+        self.constraints = 0
+
+    def own_cost(self, item: Item, line: str) -> int:
+        cost = 0 if self.own else len("\n## Branch Memory") + 1
+        heading = CATEGORY_HEADINGS.get(item.category)
+        if heading is None:
+            return cost  # `_render` shows only the known categories
+        if item.category not in self.categories:
+            cost += len(f"\n### {heading}\n") + 1
+        return cost + len(line) + 1
+
+    def add_own(self, item: Item, cost: int) -> None:
+        self.size += cost
+        self.own += 1
+        self.categories.add(item.category)
+
+    def constraint_cost(self, line: str) -> int:
+        cost = len(line) + 1
+        if not self.constraints:
+            cost += len(_constraints_head(self.project)) + 1
+        return cost
+
+    def add_constraint(self, cost: int) -> None:
+        self.size += cost
+        self.constraints += 1
+
+
+def _constraints_head(project: str) -> str:
+    return (
+        "\n## Known Constraints\n\n"
+        f"Lessons from other branches of {project} (bug patterns first, then "
+        "conventions, decisions and preferences; most recent first):\n"
+    )
+
+
+def build_context(
+    memory: Memory, project: str, budget: int = BUDGET_CHARS, screen: _Screen | None = None
+) -> Context | None:
     """Choose what fits the budget and format it; None when there is nothing to say.
 
     Highest value first (the branch's strongest items, then the project's Known
     Constraints), every line whole, and an exact note of what was left out. Items the
-    injection screen flags are never injected.
+    injection screen flags are never injected. Each item's line is formatted once and the
+    length of the text is added up as items are taken (one pass over the items per step),
+    and the text itself is rendered once at the end.
     """
-    memory = memory._replace(items=_safe(memory.items), others=_safe(memory.others))
-    strongest = sorted(memory.items, key=_strength)[:MAX_BRANCH_ITEMS]
-    constraints = select_constraints(memory.others, project, exclude=memory.items)
+    budget = min(budget, HOOK_OUTPUT_CAP)
+    screen = screen or _Screen()
+    strongest: list[Item] = []
+    for item in sorted(memory.items, key=_strength):
+        if len(strongest) >= MAX_BRANCH_ITEMS:
+            break
+        if screen(item):
+            strongest.append(item)
+    # Own items the screen passed or was never asked about; one it flagged is absent.
+    own_items = [i for i in memory.items if i.id not in screen.unsafe]
+    constraints = select_constraints(memory.others, project, exclude=own_items, safe=screen)
+    if memory.unread and len(constraints) < MAX_CONSTRAINTS:
+        raise _ShortRead  # the candidates read ran out before the constraints were chosen
     if not strongest and not constraints and not memory.summary:
         return None
+    lines = {id(i): item_line(i) for i in strongest}
+    c_lines = [constraint_line(i) for i in constraints]
     reserve = 0
     if constraints:
-        reserve = min(
-            CONSTRAINT_RESERVE, sum(len(constraint_line(i)) + 1 for i in constraints) + 200
-        )
+        reserve = min(CONSTRAINT_RESERVE, sum(len(line) + 1 for line in c_lines) + 200)
+    layout = _Layout(memory, project)
     own: list[Item] = []
     chosen_c: list[Item] = []
 
-    placeholder = "x" * _NOTE_RESERVE
-
-    def fits(candidate_own: list[Item], candidate_c: list[Item], limit: int) -> bool:
-        return len(_render(memory, project, candidate_own, candidate_c, placeholder)) <= limit
-
     # Own items first up to the reserve, then constraints, then own items again if room.
-    pending = list(strongest)
-    for item in list(pending):
-        if fits([*own, item], [], budget - reserve):
+    pending: list[Item] = []
+    for item in strongest:
+        cost = layout.own_cost(item, lines[id(item)])
+        if layout.size + cost <= budget - reserve:
+            layout.add_own(item, cost)
             own.append(item)
-            pending.remove(item)
-    for item in constraints:
-        if fits(own, [*chosen_c, item], budget):
+        else:
+            pending.append(item)
+    for item, line in zip(constraints, c_lines, strict=True):
+        cost = layout.constraint_cost(line)
+        if layout.size + cost <= budget:
+            layout.add_constraint(cost)
             chosen_c.append(item)
-    for item in list(pending):
-        if fits([*own, item], chosen_c, budget):
+    for item in pending:
+        cost = layout.own_cost(item, lines[id(item)])
+        if layout.size + cost <= budget:
+            layout.add_own(item, cost)
             own.append(item)
-            pending.remove(item)
-    # Everything this project remembers that the text does not carry, counted exactly.
-    shown = {i.id for i in (*own, *chosen_c)}
+    # Everything this project remembers that the text does not carry, counted exactly
+    # (less what the screen flagged on the way).
+    shown = {i.id for i in (*own, *chosen_c)} | screen.unsafe
     missing = [i for i in memory.items if i.id not in shown]
     missing += [i for i in memory.others if i.id not in shown]
-    text = _render(memory, project, own, chosen_c, left_out_note(missing))
+    unread = [category for category, item_id in memory.unread if item_id not in shown]
+    text = _render(memory, project, own, chosen_c, left_out_note(missing, unread), lines)
     if len(text) > budget:  # only a huge summary could do this; the summary is clipped
         text = wrap_notes(_clip(text, budget - len(OPEN_TAG) - len(CLOSE_TAG) - 4))
     ids = tuple(i.id for i in (*own, *chosen_c))
     return Context(text, memory.branch_id, len(own), len(chosen_c), memory.path, ids)
 
 
-def _safe(items: list[Item]) -> list[Item]:
-    """Items the injection screen lets through (all of them before the screen exists)."""
-    try:
-        from app.core.screen import is_unsafe  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return items
-    return [i for i in items if not is_unsafe(f"{i.title} {i.content}")]
+class _ShortRead(Exception):
+    """The best-ranked candidates read were not enough (duplicates, flagged items)."""
+
+
+# Candidates read for Known Constraints: enough for 20 after duplicates and flagged items.
+CANDIDATES_READ = 6 * MAX_CONSTRAINTS
+
+
+SCREEN_MEMO = "screened"
+# Texts a branch's memo keeps: those of a session start and a few prompts' notes.
+SCREEN_MEMO_TEXTS = 200
+
+
+class ScreenMemo:
+    """Per branch, the texts the injection screen passed, stamped with its source file.
+
+    The next session start with the same items, or a prompt that finds notes met before,
+    need not load the screen's rules (their import costs about as much as the rest of the
+    hook's work). Exact texts, so the memo can only pass the very text the screen passed;
+    the most recent first, at most `SCREEN_MEMO_TEXTS`.
+    """
+
+    def __init__(self, home: Path, branch_id: str) -> None:
+        self.stamp = source_stamp("screen.py")
+        stem = encode_branch(branch_id)
+        self.path: Path | None = home / "cache" / SCREEN_MEMO / f"{stem}.json"
+        if not self.stamp or stem is None or not home.is_dir():
+            self.path = None
+        self.before: list[str] = self._read()
+
+    def _read(self) -> list[str]:
+        if self.path is None:
+            return []
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return []
+        if not isinstance(data, dict) or data.get("stamp") != self.stamp:
+            return []
+        passed = data.get("passed")
+        return [t for t in passed if isinstance(t, str)] if isinstance(passed, list) else []
+
+    def screen(self) -> _Screen:
+        """A screen that passes the memo's texts without asking the rules."""
+        return _Screen(self.before)
+
+    def save(self, screen: _Screen) -> None:
+        """Note what `screen` passed, when it asked the rules (else nothing is new)."""
+        if self.path is None or not screen.screened:
+            return
+        texts = sorted(screen.passed) + [t for t in self.before if t not in screen.passed]
+        data = {"stamp": self.stamp, "passed": texts[:SCREEN_MEMO_TEXTS]}
+        write_cache(self.path, json.dumps(data, ensure_ascii=False))
 
 
 def session_context(home: Path, location: Location, budget: int = BUDGET_CHARS) -> Context | None:
     """The whole session-start answer for a location, or None when nothing is remembered."""
-    memory = read_memory(home, location)
+    memory = read_memory(home, location, best=CANDIDATES_READ)
     if memory is None:
         return None
-    return build_context(memory, location.project, budget)
+    memo = ScreenMemo(home, location.branch_id)
+    screen = memo.screen()
+    try:
+        found = build_context(memory, location.project, budget, screen)
+    except _ShortRead:
+        memory = read_memory(home, location)
+        found = None if memory is None else build_context(memory, location.project, budget, screen)
+    memo.save(screen)
+    return found
 
 
 # -- per-prompt recall ------------------------------------------------------------------------
@@ -584,13 +850,15 @@ def prompt_context(
     finally:
         conn.close()
     skip = set(exclude)
+    memo = ScreenMemo(home, location.branch_id)
+    screen = memo.screen()
     need = max(PROMPT_MIN_TERMS, math.ceil(PROMPT_MIN_COVERAGE * len(terms)))
     chosen: list[Item] = []
     for row in rows:
         found = _row_item(row)
         if found.id in skip or _coverage(terms, found) < need:
             continue
-        if _safe([found]):
+        if screen(found):
             chosen.append(found)
     branch = location.branch_id
     chosen.sort(key=lambda i: (i.branch != branch, -_coverage(terms, i)))
@@ -602,6 +870,7 @@ def prompt_context(
             break
         lines.append(line)
         used += len(line) + 1
+    memo.save(screen)
     if not lines:
         return None
     text = wrap_notes(

@@ -235,9 +235,7 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     `mode` sets the permission bits of the new file (the temp file starts as 0600).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    import tempfile  # writes are off the per-prompt path
-
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp_name = _temp_file(path)
     try:
         if mode is not None:
             os.chmod(tmp_name, mode)
@@ -250,3 +248,52 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+
+
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+_TEMP_FLAGS |= getattr(os, "O_NOINHERIT", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _temp_file(path: Path) -> tuple[int, str]:
+    """A new file `.<name>.<random>.tmp` beside `path`, mode 0600, open for writing.
+
+    What `tempfile.mkstemp` does, without importing tempfile (and random, shutil and the
+    compression modules behind it), which cost the session-start hook more than its write.
+    """
+    for _ in range(100):
+        name = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def source_stamp(name: str) -> str:
+    """`<mtime_ns>-<size>` of the source file `app/core/<name>`; '' when it cannot be read.
+
+    Stamps what the hooks remember about a text (it passed the screen, redaction left it
+    unchanged) with the rules that judged it, so changed rules judge anew. An install
+    without the source files has no stamp, and remembers nothing.
+    """
+    try:
+        info = os.stat(Path(__file__).resolve().parents[1] / "core" / name)
+    except (OSError, ValueError):
+        return ""
+    return f"{info.st_mtime_ns}-{info.st_size}"
+
+
+def write_cache(path: Path, text: str) -> bool:
+    """Replace the cache file `path` with `text`; False when it could not be written.
+
+    No fsync: a torn cache file is only a miss the next time (its readers compare what it
+    holds, exactly, before trusting it).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        part.write_text(text, encoding="utf-8")
+        os.replace(part, path)
+    except (OSError, ValueError):
+        return False
+    return True

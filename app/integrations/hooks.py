@@ -17,15 +17,19 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from app.core.paths import resolve_home
 from app.integrations.hookio import (
+    arm_deadline,
     disarm_deadline,
     hook_log,
     read_stdin_json,
+    source_stamp,
     text_field,
     write_atomic,
+    write_cache,
 )
 
 EXIT_OK = 0
@@ -40,6 +44,26 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, ValueError | OSError):
         return str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {exc}"
+
+
+# The hooks that run before every prompt or session answer without argparse: building the
+# parsers costs more than the hook's own work.
+PROMPT_HOOKS = ("session-start", "user-prompt-submit")
+
+
+def prompt_hook(argv: Sequence[str]) -> int | None:
+    """Run exactly `[--home DIR] hook session-start|user-prompt-submit` as the parser would,
+    time limit included; None for any other command line (the parser's job)."""
+    home: str | None = None
+    rest = list(argv)
+    if len(rest) >= 2 and rest[0] == "--home":
+        home, rest = rest[1], rest[2:]
+    if len(rest) != 2 or rest[0] != "hook" or rest[1] not in PROMPT_HOOKS:
+        return None
+    arm_deadline(resolve_home(home), f"hook {rest[1]}")
+    if rest[1] == "session-start":
+        return session_start(home)
+    return user_prompt_submit(home)
 
 
 def session_start(home_arg: str | None) -> int:
@@ -60,14 +84,12 @@ def session_start(home_arg: str | None) -> int:
     if context is None:
         hook_log(home, "session-start", f"no memory for {location.branch_id} ({_ms(start)})")
         return EXIT_OK
-    from app.core.redact import redact
-
     # Memory files can be edited by hand; a secret pasted into one must still not travel
     # into the agent's context (and from there to a model provider).
     reply = {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": redact(context.text),
+            "additionalContext": redacted(home, context.branch_id, context.text),
         }
     }
     _remember_injected(home, text_field(data, "session_id"), context.ids, reset=True)
@@ -85,6 +107,45 @@ def session_start(home_arg: str | None) -> int:
         f"constraint(s), {len(context.text)} chars via {context.path} ({_ms(start)})",
     )
     return EXIT_OK
+
+
+# A text redaction left unchanged, per branch, so the next session start with the same
+# memory need not load the redaction rules again (their import costs more than the rest of
+# the hook's own work). Stamped with the rules' source file: new rules judge anew.
+CLEAN_MEMO = "clean-context"
+
+
+def _memo_path(home: Path, branch_id: str) -> Path | None:
+    from app.integrations.context import encode_branch
+
+    stem = encode_branch(branch_id)
+    if stem is None or not home.is_dir():
+        return None
+    return home / "cache" / CLEAN_MEMO / f"{stem}.txt"
+
+
+def redacted(home: Path, branch_id: str, text: str) -> str:
+    """`app.core.redact.redact(text)`, skipped when this exact text was found clean before.
+
+    Only a text that redaction left unchanged is remembered (the whole text, compared
+    exactly: no digest that could collide), so the memo can only ever say "nothing to
+    redact" about the very text it holds.
+    """
+    stamp = source_stamp("redact.py")
+    memo = _memo_path(home, branch_id) if stamp else None
+    expected = f"{stamp}\n{text}"
+    if memo is not None:
+        try:
+            if memo.read_text(encoding="utf-8") == expected:
+                return text
+        except (OSError, ValueError):
+            pass  # no memo yet, or unreadable: redact
+    from app.core.redact import redact
+
+    result = redact(text)
+    if memo is not None and result == text:
+        write_cache(memo, expected)
+    return result
 
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -209,12 +270,49 @@ def process_inbox(home_arg: str | None, *, engine: str | None = None) -> int:
         from app.container import build_api  # this command is an entry point: it composes
         from app.integrations.inbox import drain_inbox
 
+        folders = _inbox_folders(home)
         report = drain_inbox(home, lambda: build_api(home, engine_override=engine))
     except Exception as exc:
         hook_log(home, "process-inbox", f"failed: {_reason(exc)}")
         return EXIT_OK
+    if report["memorized"]:
+        prepare_session_start(home, folders)
     if report["busy"]:
         hook_log(home, "process-inbox", "another drain holds the lock; leaving it to that one")
     with contextlib.suppress(OSError):  # started detached: stdout may be gone
         sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
     return EXIT_OK
+
+
+def _inbox_folders(home: Path) -> set[str]:
+    """The `cwd` of each record waiting in the inbox (the sessions about to be memorized)."""
+    from app.integrations.inbox import inbox_dir
+
+    folders: set[str] = set()
+    with contextlib.suppress(OSError):
+        for path in inbox_dir(home).glob("*.json"):
+            try:
+                data = json.loads(path.read_bytes())
+            except (OSError, ValueError):
+                continue
+            cwd = data.get("cwd") if isinstance(data, dict) else None
+            if isinstance(cwd, str) and cwd:
+                folders.add(cwd)
+    return folders
+
+
+def prepare_session_start(home: Path, folders: Iterable[str]) -> None:
+    """Build the session-start context of each folder now, in the drain, so its memos hold
+    what the next session start there will show: that start (its memory just changed) then
+    needs neither the screen's nor the redaction's rules. Failures only cost that start its
+    memos."""
+    from app.integrations.context import session_context
+    from app.integrations.gitref import locate
+
+    for cwd in folders:
+        try:
+            context = session_context(home, locate(cwd))
+            if context is not None:
+                redacted(home, context.branch_id, context.text)
+        except Exception as exc:
+            hook_log(home, "process-inbox", f"session start not prepared for {cwd}: {_reason(exc)}")
