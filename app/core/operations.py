@@ -482,16 +482,20 @@ ACTIVITY = _op(
 )
 CONTEXT = _op(
     "memory:context",
-    "A Markdown digest of the memory, as a session start would be given.",
+    "A Markdown digest of the memory; with `branch`, what a session start there is given.",
     "ContextRequest",
-    "`markdown`",
+    "`markdown`; with `branch`: `branch`, `markdown` (the session-start text, redacted), "
+    "`items`, `constraints`, `ids`, or `message` when nothing is remembered",
     False,
     (),
     (
         Command(
             ("context",),
-            "a markdown digest of memory",
-            (Arg("topic", kind="words"),),
+            "a markdown digest of memory; --branch: what a session start there is given",
+            (
+                Arg("topic", kind="words"),
+                Arg("branch", "--branch", help="the session-start text of this branch"),
+            ),
             output="markdown",
         ),
     ),

@@ -153,10 +153,13 @@ class ActivityRequest(Request):
 
 
 class ContextRequest(Request):
-    """An optional topic and how many items the digest holds."""
+    """A digest of the memory (optional topic, how many items), or with `branch` what a
+    session start on that branch is given (within `budget` characters)."""
 
     topic: str | None = Field(default=None, max_length=2000)
     limit: int = Field(default=40, ge=1, le=200)
+    branch: str | None = Field(default=None, min_length=1, max_length=500)
+    budget: int = Field(default=8_000, ge=500, le=10_000)
 
 
 class HealthRequest(Request):

@@ -792,6 +792,36 @@ def session_context(home: Path, location: Location, budget: int = BUDGET_CHARS) 
     return found
 
 
+def agent_context(home: Path, branch_id: str, budget: int = BUDGET_CHARS) -> dict[str, Any]:
+    """What an agent starting a session on `branch_id` is given, as the API answers it.
+
+    The same builder as the session-start hook (`session_context`), for the CLI's
+    `context --branch` and the MCP `session_context` tool; the text is redacted like the
+    hook's (a memory file edited by hand may hold a secret).
+    """
+    from app.core.redact import redact
+
+    project = paths.project_of(branch_id)
+    branch = branch_id[len(project) + 1 :] if branch_id.startswith(f"{project}/") else branch_id
+    found = session_context(home, Location(project, branch, None), min(budget, HOOK_OUTPUT_CAP))
+    if found is None:
+        return {
+            "branch": branch_id,
+            "markdown": "",
+            "items": 0,
+            "constraints": 0,
+            "message": f"Nothing remembered for {branch_id} or its project yet.",
+        }
+    text = redact(found.text)
+    return {
+        "branch": branch_id,
+        "markdown": text + ("\n" if not text.endswith("\n") else ""),
+        "items": found.branch_items,
+        "constraints": found.constraints,
+        "ids": list(found.ids),
+    }
+
+
 # -- per-prompt recall ------------------------------------------------------------------------
 PROMPT_ITEMS = 5
 PROMPT_BUDGET_CHARS = 2_000

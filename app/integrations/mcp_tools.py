@@ -72,6 +72,13 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
     ),
     ToolSpec(
+        "session_context",
+        (ops.CONTEXT.name,),
+        "What a session start on this branch is given: its strongest items and the "
+        "project's known constraints, as one Markdown block (the same text as the hook).",
+        read_only=True,
+    ),
+    ToolSpec(
         "list_branches",
         (ops.LIST_BRANCHES.name,),
         "The branches that have a memory, with item counts.",
@@ -205,6 +212,19 @@ def build_server(home: Path | None) -> Any:
         if not target:
             raise ToolFailed("INVALID_INPUT: give a branch; the folder is not a git checkout.")
         return await call(ops.GET_BRANCH_MEMORY.name, {"branch": target})
+
+    @register("session_context")
+    async def session_context(
+        branch: Annotated[
+            str | None,
+            Field(description="Branch id such as 'myproject/main' (default: the branch of cwd)."),
+        ] = None,
+        cwd: Annotated[str | None, Field(description="The agent's folder.")] = None,
+    ) -> dict[str, Any]:
+        target = branch or _here(cwd)[1]
+        if not target:
+            raise ToolFailed("INVALID_INPUT: give a branch; the folder is not a git checkout.")
+        return await call(ops.CONTEXT.name, {"branch": target})
 
     @register("list_branches")
     async def list_branches() -> dict[str, Any]:

@@ -404,9 +404,18 @@ class ChannelMembers(QObject):
         """Start it without waiting; the reply comes as `activity_done`."""
         return self.request(ops.ACTIVITY.name, payload)
 
-    async def context(self, topic: str | None = None, limit: int | None = None) -> Reply:
-        """A Markdown digest of the memory, as a session start would be given."""
-        return await self.invoke(ops.CONTEXT.name, given({"topic": topic, "limit": limit}))
+    async def context(
+        self,
+        topic: str | None = None,
+        limit: int | None = None,
+        branch: str | None = None,
+        budget: int | None = None,
+    ) -> Reply:
+        """A Markdown digest of the memory; with `branch`, what a session start there is given."""
+        return await self.invoke(
+            ops.CONTEXT.name,
+            given({"topic": topic, "limit": limit, "branch": branch, "budget": budget}),
+        )
 
     @Slot(dict, result=int)
     def request_context(self, payload: dict[str, Any]) -> int:

@@ -131,6 +131,10 @@ def test_remember_search_get_list_forget_review_over_stdio(client: Client) -> No
 
     branch = _structured(client.call("get_branch", {}))
     assert "pnpm workspaces" in branch["content"]
+    # What a session start on this branch is given: the hook's own text.
+    start = _structured(client.call("session_context", {}))
+    assert start["branch"] == "shop/main" and "pnpm workspaces" in start["markdown"]
+    assert start["markdown"].startswith('<remembered-notes source="puffin-memory">')
     listed = _structured(client.call("list_branches", {}))
     assert [b["branch"] for b in listed["branches"]] == ["shop/main"]
     queue = _structured(client.call("review_queue", {"action": "list"}))
