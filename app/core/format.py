@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
@@ -98,6 +99,19 @@ _LISTS = ("bullet_list", "ordered_list")
 _HTML_CLOSERS = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>"), ("<!", ">"))
 # Only block structure is needed: bullet text is kept exactly as written.
 _MD = MarkdownIt("commonmark").disable("inline")
+# An item bullet as `render` writes it: `- **Title**: ...` on one line, no tab. Such a line
+# can only be a list item holding one paragraph (it cannot open a heading, fence, HTML block,
+# quote, thematic break or nested list), so a run of them needs no Markdown parser: see
+# `_skeleton`. The first title character is not `*`, `_`, `-` or a space, so the line is never
+# a thematic break.
+_ITEM_LINE_RE = re.compile(r"- \*\*[^\s*_-][^\t]*")
+_ATX_LINE_RE = re.compile(r"#{1,6}(?:[ \t]|$)")
+# The stand-in for a run: one list item, parsed in the same place as the run's first line.
+_STAND_IN = "- x"
+# Problems of category bullets already checked, by everything that decides them (`validate`
+# of a growing file re-checks the same bullets on every write). Bounded; cleared when full.
+_ITEM_PROBLEMS: dict[tuple[object, ...], tuple[str, ...]] = {}
+_ITEM_PROBLEMS_MAX = 65_536
 
 
 def _norm(name: str) -> str:
@@ -249,21 +263,65 @@ def _segments(text: str, matches: list[re.Match[str]]) -> list[tuple[re.Match[st
 
 
 def _draft(text: str, line: int) -> _Draft:
+    title, body, meta = _draft_parts(text)
+    return _Draft(line, title, body, None if meta is None else dict(meta))
+
+
+@lru_cache(maxsize=16_384)
+def _draft_parts(text: str) -> tuple[str | None, str, tuple[tuple[str, str], ...] | None]:
+    """Title, body and metadata of one bullet's text (cached: files are re-read whole)."""
     text = one_line(text)
     meta = None
     found = _META_RE.search(text)
     if found and (meta := _split_meta(found.group(1))) is not None:
         text = text[: found.start()].rstrip()
+    pairs = None if meta is None else tuple(meta.items())
     titled = _TITLE_RE.match(text)
     if not titled:
-        return _Draft(line, None, text, meta)
+        return None, text, pairs
     title, rest = titled.group("title").strip(), titled.group("rest")
     separator = _SEPARATOR_RE.match(rest)
     if separator:
         rest = rest[separator.end() :]
     elif title.endswith(":"):  # `**Title:** text`
         title = title[:-1].rstrip()
-    return _Draft(line, title, rest.strip(), meta)
+    return title, rest.strip(), pairs
+
+
+def _skeleton(lines: list[str]) -> tuple[list[str], dict[int, list[str]]]:
+    """`lines` with each run of rendered item bullets folded into one stand-in list item.
+
+    A run is a maximal sequence of `_ITEM_LINE_RE` lines followed by a blank line (or the
+    end) whose next non-blank line is an unindented ATX heading (or the end), which is how
+    `render` lays out a section. Its first line becomes `_STAND_IN` and the others blank
+    lines, so line numbers and everything around the run parse exactly as before; the
+    parser reads the run's bullets itself. Returns the new lines and, per stand-in line,
+    the run it replaces.
+    """
+    out = list(lines)
+    runs: dict[int, list[str]] = {}
+    count = len(lines)
+    n = 0
+    while n < count:
+        if not _ITEM_LINE_RE.fullmatch(lines[n]):
+            n += 1
+            continue
+        start = n
+        while n < count and _ITEM_LINE_RE.fullmatch(lines[n]):
+            n += 1
+        after = n
+        # Blank as Markdown has it: spaces and tabs only.
+        while after < count and not lines[after].strip(" \t"):
+            after += 1
+        ends = n == count or (
+            not lines[n].strip(" \t")
+            and (after == count or _ATX_LINE_RE.match(lines[after]) is not None)
+        )
+        if ends:
+            runs[start] = lines[start:n]
+            out[start] = _STAND_IN
+            out[start + 1 : n] = [""] * (n - start - 1)
+    return out, runs
 
 
 def _split_fields(body: str) -> tuple[str, dict[str, str], int]:
@@ -302,9 +360,22 @@ class _Parser:
 
     HEADER_KEYS = ("lastupdated", "lastextraction", "threadcount")
 
-    def __init__(self, text: str, branch_id: str | None) -> None:
+    def __init__(
+        self, text: str, branch_id: str | None, *, fold: bool = True, check_only: bool = False
+    ) -> None:
         text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
         self.lines = text.split("\n")
+        # Runs of rendered bullets are read line by line (see `_skeleton`); `unread` keeps
+        # those the parse did not meet as a category list, which makes the caller parse the
+        # whole text with Markdown instead.
+        self.runs: dict[int, list[str]] = {}
+        if fold:
+            folded, self.runs = _skeleton(self.lines)
+            if self.runs:
+                text = "\n".join(folded)
+        self.unread = set(self.runs)
+        # Only the problems are wanted (`validate`): bullets checked before are not rebuilt.
+        self.check_only = check_only
         self.root = SyntaxTreeNode(_MD.parse(text))
         self.problems: list[Problem] = []
         self.branch_id = branch_id
@@ -423,7 +494,17 @@ class _Parser:
             if node.type == "heading":  # a `###` group inside a category becomes a tag
                 tags = [t for t in [clean_token(one_line(self._inline(node))).lower()] if t]
             elif node.type in _LISTS:
-                self._collect_list(node, drafts, tags, None)
+                run = self._run_at(node)
+                if run is None:
+                    self._collect_list(node, drafts, tags, None)
+                    continue
+                start = self._span(node)[0]
+                covered.update(range(start, start + len(run)))
+                for n, line in enumerate(run, start):
+                    draft = _draft(line[2:], n + 1)
+                    if draft.title or draft.body or draft.meta is not None:
+                        draft.tags = list(tags)
+                        drafts.append(draft)
             elif node.type != "hr":
                 drafts.append(_draft(self._block_text(node), self._span(node)[0] + 1))
                 drafts[-1].tags = list(tags)
@@ -435,6 +516,40 @@ class _Parser:
         ]
         drafts += [_draft(self.lines[n], n + 1) for n in loose]
         return drafts
+
+    def _run_at(self, node: SyntaxTreeNode) -> list[str] | None:
+        """The folded run this list stands in for, if it is exactly the stand-in item."""
+        start = self._span(node)[0]
+        if node.type != "bullet_list" or start not in self.runs or len(node.children) != 1:
+            return None
+        entry = node.children[0]
+        blocks = entry.children
+        if (
+            self._span(entry)[0] != start
+            or len(blocks) != 1
+            or blocks[0].type != "paragraph"
+            or tuple(self._span(blocks[0])) != (start, start + 1)
+            or self._inline(blocks[0]) != _STAND_IN[2:]
+        ):
+            return None
+        self.unread.discard(start)
+        return self.runs[start]
+
+    def _check_item(self, draft: _Draft, category: Category) -> None:
+        """The problems `_item` would note for this bullet, from the cache when seen before."""
+        meta = None if draft.meta is None else tuple(draft.meta.items())
+        key = (category, draft.title, draft.body, meta, tuple(draft.tags), self.default_date)
+        messages = _ITEM_PROBLEMS.get(key)
+        if messages is None:
+            before = len(self.problems)
+            self._item(draft, category)
+            messages = tuple(p.message for p in self.problems[before:])
+            if len(_ITEM_PROBLEMS) >= _ITEM_PROBLEMS_MAX:
+                _ITEM_PROBLEMS.clear()
+            _ITEM_PROBLEMS[key] = messages
+            return
+        # Every problem `_item` notes is on the bullet's own line.
+        self.problems.extend(Problem(draft.line, message) for message in messages)
 
     def _item(self, draft: _Draft, category: Category) -> MemoryItem:
         content, fields, occurrences = _split_fields(draft.body)
@@ -550,7 +665,11 @@ class _Parser:
         for section in sections[1:]:
             if isinstance(section.kind, Category):
                 drafts = self._category_drafts(section)
-                items[section.kind] += [self._item(d, section.kind) for d in drafts]
+                if self.check_only:
+                    for draft in drafts:
+                        self._check_item(draft, section.kind)
+                else:
+                    items[section.kind] += [self._item(d, section.kind) for d in drafts]
             elif section.kind == "summary":
                 summary.append(self._raw(section.start, section.end))
             elif section.kind == "conflicts":
@@ -575,16 +694,28 @@ class _Parser:
         return memory, self.problems, kinds
 
 
+def _parsed(
+    text: str, branch_id: str | None, *, check_only: bool = False
+) -> tuple[_Parser, tuple[BranchMemory, list[Problem], set[str]]]:
+    """Parse with rendered bullet runs read directly; the full Markdown parse when a run
+    turned out not to be a category list (then the fold would not be exact)."""
+    parser = _Parser(text, branch_id, check_only=check_only)
+    result = parser.run()
+    if parser.unread:
+        parser = _Parser(text, branch_id, fold=False, check_only=check_only)
+        result = parser.run()
+    return parser, result
+
+
 def parse(text: str, branch_id: str | None = None) -> BranchMemory:
     """Read a branch file, hand-edited or not; never raises. The header's id wins over
     `branch_id`, which is used (or "unknown") when the file has no header."""
-    return _Parser(text, branch_id).run()[0]
+    return _parsed(text, branch_id)[1][0]
 
 
 def validate(text: str) -> list[Problem]:
     """Problems per seed 001 "Validation"; an empty list means the file is valid."""
-    parser = _Parser(text, None)
-    _memory, problems, kinds = parser.run()
+    parser, (_memory, problems, kinds) = _parsed(text, None, check_only=True)
     rules = [
         (parser.has_header, "missing the '# Branch Memory: <branch>' header"),
         ("summary" in kinds, f"missing the '## {SUMMARY_HEADING}' section"),

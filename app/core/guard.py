@@ -159,8 +159,13 @@ def _integrity(
             if sec.heading.strip().casefold() not in had
         ]
         given = {i.id: i for i in new_items}
+        # One lookup table instead of a scan of the new file per earlier item (the first item
+        # under an id wins, as `BranchMemory.find` has it).
+        by_id: dict[str, MemoryItem] = {}
+        for i in new.all_items():
+            by_id.setdefault(i.id, i)
         for item in old.all_items():
-            now = new.find(item.id)
+            now = by_id.get(item.id)
             if now is None or item.pinned:
                 continue
             if now.confidence < item.confidence - 0.01:
