@@ -111,6 +111,9 @@ _STAND_IN = "- x"
 # Problems of category bullets already checked, by everything that decides them (`validate`
 # of a growing file re-checks the same bullets on every write). Bounded; cleared when full.
 _ITEM_PROBLEMS: dict[tuple[object, ...], tuple[str, ...]] = {}
+# The same, by the bullet's line as written (with its section and `###` tags): a line seen
+# before is not even split into title, body and metadata.
+_LINE_PROBLEMS: dict[tuple[object, ...], tuple[str, ...]] = {}
 _ITEM_PROBLEMS_MAX = 65_536
 
 
@@ -137,7 +140,40 @@ def _timestamp(value: datetime) -> str:
     return normalize_timestamp(value).isoformat().replace("+00:00", "Z")
 
 
+# Rendered bullets by everything they show: a file is rendered whole on every write, but
+# only the new and changed items need the work. Bounded; cleared when full.
+_BULLETS: dict[tuple[object, ...], str] = {}
+_BULLETS_MAX = 65_536
+
+
 def _item_bullet(item: MemoryItem) -> str:
+    key = (
+        item.id,
+        item.title,
+        item.content,
+        item.confidence,
+        tuple(item.sources),
+        item.extracted,
+        tuple(item.tags),
+        item.pinned,
+        item.occurrences,
+        item.rationale,
+        item.trade_offs,
+        item.scope,
+        item.root_cause,
+        item.fix,
+        item.approach,
+        item.lessons,
+    )
+    bullet = _BULLETS.get(key)
+    if bullet is None:
+        if len(_BULLETS) >= _BULLETS_MAX:
+            _BULLETS.clear()
+        bullet = _BULLETS[key] = _new_bullet(item)
+    return bullet
+
+
+def _new_bullet(item: MemoryItem) -> str:
     parts = [item.content]
     parts += [
         f"{label}: {getattr(item, name)}" for name, label in FIELD_LABELS if getattr(item, name)
@@ -190,14 +226,27 @@ def _seal(body: str) -> str:
     return body
 
 
+def _stamp_lines(last_updated: datetime, last_extraction: datetime | None) -> list[str]:
+    extraction = "never" if last_extraction is None else _timestamp(last_extraction)
+    return [f"**Last Updated:** {_timestamp(last_updated)}", f"**Last Extraction:** {extraction}"]
+
+
+def restamp(text: str, last_updated: datetime, last_extraction: datetime | None) -> str:
+    """`render(m)` given as `text`, as it would read with these two header timestamps.
+
+    The same as rendering a copy of `m` with the timestamps changed, without rendering
+    again: they are always the third and fourth lines (the branch id is one line).
+    """
+    head = text.split("\n", 4)
+    return "\n".join([*head[:2], *_stamp_lines(last_updated, last_extraction), *head[4:]])
+
+
 def render(memory: BranchMemory) -> str:
     """The branch file for `memory`: always every section, in seed 001 order, then extras."""
-    extraction = "never" if memory.last_extraction is None else _timestamp(memory.last_extraction)
     out = [
         f"# Branch Memory: {one_line(memory.branch_id)}",
         "",
-        f"**Last Updated:** {_timestamp(memory.last_updated)}",
-        f"**Last Extraction:** {extraction}",
+        *_stamp_lines(memory.last_updated, memory.last_extraction),
         f"**Thread Count:** {memory.thread_count}",
         "",
         f"## {SUMMARY_HEADING}",
@@ -233,6 +282,10 @@ class _Draft:
     body: str
     meta: dict[str, str] | None
     tags: list[str] = field(default_factory=list)
+    # For `validate`: the problems of this bullet when known already (no need to rebuild
+    # it), and the key to remember them under once found.
+    checked: tuple[str, ...] | None = None
+    line_key: tuple[object, ...] | None = None
 
 
 @dataclass
@@ -286,6 +339,16 @@ def _draft_parts(text: str) -> tuple[str | None, str, tuple[tuple[str, str], ...
     elif title.endswith(":"):  # `**Title:** text`
         title = title[:-1].rstrip()
     return title, rest.strip(), pairs
+
+
+def _remember(
+    cache: dict[tuple[object, ...], tuple[str, ...]],
+    key: tuple[object, ...],
+    value: tuple[str, ...],
+) -> None:
+    if len(cache) >= _ITEM_PROBLEMS_MAX:
+        cache.clear()
+    cache[key] = value
 
 
 def _skeleton(lines: list[str]) -> tuple[list[str], dict[int, list[str]]]:
@@ -500,10 +563,19 @@ class _Parser:
                     continue
                 start = self._span(node)[0]
                 covered.update(range(start, start + len(run)))
+                group = tuple(tags)
                 for n, line in enumerate(run, start):
+                    key = None
+                    if self.check_only:
+                        key = (line, group, section.kind, self.default_date)
+                        known = _LINE_PROBLEMS.get(key)
+                        if known is not None:
+                            drafts.append(_Draft(n + 1, None, "", None, checked=known))
+                            continue
                     draft = _draft(line[2:], n + 1)
                     if draft.title or draft.body or draft.meta is not None:
                         draft.tags = list(tags)
+                        draft.line_key = key
                         drafts.append(draft)
             elif node.type != "hr":
                 drafts.append(_draft(self._block_text(node), self._span(node)[0] + 1))
@@ -536,18 +608,20 @@ class _Parser:
         return self.runs[start]
 
     def _check_item(self, draft: _Draft, category: Category) -> None:
-        """The problems `_item` would note for this bullet, from the cache when seen before."""
-        meta = None if draft.meta is None else tuple(draft.meta.items())
-        key = (category, draft.title, draft.body, meta, tuple(draft.tags), self.default_date)
-        messages = _ITEM_PROBLEMS.get(key)
+        """The problems `_item` would note for this bullet, from the caches when seen before."""
+        messages = draft.checked
         if messages is None:
-            before = len(self.problems)
-            self._item(draft, category)
-            messages = tuple(p.message for p in self.problems[before:])
-            if len(_ITEM_PROBLEMS) >= _ITEM_PROBLEMS_MAX:
-                _ITEM_PROBLEMS.clear()
-            _ITEM_PROBLEMS[key] = messages
-            return
+            meta = None if draft.meta is None else tuple(draft.meta.items())
+            key = (category, draft.title, draft.body, meta, tuple(draft.tags), self.default_date)
+            messages = _ITEM_PROBLEMS.get(key)
+            if messages is None:
+                before = len(self.problems)
+                self._item(draft, category)
+                messages = tuple(p.message for p in self.problems[before:])
+                del self.problems[before:]
+                _remember(_ITEM_PROBLEMS, key, messages)
+            if draft.line_key is not None:
+                _remember(_LINE_PROBLEMS, draft.line_key, messages)
         # Every problem `_item` notes is on the bullet's own line.
         self.problems.extend(Problem(draft.line, message) for message in messages)
 
@@ -735,4 +809,12 @@ def header_last_updated(text: str) -> str | None:
     return None
 
 
-__all__ = ["FIELD_LABELS", "Problem", "header_last_updated", "parse", "render", "validate"]
+__all__ = [
+    "FIELD_LABELS",
+    "Problem",
+    "header_last_updated",
+    "parse",
+    "render",
+    "restamp",
+    "validate",
+]

@@ -203,3 +203,39 @@ def test_rendered_items_round_trip_through_the_fold() -> None:
     assert parse(text).model_dump(exclude={"last_updated"}) == memory.model_dump(
         exclude={"last_updated"}
     )
+
+
+def test_restamp_is_rendering_with_other_timestamps() -> None:
+    from datetime import UTC, datetime
+
+    rng = random.Random(5)
+    stamps = [datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC), datetime(2026, 6, 7, tzinfo=UTC)]
+    for _ in range(50):
+        memory = _memory(rng)
+        for updated in stamps:
+            for extraction in (None, *stamps):
+                same = memory.model_copy(
+                    update={"last_updated": updated, "last_extraction": extraction}
+                )
+                assert fmt.restamp(render(memory), updated, extraction) == render(same)
+
+
+def test_remembered_bullets_follow_every_field() -> None:
+    item = MemoryItem(
+        category=Category.BUG_PATTERNS, title="Race", content="Lock the cache.", sources=["t1"]
+    )
+    first = fmt._item_bullet(item)
+    changes: dict[str, object] = {
+        "confidence": 0.5,
+        "sources": ["t1", "t2"],
+        "tags": ["x"],
+        "pinned": True,
+        "occurrences": 3,
+        "fix": "Use a mutex",
+        "content": "Lock the cache first.",
+        "title": "Races",
+    }
+    for name, value in changes.items():
+        changed = item.model_copy(update={name: value})
+        assert fmt._item_bullet(changed) == fmt._new_bullet(changed) != first, name
+    assert fmt._item_bullet(item) == first
