@@ -98,6 +98,10 @@ class _Rule:
     accept: Callable[[re.Match[str]], bool] | None = None
     # Optional finer kind from the match (`password` vs `token` for assignments).
     kind_of: Callable[[re.Match[str]], str] | None = None
+    # Lowercase literals one of which every match starts with (in the text lowercased, `ſ`
+    # and `ı` read as `s` and `i`, as `re.IGNORECASE` reads them): the pattern is then tried
+    # only where one occurs instead of at every position (see `_sub_at`). Empty: scan all.
+    starts: tuple[str, ...] = ()
 
 
 def _accept_openai(m: re.Match[str]) -> bool:
@@ -430,6 +434,7 @@ _RULES: tuple[_Rule, ...] = (
         fold=True,
         group=1,
         accept=_accept_prose_secret,
+        starts=(" is", "\tis", " was", "\twas"),
     ),
     _Rule(
         "password",
@@ -444,6 +449,7 @@ _RULES: tuple[_Rule, ...] = (
         fold=True,
         group=1,
         accept=_accept_labelled,
+        starts=("pass", "pw"),
     ),
     _Rule(
         "jwt",
@@ -492,6 +498,8 @@ _RULES: tuple[_Rule, ...] = (
         group=3,
         accept=_accept_assignment,
         kind_of=_assignment_kind,
+        # The first word of every name `_key_word_pattern` spells.
+        starts=("pass", "secret", "client", "token", "api", "access", "private", "auth"),
     ),
     _Rule(
         "env_secret",
@@ -505,7 +513,45 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def _apply(rule: _Rule, text: str) -> tuple[str, int]:
+def _positions(lowered: str, literals: tuple[str, ...]) -> list[int]:
+    """Every index where one of `literals` occurs in `lowered` (overlaps included), sorted."""
+    found: set[int] = set()
+    for literal in literals:
+        at = lowered.find(literal)
+        while at >= 0:
+            found.add(at)
+            at = lowered.find(literal, at + 1)
+    return sorted(found)
+
+
+def _sub_at(
+    pattern: re.Pattern[str], text: str, starts: list[int], repl: Callable[[re.Match[str]], str]
+) -> str:
+    """`pattern.sub(repl, text)` when every match starts at one of `starts`.
+
+    `sub` takes the leftmost match, then searches on from its end; trying the pattern at
+    each start in order past the last match's end finds the same matches (a match attempt
+    at a position sees the text before it, for lookbehinds and word boundaries, exactly as
+    the scan does). The patterns given starts never match the empty string.
+    """
+    pieces: list[str] = []
+    last = 0
+    for at in starts:
+        if at < last:
+            continue
+        m = pattern.match(text, at)
+        if m is None:
+            continue
+        pieces.append(text[last:at])
+        pieces.append(repl(m))
+        last = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _apply(rule: _Rule, text: str, lowered: str | None = None) -> tuple[str, int]:
     count = 0
     fixed_label = f"{MARK}{rule.kind}]"
 
@@ -528,6 +574,10 @@ def _apply(rule: _Rule, text: str) -> tuple[str, int]:
             return whole[: start - base + 1] + label + whole[end - base - 1 :]
         return whole[: start - base] + label + whole[end - base :]
 
+    if rule.starts and lowered is not None and len(lowered) == len(text):
+        # Same length: every character lowercased to one, so indexes agree with `text`.
+        folded = lowered.replace("\u017f", "s").replace("\u0131", "i")
+        return _sub_at(rule.pattern, text, _positions(folded, rule.starts), replace), count
     return rule.pattern.sub(replace, text), count
 
 
@@ -623,7 +673,7 @@ def _rules_layer(text: str) -> tuple[str, int]:
                 haystack = text
             if not any(anchor in haystack for anchor in rule.anchors):
                 continue
-        text, count = _apply(rule, text)
+        text, count = _apply(rule, text, lowered)
         if count:
             total += count
             lowered = None
