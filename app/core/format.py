@@ -570,7 +570,9 @@ class _Parser:
                         key = (line, group, section.kind, self.default_date)
                         known = _LINE_PROBLEMS.get(key)
                         if known is not None:
-                            drafts.append(_Draft(n + 1, None, "", None, checked=known))
+                            # Only its problems matter here, and a sound bullet has none.
+                            if known:
+                                drafts.append(_Draft(n + 1, None, "", None, checked=known))
                             continue
                     draft = _draft(line[2:], n + 1)
                     if draft.title or draft.body or draft.meta is not None:
@@ -623,7 +625,8 @@ class _Parser:
             if draft.line_key is not None:
                 _remember(_LINE_PROBLEMS, draft.line_key, messages)
         # Every problem `_item` notes is on the bullet's own line.
-        self.problems.extend(Problem(draft.line, message) for message in messages)
+        if messages:
+            self.problems.extend(Problem(draft.line, message) for message in messages)
 
     def _item(self, draft: _Draft, category: Category) -> MemoryItem:
         content, fields, occurrences = _split_fields(draft.body)
