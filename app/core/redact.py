@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 MARK = "[REDACTED:"
@@ -619,6 +619,26 @@ def _looks_random(token: str) -> bool:
     return kinds >= 2 and _entropy(token) >= MIN_ENTROPY and not _is_placeholder(token)
 
 
+_TOKEN_MIN = 20  # the shortest text `_TOKEN_RE` matches
+
+
+def _long_tokens(text: str) -> Iterator[re.Match[str]]:
+    """`_TOKEN_RE.finditer(text)`, searching only runs of 20+ non-space characters.
+
+    A token holds no whitespace, so each match lies inside one such run, and the scan of the
+    run sees the same neighbours (the pattern looks behind the run's start, and whitespace or
+    the end after it both pass its closing check). `str.split` finds the runs in C; each run
+    is located from the end of the previous long one (a shorter run cannot hold it).
+    """
+    cursor = 0
+    for chunk in text.split():
+        if len(chunk) < _TOKEN_MIN:
+            continue
+        start = text.find(chunk, cursor)
+        cursor = start + len(chunk)
+        yield from _TOKEN_RE.finditer(text, start, cursor)
+
+
 def _entropy_layer(text: str) -> tuple[str, int]:
     """Random-looking tokens on lines that mention a secret.
 
@@ -629,7 +649,7 @@ def _entropy_layer(text: str) -> tuple[str, int]:
     last = 0
     count = 0
     lines: dict[int, bool] = {}
-    for m in _TOKEN_RE.finditer(text):
+    for m in _long_tokens(text):
         token = m.group(0)
         if not _looks_random(token):
             continue

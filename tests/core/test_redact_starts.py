@@ -111,3 +111,32 @@ def test_sub_at_is_sub_when_every_match_starts_at_a_given_position() -> None:
         lambda m: "<X>", text
     )
     assert layers._sub_at(pattern, text, [], lambda m: "<X>") == text
+
+
+def test_long_tokens_are_the_token_scan() -> None:
+    rng = random.Random(9)
+    pieces = [
+        "aB3dE6gH9jK2mN5pQ8sT1",
+        "x" * 19,
+        "y" * 20,
+        "key=",
+        "/",
+        "+",
+        "=",
+        ".",
+        "-",
+        "\u00a0",
+        "\u001f",
+        "\u2028",
+        " ",
+        "\n",
+        "\t",
+        "é",
+        "token:",
+        "AKIA1234567890ABCDEF",
+    ]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("extraction/*.txt"))]
+    for text in texts:
+        expected = [m.span() for m in layers._TOKEN_RE.finditer(text)]
+        assert [m.span() for m in layers._long_tokens(text)] == expected, repr(text)
