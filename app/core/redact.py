@@ -102,6 +102,9 @@ class _Rule:
     # and `ı` read as `s` and `i`, as `re.IGNORECASE` reads them): the pattern is then tried
     # only where one occurs instead of at every position (see `_sub_at`). Empty: scan all.
     starts: tuple[str, ...] = ()
+    # A literal on the first line of every match, which starts that line (`(?m)^...`): the
+    # pattern is then tried only at the start of lines holding it. Empty: scan all.
+    line_with: str = ""
 
 
 def _accept_openai(m: re.Match[str]) -> bool:
@@ -509,6 +512,7 @@ _RULES: tuple[_Rule, ...] = (
         anchors=("=",),
         group=2,
         accept=_accept_env,
+        line_with="=",
     ),
 )
 
@@ -521,6 +525,21 @@ def _positions(lowered: str, literals: tuple[str, ...]) -> list[int]:
         while at >= 0:
             found.add(at)
             at = lowered.find(literal, at + 1)
+    return sorted(found)
+
+
+def _line_starts(text: str, literal: str) -> list[int]:
+    """The start of every line that holds `literal`, sorted."""
+    found: set[int] = set()
+    at = text.find(literal)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        found.add(start)
+        # The rest of this line adds nothing: go on from the next line.
+        end = text.find("\n", at)
+        if end < 0:
+            break
+        at = text.find(literal, end)
     return sorted(found)
 
 
@@ -574,6 +593,8 @@ def _apply(rule: _Rule, text: str, lowered: str | None = None) -> tuple[str, int
             return whole[: start - base + 1] + label + whole[end - base - 1 :]
         return whole[: start - base] + label + whole[end - base :]
 
+    if rule.line_with:
+        return _sub_at(rule.pattern, text, _line_starts(text, rule.line_with), replace), count
     if rule.starts and lowered is not None and len(lowered) == len(text):
         # Same length: every character lowercased to one, so indexes agree with `text`.
         folded = lowered.replace("\u017f", "s").replace("\u0131", "i")

@@ -61,6 +61,11 @@ _PIECES = [
     "é",
     "ß",
     "\u00ad",
+    "export ",
+    "DB_PASSWORD",
+    "API_TOKEN=",
+    "\n  X9=",
+    "\t",
 ]
 
 
@@ -71,7 +76,7 @@ def _text(rng: random.Random) -> str:
 def _full_scan(text: str) -> tuple[str, int]:
     """`redact_with_count` with every rule scanning the whole text."""
     saved = layers._RULES
-    layers._RULES = tuple(replace(rule, starts=()) for rule in saved)
+    layers._RULES = tuple(replace(rule, starts=(), line_with="") for rule in saved)
     try:
         return layers.redact_with_count(text)
     finally:
@@ -80,6 +85,7 @@ def _full_scan(text: str) -> tuple[str, int]:
 
 def test_some_rules_name_their_starts() -> None:
     assert sum(1 for rule in layers._RULES if rule.starts) >= 3
+    assert any(rule.line_with for rule in layers._RULES)
 
 
 @pytest.mark.parametrize("seed", range(4))
