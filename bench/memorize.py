@@ -1,16 +1,19 @@
-"""Offline memorize of a 100 KB conversation into a branch that already holds 50 items.
+"""Offline memorize of a 100 KB conversation into a branch of 50 items, then of 2,000 items.
 
-Target (issue 3): <= 50 ms per memorize, in process, offline engine. Prints p50/p95 over
-repeated runs on a fresh copy of the branch each time, and the share spent extracting.
+Targets (issues 3 and 11): <= 50 ms per memorize into 50 items and <= 100 ms into 2,000 items,
+in process, offline engine. Prints p50/p95 over repeated runs on a fresh copy of the branch
+each time, the share spent extracting, and each figure next to its target.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 import shutil
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.container import build_api
@@ -18,10 +21,42 @@ from app.core.format import render
 from app.core.models import BranchMemory, Category, MemoryItem
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "extraction"
-RUNS = 30
+# (items in the branch, runs, target p50 in ms)
+CASES = ((50, 30, 50.0), (2_000, 15, 100.0))
+
+# Words for the large branch: items about many different things, as a real memory grows,
+# rather than one template repeated 2,000 times.
+_WORDS = """
+    parser cache index queue worker scheduler logger config schema migration router handler
+    session token retry timeout backoff pool socket buffer stream codec encoder decoder lexer
+    renderer layout widget dialog button theme palette font icon tray menu shortcut clipboard
+    database table column cursor transaction commit rollback snapshot replica shard cluster
+    node pod container image registry volume secret certificate proxy gateway endpoint
+    payload header cookie redirect upload download archive backup restore export import
+    sync diff patch merge branch rebase tag release version changelog build bundle compile
+    lint format test fixture mock stub spy coverage benchmark profile trace metric alert
+    dashboard report chart graph tree list map set heap stack vector matrix tensor model
+    embedding vocabulary tokenizer prompt template context window budget quota limit rate
+    throttle debounce poll watch notify event signal slot thread lock mutex semaphore future
+    promise callback coroutine task job cron daemon service client server api sdk plugin
+    adapter facade factory builder visitor observer strategy command repository entity value
+"""
+_VOCABULARY = _WORDS.split()
 
 
-def _branch() -> BranchMemory:
+@dataclass
+class Figures:
+    items: int
+    runs: int
+    target: float
+    p50: float
+    p95: float
+    extract_p50: float
+    committed: int
+    queued: int
+
+
+def _small_branch() -> BranchMemory:
     items = {
         cat: [
             MemoryItem(
@@ -39,6 +74,28 @@ def _branch() -> BranchMemory:
     return BranchMemory(branch_id="bench", summary="Bench branch.", items=items)
 
 
+def _large_branch(count: int) -> BranchMemory:
+    rng = random.Random(11)
+    per = count // len(Category)
+    items: dict[Category, list[MemoryItem]] = {}
+    for cat in Category:
+        section = []
+        for i in range(per):
+            words = rng.sample(_VOCABULARY, 6)
+            section.append(
+                MemoryItem(
+                    category=cat,
+                    title=f"{words[0].title()} {words[1]} {i}",
+                    content=f"Keep the {words[0]} {words[1]} apart from the {words[2]} "
+                    f"{words[3]}; check {words[4]} before {words[5]} (case {cat.value}-{i}).",
+                    confidence=0.85,
+                    sources=[f"t{i % 97}"],
+                )
+            )
+        items[cat] = section
+    return BranchMemory(branch_id="bench", summary="Bench branch.", items=items)
+
+
 def _conversation(target: int = 100_000) -> str:
     parts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*.txt"))]
     text = "\n".join(parts) or "User: Always use pathlib instead of os.path.\n"
@@ -47,21 +104,23 @@ def _conversation(target: int = 100_000) -> str:
     return text[:target]
 
 
-def main() -> None:
-    conversation = _conversation()
-    seed_text = render(_branch())
+def measure(count: int, runs: int, target: float, conversation: str) -> Figures:
+    branch = _small_branch() if count <= 50 else _large_branch(count)
+    assert branch.item_count() == count, branch.item_count()
+    seed_text = render(branch)
     root = Path(tempfile.mkdtemp(prefix="puffin-bench-"))
     try:
         home = root / "home"
         (home / "branches").mkdir(parents=True)
         branch_file = home / "branches" / "bench.md"
-        # One long-lived API, as in the app; the branch is reset to its 50 items before each
-        # run (outside the timing) so every run merges into the same starting file.
+        # One long-lived API, as in the app; the branch is reset to its starting items before
+        # each run (outside the timing) so every run merges into the same starting file.
         api = build_api(home, engine_override="offline")
         engine = api.writer.engine
-        timings, extract_timings = [], []
+        timings: list[float] = []
+        extract_timings: list[float] = []
         reply: dict = {}
-        for _run in range(RUNS + 1):
+        for run in range(runs + 1):
             branch_file.write_text(seed_text, encoding="utf-8")
             api.index.sync(api.store)
             start = time.perf_counter()
@@ -76,20 +135,36 @@ def main() -> None:
             )
             elapsed = (time.perf_counter() - start) * 1000
             assert "error" not in reply, reply
-            if _run:  # the first run fills caches (regexes, similarity)
+            if run:  # the first run fills caches (regexes, similarity, the parsed file)
                 timings.append(elapsed)
                 extract_timings.append(extract_ms)
         timings.sort()
-        p95 = timings[int(len(timings) * 0.95) - 1]
-        print(f"conversation: {len(conversation) / 1000:.0f} KB, branch: 50 items, runs: {RUNS}")
-        print(
-            f"memorize  p50 {statistics.median(timings):6.1f} ms   p95 {p95:6.1f} ms   "
-            f"(target <= 50 ms)"
+        return Figures(
+            items=count,
+            runs=runs,
+            target=target,
+            p50=statistics.median(timings),
+            p95=timings[max(0, int(len(timings) * 0.95) - 1)],
+            extract_p50=statistics.median(extract_timings),
+            committed=reply["itemsExtracted"],
+            queued=reply["queuedForReview"],
         )
-        print(f"  of which extract p50 {statistics.median(extract_timings):6.1f} ms")
-        print(f"last reply: {reply['itemsExtracted']} committed, {reply['queuedForReview']} queued")
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    conversation = _conversation()
+    print(f"conversation: {len(conversation) / 1000:.0f} KB, offline engine, in process")
+    print(f"{'branch':>12}  {'p50':>8}  {'p95':>8}  {'target':>9}  {'extract p50':>11}  result")
+    for count, runs, target in CASES:
+        f = measure(count, runs, target, conversation)
+        verdict = "ok" if f.p50 <= f.target else "OVER"
+        print(
+            f"{f.items:>6} items  {f.p50:5.1f} ms  {f.p95:5.1f} ms  <= {f.target:3.0f} ms  "
+            f"{f.extract_p50:8.1f} ms  {verdict} ({f.runs} runs; last: {f.committed} "
+            f"committed, {f.queued} queued)"
+        )
 
 
 if __name__ == "__main__":

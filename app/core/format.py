@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
@@ -98,6 +99,22 @@ _LISTS = ("bullet_list", "ordered_list")
 _HTML_CLOSERS = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>"), ("<!", ">"))
 # Only block structure is needed: bullet text is kept exactly as written.
 _MD = MarkdownIt("commonmark").disable("inline")
+# An item bullet as `render` writes it: `- **Title**: ...` on one line, no tab. Such a line
+# can only be a list item holding one paragraph (it cannot open a heading, fence, HTML block,
+# quote, thematic break or nested list), so a run of them needs no Markdown parser: see
+# `_skeleton`. The first title character is not `*`, `_`, `-` or a space, so the line is never
+# a thematic break.
+_ITEM_LINE_RE = re.compile(r"- \*\*[^\s*_-][^\t]*")
+_ATX_LINE_RE = re.compile(r"#{1,6}(?:[ \t]|$)")
+# The stand-in for a run: one list item, parsed in the same place as the run's first line.
+_STAND_IN = "- x"
+# Problems of category bullets already checked, by everything that decides them (`validate`
+# of a growing file re-checks the same bullets on every write). Bounded; cleared when full.
+_ITEM_PROBLEMS: dict[tuple[object, ...], tuple[str, ...]] = {}
+# The same, by the bullet's line as written (with its section and `###` tags): a line seen
+# before is not even split into title, body and metadata.
+_LINE_PROBLEMS: dict[tuple[object, ...], tuple[str, ...]] = {}
+_ITEM_PROBLEMS_MAX = 65_536
 
 
 def _norm(name: str) -> str:
@@ -123,7 +140,40 @@ def _timestamp(value: datetime) -> str:
     return normalize_timestamp(value).isoformat().replace("+00:00", "Z")
 
 
+# Rendered bullets by everything they show: a file is rendered whole on every write, but
+# only the new and changed items need the work. Bounded; cleared when full.
+_BULLETS: dict[tuple[object, ...], str] = {}
+_BULLETS_MAX = 65_536
+
+
 def _item_bullet(item: MemoryItem) -> str:
+    key = (
+        item.id,
+        item.title,
+        item.content,
+        item.confidence,
+        tuple(item.sources),
+        item.extracted,
+        tuple(item.tags),
+        item.pinned,
+        item.occurrences,
+        item.rationale,
+        item.trade_offs,
+        item.scope,
+        item.root_cause,
+        item.fix,
+        item.approach,
+        item.lessons,
+    )
+    bullet = _BULLETS.get(key)
+    if bullet is None:
+        if len(_BULLETS) >= _BULLETS_MAX:
+            _BULLETS.clear()
+        bullet = _BULLETS[key] = _new_bullet(item)
+    return bullet
+
+
+def _new_bullet(item: MemoryItem) -> str:
     parts = [item.content]
     parts += [
         f"{label}: {getattr(item, name)}" for name, label in FIELD_LABELS if getattr(item, name)
@@ -176,14 +226,27 @@ def _seal(body: str) -> str:
     return body
 
 
+def _stamp_lines(last_updated: datetime, last_extraction: datetime | None) -> list[str]:
+    extraction = "never" if last_extraction is None else _timestamp(last_extraction)
+    return [f"**Last Updated:** {_timestamp(last_updated)}", f"**Last Extraction:** {extraction}"]
+
+
+def restamp(text: str, last_updated: datetime, last_extraction: datetime | None) -> str:
+    """`render(m)` given as `text`, as it would read with these two header timestamps.
+
+    The same as rendering a copy of `m` with the timestamps changed, without rendering
+    again: they are always the third and fourth lines (the branch id is one line).
+    """
+    head = text.split("\n", 4)
+    return "\n".join([*head[:2], *_stamp_lines(last_updated, last_extraction), *head[4:]])
+
+
 def render(memory: BranchMemory) -> str:
     """The branch file for `memory`: always every section, in seed 001 order, then extras."""
-    extraction = "never" if memory.last_extraction is None else _timestamp(memory.last_extraction)
     out = [
         f"# Branch Memory: {one_line(memory.branch_id)}",
         "",
-        f"**Last Updated:** {_timestamp(memory.last_updated)}",
-        f"**Last Extraction:** {extraction}",
+        *_stamp_lines(memory.last_updated, memory.last_extraction),
         f"**Thread Count:** {memory.thread_count}",
         "",
         f"## {SUMMARY_HEADING}",
@@ -219,6 +282,10 @@ class _Draft:
     body: str
     meta: dict[str, str] | None
     tags: list[str] = field(default_factory=list)
+    # For `validate`: the problems of this bullet when known already (no need to rebuild
+    # it), and the key to remember them under once found.
+    checked: tuple[str, ...] | None = None
+    line_key: tuple[object, ...] | None = None
 
 
 @dataclass
@@ -249,21 +316,75 @@ def _segments(text: str, matches: list[re.Match[str]]) -> list[tuple[re.Match[st
 
 
 def _draft(text: str, line: int) -> _Draft:
+    title, body, meta = _draft_parts(text)
+    return _Draft(line, title, body, None if meta is None else dict(meta))
+
+
+@lru_cache(maxsize=16_384)
+def _draft_parts(text: str) -> tuple[str | None, str, tuple[tuple[str, str], ...] | None]:
+    """Title, body and metadata of one bullet's text (cached: files are re-read whole)."""
     text = one_line(text)
     meta = None
     found = _META_RE.search(text)
     if found and (meta := _split_meta(found.group(1))) is not None:
         text = text[: found.start()].rstrip()
+    pairs = None if meta is None else tuple(meta.items())
     titled = _TITLE_RE.match(text)
     if not titled:
-        return _Draft(line, None, text, meta)
+        return None, text, pairs
     title, rest = titled.group("title").strip(), titled.group("rest")
     separator = _SEPARATOR_RE.match(rest)
     if separator:
         rest = rest[separator.end() :]
     elif title.endswith(":"):  # `**Title:** text`
         title = title[:-1].rstrip()
-    return _Draft(line, title, rest.strip(), meta)
+    return title, rest.strip(), pairs
+
+
+def _remember(
+    cache: dict[tuple[object, ...], tuple[str, ...]],
+    key: tuple[object, ...],
+    value: tuple[str, ...],
+) -> None:
+    if len(cache) >= _ITEM_PROBLEMS_MAX:
+        cache.clear()
+    cache[key] = value
+
+
+def _skeleton(lines: list[str]) -> tuple[list[str], dict[int, list[str]]]:
+    """`lines` with each run of rendered item bullets folded into one stand-in list item.
+
+    A run is a maximal sequence of `_ITEM_LINE_RE` lines followed by a blank line (or the
+    end) whose next non-blank line is an unindented ATX heading (or the end), which is how
+    `render` lays out a section. Its first line becomes `_STAND_IN` and the others blank
+    lines, so line numbers and everything around the run parse exactly as before; the
+    parser reads the run's bullets itself. Returns the new lines and, per stand-in line,
+    the run it replaces.
+    """
+    out = list(lines)
+    runs: dict[int, list[str]] = {}
+    count = len(lines)
+    n = 0
+    while n < count:
+        if not _ITEM_LINE_RE.fullmatch(lines[n]):
+            n += 1
+            continue
+        start = n
+        while n < count and _ITEM_LINE_RE.fullmatch(lines[n]):
+            n += 1
+        after = n
+        # Blank as Markdown has it: spaces and tabs only.
+        while after < count and not lines[after].strip(" \t"):
+            after += 1
+        ends = n == count or (
+            not lines[n].strip(" \t")
+            and (after == count or _ATX_LINE_RE.match(lines[after]) is not None)
+        )
+        if ends:
+            runs[start] = lines[start:n]
+            out[start] = _STAND_IN
+            out[start + 1 : n] = [""] * (n - start - 1)
+    return out, runs
 
 
 def _split_fields(body: str) -> tuple[str, dict[str, str], int]:
@@ -302,9 +423,22 @@ class _Parser:
 
     HEADER_KEYS = ("lastupdated", "lastextraction", "threadcount")
 
-    def __init__(self, text: str, branch_id: str | None) -> None:
+    def __init__(
+        self, text: str, branch_id: str | None, *, fold: bool = True, check_only: bool = False
+    ) -> None:
         text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
         self.lines = text.split("\n")
+        # Runs of rendered bullets are read line by line (see `_skeleton`); `unread` keeps
+        # those the parse did not meet as a category list, which makes the caller parse the
+        # whole text with Markdown instead.
+        self.runs: dict[int, list[str]] = {}
+        if fold:
+            folded, self.runs = _skeleton(self.lines)
+            if self.runs:
+                text = "\n".join(folded)
+        self.unread = set(self.runs)
+        # Only the problems are wanted (`validate`): bullets checked before are not rebuilt.
+        self.check_only = check_only
         self.root = SyntaxTreeNode(_MD.parse(text))
         self.problems: list[Problem] = []
         self.branch_id = branch_id
@@ -423,7 +557,28 @@ class _Parser:
             if node.type == "heading":  # a `###` group inside a category becomes a tag
                 tags = [t for t in [clean_token(one_line(self._inline(node))).lower()] if t]
             elif node.type in _LISTS:
-                self._collect_list(node, drafts, tags, None)
+                run = self._run_at(node)
+                if run is None:
+                    self._collect_list(node, drafts, tags, None)
+                    continue
+                start = self._span(node)[0]
+                covered.update(range(start, start + len(run)))
+                group = tuple(tags)
+                for n, line in enumerate(run, start):
+                    key = None
+                    if self.check_only:
+                        key = (line, group, section.kind, self.default_date)
+                        known = _LINE_PROBLEMS.get(key)
+                        if known is not None:
+                            # Only its problems matter here, and a sound bullet has none.
+                            if known:
+                                drafts.append(_Draft(n + 1, None, "", None, checked=known))
+                            continue
+                    draft = _draft(line[2:], n + 1)
+                    if draft.title or draft.body or draft.meta is not None:
+                        draft.tags = list(tags)
+                        draft.line_key = key
+                        drafts.append(draft)
             elif node.type != "hr":
                 drafts.append(_draft(self._block_text(node), self._span(node)[0] + 1))
                 drafts[-1].tags = list(tags)
@@ -435,6 +590,43 @@ class _Parser:
         ]
         drafts += [_draft(self.lines[n], n + 1) for n in loose]
         return drafts
+
+    def _run_at(self, node: SyntaxTreeNode) -> list[str] | None:
+        """The folded run this list stands in for, if it is exactly the stand-in item."""
+        start = self._span(node)[0]
+        if node.type != "bullet_list" or start not in self.runs or len(node.children) != 1:
+            return None
+        entry = node.children[0]
+        blocks = entry.children
+        if (
+            self._span(entry)[0] != start
+            or len(blocks) != 1
+            or blocks[0].type != "paragraph"
+            or tuple(self._span(blocks[0])) != (start, start + 1)
+            or self._inline(blocks[0]) != _STAND_IN[2:]
+        ):
+            return None
+        self.unread.discard(start)
+        return self.runs[start]
+
+    def _check_item(self, draft: _Draft, category: Category) -> None:
+        """The problems `_item` would note for this bullet, from the caches when seen before."""
+        messages = draft.checked
+        if messages is None:
+            meta = None if draft.meta is None else tuple(draft.meta.items())
+            key = (category, draft.title, draft.body, meta, tuple(draft.tags), self.default_date)
+            messages = _ITEM_PROBLEMS.get(key)
+            if messages is None:
+                before = len(self.problems)
+                self._item(draft, category)
+                messages = tuple(p.message for p in self.problems[before:])
+                del self.problems[before:]
+                _remember(_ITEM_PROBLEMS, key, messages)
+            if draft.line_key is not None:
+                _remember(_LINE_PROBLEMS, draft.line_key, messages)
+        # Every problem `_item` notes is on the bullet's own line.
+        if messages:
+            self.problems.extend(Problem(draft.line, message) for message in messages)
 
     def _item(self, draft: _Draft, category: Category) -> MemoryItem:
         content, fields, occurrences = _split_fields(draft.body)
@@ -550,7 +742,11 @@ class _Parser:
         for section in sections[1:]:
             if isinstance(section.kind, Category):
                 drafts = self._category_drafts(section)
-                items[section.kind] += [self._item(d, section.kind) for d in drafts]
+                if self.check_only:
+                    for draft in drafts:
+                        self._check_item(draft, section.kind)
+                else:
+                    items[section.kind] += [self._item(d, section.kind) for d in drafts]
             elif section.kind == "summary":
                 summary.append(self._raw(section.start, section.end))
             elif section.kind == "conflicts":
@@ -575,16 +771,28 @@ class _Parser:
         return memory, self.problems, kinds
 
 
+def _parsed(
+    text: str, branch_id: str | None, *, check_only: bool = False
+) -> tuple[_Parser, tuple[BranchMemory, list[Problem], set[str]]]:
+    """Parse with rendered bullet runs read directly; the full Markdown parse when a run
+    turned out not to be a category list (then the fold would not be exact)."""
+    parser = _Parser(text, branch_id, check_only=check_only)
+    result = parser.run()
+    if parser.unread:
+        parser = _Parser(text, branch_id, fold=False, check_only=check_only)
+        result = parser.run()
+    return parser, result
+
+
 def parse(text: str, branch_id: str | None = None) -> BranchMemory:
     """Read a branch file, hand-edited or not; never raises. The header's id wins over
     `branch_id`, which is used (or "unknown") when the file has no header."""
-    return _Parser(text, branch_id).run()[0]
+    return _parsed(text, branch_id)[1][0]
 
 
 def validate(text: str) -> list[Problem]:
     """Problems per seed 001 "Validation"; an empty list means the file is valid."""
-    parser = _Parser(text, None)
-    _memory, problems, kinds = parser.run()
+    parser, (_memory, problems, kinds) = _parsed(text, None, check_only=True)
     rules = [
         (parser.has_header, "missing the '# Branch Memory: <branch>' header"),
         ("summary" in kinds, f"missing the '## {SUMMARY_HEADING}' section"),
@@ -604,4 +812,12 @@ def header_last_updated(text: str) -> str | None:
     return None
 
 
-__all__ = ["FIELD_LABELS", "Problem", "header_last_updated", "parse", "render", "validate"]
+__all__ = [
+    "FIELD_LABELS",
+    "Problem",
+    "header_last_updated",
+    "parse",
+    "render",
+    "restamp",
+    "validate",
+]

@@ -115,14 +115,25 @@ def _integrity(
     problems: list[str] = []
     before = previous if previous is not None else render(old) if old is not None else ""
     # Only what is new or changed needs screening: items kept as they were passed before.
-    kept = (
-        {
-            (i.id, i.content, i.title, i.fix, i.root_cause, i.rationale)
-            for i in [*old.all_items(), *(x for c in old.contradictions for x in c.items)]
-        }
+    # An item that is one of the old file's own objects is kept by definition; the others
+    # are compared field by field with the old items under their id.
+    earlier = (
+        [*old.all_items(), *(x for c in old.contradictions for x in c.items)]
         if old is not None
-        else set()
+        else []
     )
+    same_objects = {id(i) for i in earlier}
+    fresh = [
+        i
+        for i in [*new.all_items(), *(x for c in new.contradictions for x in c.items)]
+        if id(i) not in same_objects
+    ]
+    wanted = {i.id for i in fresh}
+    kept = {
+        (i.id, i.content, i.title, i.fix, i.root_cause, i.rationale)
+        for i in earlier
+        if i.id in wanted
+    }
     texts = [
         (
             f"item {i.id}",
@@ -140,7 +151,7 @@ def _integrity(
                 )
             ),
         )
-        for i in [*new.all_items(), *(x for c in new.contradictions for x in c.items)]
+        for i in fresh
         if (i.id, i.content, i.title, i.fix, i.root_cause, i.rationale) not in kept
     ]
     texts.append(("the summary", new.summary))
@@ -159,9 +170,15 @@ def _integrity(
             if sec.heading.strip().casefold() not in had
         ]
         given = {i.id: i for i in new_items}
+        # One lookup table instead of a scan of the new file per earlier item (the first item
+        # under an id wins, as `BranchMemory.find` has it).
+        by_id: dict[str, MemoryItem] = {}
+        for i in new.all_items():
+            by_id.setdefault(i.id, i)
         for item in old.all_items():
-            now = new.find(item.id)
-            if now is None or item.pinned:
+            now = by_id.get(item.id)
+            if now is None or now is item or item.pinned:
+                # (The very same object: same confidence, same content.)
                 continue
             if now.confidence < item.confidence - 0.01:
                 problems.append(
@@ -228,14 +245,21 @@ def check_evolution(
     # Only a person writes user items (a bullet without metadata parses as one): an engine
     # may carry them over or pass on the new items it was given, never make one up.
     given_items = [*new_items, *(_earlier_items(old) if old is not None else [])]
-    given = {i.id for i in given_items} | {(i.title, i.content) for i in given_items}
+    # An item that is one of the given objects is given; only the others are looked up.
+    given_objects = {id(i) for i in given_items}
+    user_items = [
+        item
+        for item in new.all_items()
+        if (item.pinned or USER_SOURCE in item.sources) and id(item) not in given_objects
+    ]
+    given: set[object] = set()
+    if user_items:
+        given = {i.id for i in given_items} | {(i.title, i.content) for i in given_items}
     claimed = [
         f"item {item.id} ({item.title!r}) claims to be written by the user but is new; "
         "every bullet needs its (id, confidence, source, extracted) metadata"
-        for item in new.all_items()
-        if (item.pinned or USER_SOURCE in item.sources)
-        and item.id not in given
-        and (item.title, item.content) not in given
+        for item in user_items
+        if item.id not in given and (item.title, item.content) not in given
     ]
     problems.extend(_listed(claimed, "made-up user items"))
 
@@ -289,10 +313,12 @@ def check_evolution(
     )
 
     known_sources: set[str] = {s for item in new_items for s in item.sources}
-    if old is not None:
-        known_sources.update(s for item in _earlier_items(old) for s in item.sources)
     all_new = [*new.all_items(), *(i for c in new.contradictions for i in c.items)]
-    invented = sorted({s for item in all_new for s in item.sources} - known_sources)
+    # Sources of given objects are known; the old file's are gathered only when needed.
+    cited = {s for item in all_new if id(item) not in given_objects for s in item.sources}
+    if cited - known_sources and old is not None:
+        known_sources.update(s for item in _earlier_items(old) for s in item.sources)
+    invented = sorted(cited - known_sources)
     problems.extend(
         _listed(
             [f"source {s!r} appears in neither the old file nor the new items" for s in invented],

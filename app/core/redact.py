@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 MARK = "[REDACTED:"
@@ -97,6 +97,13 @@ class _Rule(NamedTuple):  # not a dataclass: importing dataclasses costs a cold 
     accept: Callable[[re.Match[str]], bool] | None = None
     # Optional finer kind from the match (`password` vs `token` for assignments).
     kind_of: Callable[[re.Match[str]], str] | None = None
+    # Lowercase literals one of which every match starts with (in the text lowercased, `ſ`
+    # and `ı` read as `s` and `i`, as `re.IGNORECASE` reads them): the pattern is then tried
+    # only where one occurs instead of at every position (see `_sub_at`). Empty: scan all.
+    starts: tuple[str, ...] = ()
+    # A literal on the first line of every match, which starts that line (`(?m)^...`): the
+    # pattern is then tried only at the start of lines holding it. Empty: scan all.
+    line_with: str = ""
 
 
 def _accept_openai(m: re.Match[str]) -> bool:
@@ -429,6 +436,7 @@ _RULES: tuple[_Rule, ...] = (
         fold=True,
         group=1,
         accept=_accept_prose_secret,
+        starts=(" is", "\tis", " was", "\twas"),
     ),
     _Rule(
         "password",
@@ -443,6 +451,7 @@ _RULES: tuple[_Rule, ...] = (
         fold=True,
         group=1,
         accept=_accept_labelled,
+        starts=("pass", "pw"),
     ),
     _Rule(
         "jwt",
@@ -491,6 +500,8 @@ _RULES: tuple[_Rule, ...] = (
         group=3,
         accept=_accept_assignment,
         kind_of=_assignment_kind,
+        # The first word of every name `_key_word_pattern` spells.
+        starts=("pass", "secret", "client", "token", "api", "access", "private", "auth"),
     ),
     _Rule(
         "env_secret",
@@ -500,11 +511,65 @@ _RULES: tuple[_Rule, ...] = (
         anchors=("=",),
         group=2,
         accept=_accept_env,
+        line_with="=",
     ),
 )
 
 
-def _apply(rule: _Rule, text: str) -> tuple[str, int]:
+def _positions(lowered: str, literals: tuple[str, ...]) -> list[int]:
+    """Every index where one of `literals` occurs in `lowered` (overlaps included), sorted."""
+    found: set[int] = set()
+    for literal in literals:
+        at = lowered.find(literal)
+        while at >= 0:
+            found.add(at)
+            at = lowered.find(literal, at + 1)
+    return sorted(found)
+
+
+def _line_starts(text: str, literal: str) -> list[int]:
+    """The start of every line that holds `literal`, sorted."""
+    found: set[int] = set()
+    at = text.find(literal)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        found.add(start)
+        # The rest of this line adds nothing: go on from the next line.
+        end = text.find("\n", at)
+        if end < 0:
+            break
+        at = text.find(literal, end)
+    return sorted(found)
+
+
+def _sub_at(
+    pattern: re.Pattern[str], text: str, starts: list[int], repl: Callable[[re.Match[str]], str]
+) -> str:
+    """`pattern.sub(repl, text)` when every match starts at one of `starts`.
+
+    `sub` takes the leftmost match, then searches on from its end; trying the pattern at
+    each start in order past the last match's end finds the same matches (a match attempt
+    at a position sees the text before it, for lookbehinds and word boundaries, exactly as
+    the scan does). The patterns given starts never match the empty string.
+    """
+    pieces: list[str] = []
+    last = 0
+    for at in starts:
+        if at < last:
+            continue
+        m = pattern.match(text, at)
+        if m is None:
+            continue
+        pieces.append(text[last:at])
+        pieces.append(repl(m))
+        last = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _apply(rule: _Rule, text: str, lowered: str | None = None) -> tuple[str, int]:
     count = 0
     fixed_label = f"{MARK}{rule.kind}]"
 
@@ -527,6 +592,12 @@ def _apply(rule: _Rule, text: str) -> tuple[str, int]:
             return whole[: start - base + 1] + label + whole[end - base - 1 :]
         return whole[: start - base] + label + whole[end - base :]
 
+    if rule.line_with:
+        return _sub_at(rule.pattern, text, _line_starts(text, rule.line_with), replace), count
+    if rule.starts and lowered is not None and len(lowered) == len(text):
+        # Same length: every character lowercased to one, so indexes agree with `text`.
+        folded = lowered.replace("\u017f", "s").replace("\u0131", "i")
+        return _sub_at(rule.pattern, text, _positions(folded, rule.starts), replace), count
     return rule.pattern.sub(replace, text), count
 
 
@@ -568,6 +639,26 @@ def _looks_random(token: str) -> bool:
     return kinds >= 2 and _entropy(token) >= MIN_ENTROPY and not _is_placeholder(token)
 
 
+_TOKEN_MIN = 20  # the shortest text `_TOKEN_RE` matches
+
+
+def _long_tokens(text: str) -> Iterator[re.Match[str]]:
+    """`_TOKEN_RE.finditer(text)`, searching only runs of 20+ non-space characters.
+
+    A token holds no whitespace, so each match lies inside one such run, and the scan of the
+    run sees the same neighbours (the pattern looks behind the run's start, and whitespace or
+    the end after it both pass its closing check). `str.split` finds the runs in C; each run
+    is located from the end of the previous long one (a shorter run cannot hold it).
+    """
+    cursor = 0
+    for chunk in text.split():
+        if len(chunk) < _TOKEN_MIN:
+            continue
+        start = text.find(chunk, cursor)
+        cursor = start + len(chunk)
+        yield from _TOKEN_RE.finditer(text, start, cursor)
+
+
 def _entropy_layer(text: str) -> tuple[str, int]:
     """Random-looking tokens on lines that mention a secret.
 
@@ -578,7 +669,7 @@ def _entropy_layer(text: str) -> tuple[str, int]:
     last = 0
     count = 0
     lines: dict[int, bool] = {}
-    for m in _TOKEN_RE.finditer(text):
+    for m in _long_tokens(text):
         token = m.group(0)
         if not _looks_random(token):
             continue
@@ -622,7 +713,7 @@ def _rules_layer(text: str) -> tuple[str, int]:
                 haystack = text
             if not any(anchor in haystack for anchor in rule.anchors):
                 continue
-        text, count = _apply(rule, text)
+        text, count = _apply(rule, text, lowered)
         if count:
             total += count
             lowered = None

@@ -17,7 +17,7 @@ from app.core.archive import Archive
 from app.core.config import Config
 from app.core.engine import Engine
 from app.core.errors import ExtractionFailed, InvalidInput, PuffinError, StorageError
-from app.core.format import render
+from app.core.format import render, restamp
 from app.core.guard import check_evolution
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog
@@ -179,11 +179,7 @@ class MemoryWriter:
             current = None if data is None else self.store.parse_bytes(branch, data)
             previous = data.decode("utf-8", "replace") if data is not None else None
             result, text = await self._evolve_checked(engine, current, items, branch, previous)
-            if (
-                current is not None
-                and data is not None
-                and _same_but_stamp(current, result.memory, data)
-            ):
+            if current is not None and data is not None and _same_but_stamp(current, text, data):
                 # Nothing but the header's time stamps would change: no write, no version.
                 result.stats["unchanged"] = True
                 return result
@@ -266,12 +262,11 @@ def _departures(
     ]
 
 
-def _same_but_stamp(current: BranchMemory, new: BranchMemory, data: bytes) -> bool:
-    """True when `new` renders to the file's bytes once given the file's own timestamps."""
-    same = new.model_copy(
-        update={"last_updated": current.last_updated, "last_extraction": current.last_extraction}
-    )
-    return render(same).encode("utf-8") == data
+def _same_but_stamp(current: BranchMemory, text: str, data: bytes) -> bool:
+    """True when `text` (the new memory rendered) is the file's bytes once given the file's
+    own timestamps."""
+    same = restamp(text, current.last_updated, current.last_extraction)
+    return same.encode("utf-8") == data
 
 
 def _screened(items: list[MemoryItem]) -> tuple[list[MemoryItem], list[str]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from app.engines.offline.extract_text import (
     _NOISE_ALPHA_RE,
@@ -93,6 +94,71 @@ _REJECT = re.compile(
 _PROPOSAL = re.compile(
     r"(?i)\b(?:should i|shall i|want me to|do you want me to|would you like me to|i propose|"
     r"i suggest|i'?d suggest|i recommend|we could|i could also|how about)\b"
+)
+
+
+@lru_cache(maxsize=4096)
+def _folded(text: str) -> str:
+    """`text` lowercased the way `re.IGNORECASE` matches ASCII letters, one character for one.
+
+    Besides ASCII capitals, four characters match an ASCII letter case-insensitively: `İ`
+    and `ı` (i), `ſ` (s) and the Kelvin sign (k, which `lower` already maps). `İ` is the
+    only character whose lowercase is longer.
+    """
+    return text.replace("\u0130", "i").replace("\u0131", "i").replace("\u017f", "s").lower()
+
+
+@dataclass(frozen=True)
+class _Gated:
+    """A case-insensitive pattern searched only in texts that hold one of `literals`.
+
+    Every match of `pattern` contains one of the lowercase `literals` once folded
+    (`_folded`), so `search` answers exactly as `pattern.search`, mostly without the regex
+    engine trying every position of every sentence.
+    """
+
+    pattern: re.Pattern[str]
+    literals: tuple[str, ...]
+
+    def search(self, text: str) -> re.Match[str] | None:
+        folded = _folded(text)
+        if not any(literal in folded for literal in self.literals):
+            return None
+        return self.pattern.search(text)
+
+
+_PROPOSAL_GATED = _Gated(
+    _PROPOSAL,
+    (
+        "should i",
+        "shall i",
+        "want me to",
+        "like me to",
+        "i propose",
+        "i suggest",
+        "d suggest",
+        "i recommend",
+        "we could",
+        "i could also",
+        "how about",
+    ),
+)
+_CAUSAL_GATED = _Gated(
+    _CAUSAL,
+    (
+        "because",
+        "so ",
+        ", so",
+        "which ",
+        "caus",
+        "the problem",
+        "the issue",
+        "the bug",
+        "s why",
+        "lead",
+        "result",
+        "mean",
+    ),
 )
 
 
@@ -189,7 +255,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
 
     `looked`: the agent read code or ran something since the problem was reported.
     """
-    causes = [s for s in sentences if _CAUSAL.search(s) and not s.rstrip().endswith("?")]
+    causes = [s for s in sentences if _CAUSAL_GATED.search(s) and not s.rstrip().endswith("?")]
     plan = next((s for s in sentences if _PLAN.match(s)), "")
     if not causes and plan and looked:
         # "X only exists from iOS 16. It's called unconditionally. I'll wrap it": after
@@ -300,7 +366,7 @@ def _explained(report: DialogueTurn | None, cause: tuple[str, str, bool]) -> boo
     if report is None:
         return False
     if report.kind == "result":
-        return bool(_CAUSAL.search(cause[0]))
+        return bool(_CAUSAL_GATED.search(cause[0]))
     return len(report.text.split()) >= 4 and not _REQUEST.match(report.text)
 
 
@@ -322,7 +388,7 @@ def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
     for i, turn in enumerate(classified):
         if turn.speaker is not Speaker.AGENT or turn.kind != "prose":
             continue
-        offers = [s for s in turn.sentences if _PROPOSAL.search(s)]
+        offers = [s for s in turn.sentences if _PROPOSAL_GATED.search(s)]
         if not offers:
             continue
         reply = next((t for t in classified[i + 1 :] if t.speaker is Speaker.USER), None)
@@ -427,6 +493,9 @@ _DISPUTE = re.compile(
     r"(?i)\b(?:conflicts? with|differs? from|contradicts?|is at odds with|disagrees? with|"
     r"clashes with)\s+(?P<what>[^.?!;]{3,80})"
 )
+_DISPUTE_GATED = _Gated(
+    _DISPUTE, ("conflict", "differ", "contradict", "at odds with", "disagree", "clashes with")
+)
 _GENERIC = frozenset(
     {
         "the",
@@ -495,7 +564,7 @@ def find_disputes(classified: list[DialogueTurn]) -> list[Dispute]:
         reply = next((t for t in classified[i + 1 :] if t.kind == "prose"), None)
         if reply is None or reply.speaker is not Speaker.AGENT:
             continue
-        match = _DISPUTE.search(reply.text)
+        match = _DISPUTE_GATED.search(reply.text)
         if match is None:
             continue
         words = re.findall(r"[\w.+#-]+", match.group("what").lower())

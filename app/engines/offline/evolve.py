@@ -15,11 +15,12 @@ inputs always give the same output.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from app.core.config import Config
 from app.core.conflicts import describe_statement
@@ -170,7 +171,8 @@ def summarize(memory: BranchMemory) -> str:
     paragraphs = [first]
 
     def clause(category: Category) -> str:
-        strongest = sorted(memory.items[category], key=_strength)[:_SUMMARY_PER_CATEGORY]
+        # The same as sorted(...)[:n], without sorting a whole section.
+        strongest = heapq.nsmallest(_SUMMARY_PER_CATEGORY, memory.items[category], key=_strength)
         parts = []
         for item in strongest:
             text = _short(item)
@@ -203,6 +205,63 @@ def summarize(memory: BranchMemory) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+_EMPTY: frozenset[str] = frozenset()
+
+
+@dataclass
+class _Lookups:
+    """Lookups over a branch's section items, kept from one evolve to the next.
+
+    - `by_subject`: stance subject word -> ids of items whose stances use it (contradiction
+      prefilter), kept exactly in step with the sections;
+    - `by_token`: (category, content token) -> ids of items whose `item_tokens` hold it
+      (duplicate prefilter; only ever grows, so it may name items that left);
+
+    Sets are frozen and replaced on change, so a copy of the dicts is a private copy.
+    """
+
+    by_subject: dict[str, frozenset[str]] = field(default_factory=dict)
+    by_token: dict[tuple[Category, str], frozenset[str]] = field(default_factory=dict)
+
+    def copy(self) -> _Lookups:
+        return _Lookups(dict(self.by_subject), dict(self.by_token))
+
+
+# Lookups of recently evolved branches, by the identity of their section items (in order, per
+# section). A long-lived process evolves the memory it wrote last (the store hands back the
+# same item objects), so building the lookups costs the new items, not the whole branch. The
+# entry holds the items themselves: their ids cannot be reused by other objects meanwhile.
+_LOOKUPS: dict[tuple[int, ...], tuple[tuple[MemoryItem, ...], _Lookups]] = {}
+_LOOKUPS_KEPT = 8
+# `item.text.lower()` per item object (the `replaces:`/`disputes:` search), with the item
+# itself so that an id is never taken for another object's. Bounded; cleared when full.
+_LOWERED: dict[int, tuple[MemoryItem, str]] = {}
+_LOWERED_MAX = 65_536
+
+
+def _identity(
+    sections: dict[Category, list[MemoryItem]],
+) -> tuple[tuple[int, ...], tuple[MemoryItem, ...]]:
+    items = tuple(item for c in Category for item in sections[c])
+    sizes = tuple(len(sections[c]) for c in Category)
+    return (*sizes, *map(id, items)), items
+
+
+def _keep_lookups(
+    sections: dict[Category, list[MemoryItem]], lookups: _Lookups, *, fresh: bool = True
+) -> None:
+    """Remember `lookups` for these sections. Lookups updated along an evolve (`fresh`
+    False) are kept only when every id is unique: then `by_subject` is exactly what building
+    it anew would give (removing one of two items under an id takes the id off its words)."""
+    key, items = _identity(sections)
+    if not fresh and len({item.id for item in items}) != len(items):
+        return
+    _LOOKUPS.pop(key, None)
+    while len(_LOOKUPS) >= _LOOKUPS_KEPT:
+        _LOOKUPS.pop(next(iter(_LOOKUPS)))
+    _LOOKUPS[key] = (items, lookups)
+
+
 @dataclass
 class _Work:
     """The branch being evolved: sections plus lookups kept in step with them."""
@@ -210,27 +269,58 @@ class _Work:
     sections: dict[Category, list[MemoryItem]]
     contradictions: list[Contradiction]
     threshold: float
-    # Stance subject word -> ids of section items whose stances use it (contradiction prefilter).
-    by_subject: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    look: _Lookups = field(default_factory=_Lookups)
     ids: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        for items in self.sections.values():
-            for item in items:
-                self._index(item)
+        key, _items = _identity(self.sections)
+        known = _LOOKUPS.get(key)
+        if known is not None:
+            self.look = known[1].copy()
+        else:
+            for items in self.sections.values():
+                for item in items:
+                    self._index(item)
+            _keep_lookups(self.sections, self.look.copy())
+        self.ids = {item.id for items in self.sections.values() for item in items}
         for entry in self.contradictions:
             self.ids.update(i.id for i in entry.items)
 
+    @property
+    def by_subject(self) -> dict[str, frozenset[str]]:
+        return self.look.by_subject
+
     def _index(self, item: MemoryItem) -> None:
         self.ids.add(item.id)
+        by_subject, by_token = self.look.by_subject, self.look.by_token
         for s in item_stances(item):
             for word in s.subject:
-                self.by_subject[word].add(item.id)
+                held = by_subject.get(word, _EMPTY)
+                if item.id not in held:
+                    by_subject[word] = held | {item.id}
+        for token in item_tokens(item):
+            held = by_token.get((item.category, token), _EMPTY)
+            if item.id not in held:
+                by_token[(item.category, token)] = held | {item.id}
 
     def _unindex(self, item: MemoryItem) -> None:
+        by_subject = self.look.by_subject
         for s in item_stances(item):
             for word in s.subject:
-                self.by_subject[word].discard(item.id)
+                held = by_subject.get(word, _EMPTY)
+                if item.id in held:
+                    by_subject[word] = held - {item.id}
+
+    @staticmethod
+    def _lowered(item: MemoryItem) -> str:
+        known = _LOWERED.get(id(item))
+        if known is not None and known[0] is item:
+            return known[1]
+        if len(_LOWERED) >= _LOWERED_MAX:
+            _LOWERED.clear()
+        text = item.text.lower()
+        _LOWERED[id(item)] = (item, text)
+        return text
 
     def locate(self, item_id: str) -> tuple[Category, int] | None:
         for category, items in self.sections.items():
@@ -271,12 +361,13 @@ class _Work:
             for item in self.sections[category]:
                 if item.id == new.id:
                     continue
-                text = item.text.lower()
+                text = self._lowered(item)
                 for name in names:
                     if name == "any":
                         hit = category is new.category and len(item_tokens(item) & new_tokens) >= 2
                     else:
-                        hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+                        # The word search only where the name occurs at all.
+                        hit = name in text and _named(name).search(text) is not None
                     if hit:
                         found.append(item)
                         break
@@ -290,7 +381,11 @@ class _Work:
         found: list[MemoryItem] = []
         for category in _REPLACEABLE:
             for item in self.sections[category]:
-                words = re.findall(r"[\w.+#-]+", item.text.lower())
+                text = self._lowered(item)
+                # A word starting with a name holds the name: only those texts are split.
+                if not any(n in text for n in names):
+                    continue
+                words = re.findall(r"[\w.+#-]+", text)
                 # "tab" names "tabs", "minute" names "minutes": a word start is enough.
                 if item.id != new.id and any(w.startswith(n) for n in names for w in words):
                     found.append(item)
@@ -300,7 +395,18 @@ class _Work:
         """The most similar item of the same section at or above the threshold."""
         best: tuple[float, int, MemoryItem] | None = None
         new_tokens = item_tokens(new)
+        # Above the fuzzy part's weight a match needs a shared token: only items sharing one
+        # are scored (the token lookup names every such item; the scan keeps file order).
+        shared: set[str] | None = None
+        if self.threshold > 1.0 - _TOKEN_WEIGHT:
+            by_token = self.look.by_token
+            shared = {new.id}
+            for token in new_tokens:
+                shared.update(by_token.get((new.category, token), _EMPTY))
         for index, old in enumerate(self.sections[new.category]):
+            # (An item filed under another category than its section's is always scored.)
+            if shared is not None and old.id not in shared and old.category is new.category:
+                continue
             if old.id != new.id and not _could_match(new_tokens, item_tokens(old), self.threshold):
                 continue
             score = 1.0 if old.id == new.id else item_similarity(new, old, floor=self.threshold)
@@ -364,6 +470,12 @@ class _Work:
                 ):
                     return index
         return None
+
+
+@lru_cache(maxsize=1024)
+def _named(name: str) -> re.Pattern[str]:
+    """`name` as a whole word (not inside a longer word or hyphenated name)."""
+    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
 
 
 def _superseded_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Contradiction:
@@ -543,6 +655,7 @@ def evolve(
     cited = {s for item in items for s in item.sources if s not in NON_THREAD_SOURCES}
     thread_count = base.thread_count + (1 if cited - known else 0)
 
+    _keep_lookups(work.sections, work.look, fresh=False)
     memory = base.model_copy(
         update={
             "items": work.sections,

@@ -1,0 +1,152 @@
+"""The evolve lookups (speed issue 11) find exactly what a scan of every item finds.
+
+`_Work` keeps a token -> items lookup for duplicates, the stance-subject lookup for
+contradictions and the lowered text of items for `replaces:` / `disputes:`, and reuses them
+from one evolve to the next. These tests hold them against plain scans on real extractions.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from app.core.config import Config
+from app.core.format import render
+from app.core.models import BranchMemory, Category, MemoryItem
+from app.core.similarity import item_similarity, item_tokens
+from app.engines.offline.evolve import (
+    _LOOKUPS,
+    _LOWERED,
+    _REPLACEABLE,
+    _could_match,
+    _Work,
+    evolve,
+)
+from app.engines.offline.extract import extract
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+START = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def _extractions() -> list[list[MemoryItem]]:
+    paths = sorted(FIXTURES.glob("extraction/*.txt")) + sorted(FIXTURES.glob("dialogue/*/*.txt"))
+    return [
+        list(extract(p.read_text(encoding="utf-8"), source=p.stem, today=date(2026, 3, 1)).items)
+        for p in paths
+    ]
+
+
+@pytest.fixture(scope="module")
+def extractions() -> list[list[MemoryItem]]:
+    return _extractions()
+
+
+def _scan_duplicate(work: _Work, new: MemoryItem) -> tuple[int, MemoryItem] | None:
+    """`duplicate_of` as a scan of the whole section (the code before the lookup)."""
+    best: tuple[float, int, MemoryItem] | None = None
+    new_tokens = item_tokens(new)
+    for index, old in enumerate(work.sections[new.category]):
+        if old.id != new.id and not _could_match(new_tokens, item_tokens(old), work.threshold):
+            continue
+        score = 1.0 if old.id == new.id else item_similarity(new, old, floor=work.threshold)
+        if score >= work.threshold and (best is None or score > best[0]):
+            best = (score, index, old)
+    return None if best is None else (best[1], best[2])
+
+
+def _scan_replaced(work: _Work, new: MemoryItem) -> list[MemoryItem]:
+    names = [t[len("replaces:") :] for t in new.tags if t.startswith("replaces:")]
+    found = []
+    for category in _REPLACEABLE:
+        for item in work.sections[category]:
+            if item.id == new.id:
+                continue
+            text = item.text.lower()
+            for name in names:
+                if name == "any":
+                    hit = (
+                        category is new.category and len(item_tokens(item) & item_tokens(new)) >= 2
+                    )
+                else:
+                    hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+                if hit:
+                    found.append(item)
+                    break
+    return found
+
+
+def _scan_disputed(work: _Work, new: MemoryItem) -> list[MemoryItem]:
+    names = [t[len("disputes:") :] for t in new.tags if t.startswith("disputes:")]
+    found = []
+    for category in _REPLACEABLE:
+        for item in work.sections[category]:
+            words = re.findall(r"[\w.+#-]+", item.text.lower())
+            if item.id != new.id and any(w.startswith(n) for n in names for w in words):
+                found.append(item)
+    return found
+
+
+def _branch(extractions: list[list[MemoryItem]]) -> BranchMemory:
+    memory: BranchMemory | None = None
+    for day, items in enumerate(extractions[::2]):
+        if items:
+            memory = evolve(
+                memory, items, branch_id="b", config=Config(), now=START + timedelta(days=day)
+            ).memory
+    assert memory is not None
+    return memory
+
+
+@pytest.mark.parametrize("threshold", [0.9, 0.8, 0.6, 0.5, 0.31, 0.3, 0.2])
+def test_lookups_find_what_a_scan_finds(
+    extractions: list[list[MemoryItem]], threshold: float
+) -> None:
+    memory = _branch(extractions)
+    work = _Work(
+        sections={c: list(memory.items[c]) for c in Category},
+        contradictions=list(memory.contradictions),
+        threshold=threshold,
+    )
+    probes = [i for items in extractions for i in items] + memory.all_items()
+    tagged = [
+        i.model_copy(update={"tags": [*i.tags, f"replaces:{w}", f"disputes:{w[:3]}"]})
+        for i in probes[::7]
+        for w in sorted(item_tokens(i))[:1]
+    ]
+    tagged += [i.model_copy(update={"tags": ["replaces:any"]}) for i in probes[::11]]
+    found_duplicates = 0
+    for new in [*probes, *tagged]:
+        expected = _scan_duplicate(work, new)
+        assert work.duplicate_of(new) == expected
+        found_duplicates += expected is not None
+        assert work.replaced_by(new) == _scan_replaced(work, new)
+        assert work.disputed_by(new) == _scan_disputed(work, new)
+    assert found_duplicates
+
+
+def test_evolving_with_kept_lookups_is_evolving_from_scratch(
+    extractions: list[list[MemoryItem]],
+) -> None:
+    def chain(fresh: bool) -> list[str]:
+        _LOOKUPS.clear()
+        memory: BranchMemory | None = None
+        texts = []
+        for day, items in enumerate(extractions):
+            if not items:
+                continue
+            if fresh:
+                _LOOKUPS.clear()
+                _LOWERED.clear()
+            result = evolve(
+                memory, items, branch_id="b", config=Config(), now=START + timedelta(days=day)
+            )
+            texts.append(render(result.memory) + repr(result.notes) + repr(result.stats))
+            memory = result.memory
+        return texts
+
+    kept = chain(fresh=False)
+    assert _LOOKUPS  # the chain did keep and reuse lookups
+    assert kept == chain(fresh=True)
