@@ -204,7 +204,7 @@ def _register_auth(api: MemoryApi) -> None:
 
 
 def _register_usage(api: MemoryApi, store: MemoryStore) -> None:
-    async def usage(req: Any) -> dict[str, Any]:
+    def usage(req: Any) -> dict[str, Any]:
         from app.core.usage import UsageLedger
 
         ledger = UsageLedger(store.usage_path)

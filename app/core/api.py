@@ -13,6 +13,7 @@ operations log and the busy count.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -52,7 +53,8 @@ oplog = logging.getLogger("puffin.ops")
 # Every channel the app answers, core and registered ones alike: the operation table's.
 CHANNELS = ops.CHANNELS
 
-Handler = Callable[[Any], Awaitable[dict[str, Any]]]
+# A handler answers directly, or as a coroutine when it waits on I/O.
+Handler = Callable[[Any], dict[str, Any] | Awaitable[dict[str, Any]]]
 
 
 def error_response(
@@ -146,7 +148,8 @@ class MemoryApi:
             # shows what was running.
             oplog.info("op=%s%s started", channel, where)
         try:
-            reply = await handler(request)
+            answer = handler(request)
+            reply = await answer if inspect.isawaitable(answer) else answer
         except PuffinError as exc:
             if exc.code not in {"INVALID_INPUT", "NOT_FOUND"}:
                 self.last_error = exc.message

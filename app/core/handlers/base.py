@@ -6,7 +6,7 @@ A `Protocol`, so the handler modules depend on this description and not on `Memo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from app.core.activity import ActivityLog
@@ -51,3 +51,8 @@ class Core(Protocol):
 
     async def invoke(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         """Answer one request."""
+
+
+# A handler answers from the core and the validated request, directly or (when it waits on
+# I/O: an engine call, a thread) as a coroutine; the API awaits only what needs it.
+Handler = Callable[[Core, Any], dict[str, Any] | Awaitable[dict[str, Any]]]

@@ -7,7 +7,6 @@ maps the operations of this concern to their handlers (the API attaches them).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.core import operations as ops
@@ -16,7 +15,7 @@ from app.core.errors import (
     NotFound,
 )
 from app.core.format import header_last_updated, parse, validate
-from app.core.handlers.base import Core
+from app.core.handlers.base import Core, Handler
 from app.core.models import (
     BranchMemory,
     utc_now,
@@ -36,7 +35,7 @@ from app.core.requests import (
 log = logging.getLogger(__name__)
 
 
-async def get_branch_memory(api: Core, req: BranchRequest) -> dict[str, Any]:
+def get_branch_memory(api: Core, req: BranchRequest) -> dict[str, Any]:
     """One branch memory file as text, with whether it validates."""
     validate_branch_id(req.branch)
     text = api.store.read_text(req.branch)
@@ -54,7 +53,7 @@ async def get_branch_memory(api: Core, req: BranchRequest) -> dict[str, Any]:
     }
 
 
-async def clear_branch(api: Core, req: BranchRequest) -> dict[str, Any]:
+def clear_branch(api: Core, req: BranchRequest) -> dict[str, Any]:
     """Empty a branch memory (the old file is kept as a version)."""
     validate_branch_id(req.branch)
     version = api.store.delete(req.branch)
@@ -67,7 +66,7 @@ async def clear_branch(api: Core, req: BranchRequest) -> dict[str, Any]:
     return {"success": True, "branch": req.branch, "version": version}
 
 
-async def list_branches(api: Core, _req: Empty) -> dict[str, Any]:
+def list_branches(api: Core, _req: Empty) -> dict[str, Any]:
     """Every branch memory with its project, size and state."""
     api.sync_index()
     per_branch: dict[str, int] = {}
@@ -129,7 +128,7 @@ def _file_facts(api: Core, branch: str, signature: tuple[int, int]) -> tuple[str
     return facts[1], facts[2]
 
 
-async def save_branch(api: Core, req: SaveBranchRequest) -> dict[str, Any]:
+def save_branch(api: Core, req: SaveBranchRequest) -> dict[str, Any]:
     """Replace a branch memory with edited text (validated; the old text becomes a version)."""
     validate_branch_id(req.branch)
     # A secret pasted into the editor must not land in memory (it would reach agents).
@@ -151,7 +150,7 @@ async def save_branch(api: Core, req: SaveBranchRequest) -> dict[str, Any]:
     }
 
 
-async def list_versions(api: Core, req: BranchRequest) -> dict[str, Any]:
+def list_versions(api: Core, req: BranchRequest) -> dict[str, Any]:
     """The saved versions of a branch memory, newest first."""
     validate_branch_id(req.branch)
     return {
@@ -160,14 +159,14 @@ async def list_versions(api: Core, req: BranchRequest) -> dict[str, Any]:
     }
 
 
-async def get_version(api: Core, req: VersionRequest) -> dict[str, Any]:
+def get_version(api: Core, req: VersionRequest) -> dict[str, Any]:
     """The text of one saved version."""
     validate_branch_id(req.branch)
     content = api.store.read_version(req.branch, req.version)
     return {"branch": req.branch, "version": req.version, "content": content}
 
 
-async def restore_version(api: Core, req: VersionRequest) -> dict[str, Any]:
+def restore_version(api: Core, req: VersionRequest) -> dict[str, Any]:
     """Put a saved version back (the current text becomes a version itself)."""
     validate_branch_id(req.branch)
     previous = api.store.restore(req.branch, req.version)
@@ -183,7 +182,7 @@ async def restore_version(api: Core, req: VersionRequest) -> dict[str, Any]:
     }
 
 
-async def archive_list(api: Core, req: BranchRequest) -> dict[str, Any]:
+def archive_list(api: Core, req: BranchRequest) -> dict[str, Any]:
     """Items maintenance or merges took out of a branch, newest first."""
     validate_branch_id(req.branch)
     entries = api.archive.entries(req.branch)
@@ -194,7 +193,7 @@ async def archive_list(api: Core, req: BranchRequest) -> dict[str, Any]:
     }
 
 
-async def archive_restore(api: Core, req: ArchiveRestoreRequest) -> dict[str, Any]:
+def archive_restore(api: Core, req: ArchiveRestoreRequest) -> dict[str, Any]:
     """Put an archived item back in its section; the archive entry goes after."""
     validate_branch_id(req.branch)
     entry = api.archive.get(req.branch, req.id)
@@ -225,7 +224,7 @@ async def archive_restore(api: Core, req: ArchiveRestoreRequest) -> dict[str, An
     }
 
 
-HANDLERS: dict[ops.Operation, Callable[[Core, Any], Awaitable[dict[str, Any]]]] = {
+HANDLERS: dict[ops.Operation, Handler] = {
     ops.GET_BRANCH_MEMORY: get_branch_memory,
     ops.CLEAR_BRANCH_MEMORY: clear_branch,
     ops.LIST_BRANCHES: list_branches,

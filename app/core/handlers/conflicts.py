@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.core import operations as ops
@@ -17,7 +16,7 @@ from app.core.errors import (
     InvalidInput,
     NotFound,
 )
-from app.core.handlers.base import Core
+from app.core.handlers.base import Core, Handler
 from app.core.handlers.items import item_dict
 from app.core.models import (
     MemoryItem,
@@ -35,7 +34,7 @@ from app.core.resolution import apply_resolution, resolve_cross_in
 log = logging.getLogger(__name__)
 
 
-async def list_conflicts(api: Core, _req: Empty) -> dict[str, Any]:
+def list_conflicts(api: Core, _req: Empty) -> dict[str, Any]:
     """Open contradictions, inside branches and across them."""
     conflicts: list[dict[str, Any]] = []
     api.sync_index()
@@ -83,16 +82,14 @@ async def list_conflicts(api: Core, _req: Empty) -> dict[str, Any]:
     return {"conflicts": conflicts}
 
 
-async def resolve_conflict(api: Core, req: ResolveConflictRequest) -> dict[str, Any]:
+def resolve_conflict(api: Core, req: ResolveConflictRequest) -> dict[str, Any]:
     """Settle a contradiction: keep the newer, keep both, or mark one outdated."""
     if req.branch and not req.item_ids:
-        return await _resolve_in_branch(api, req.branch, req.id, req.action)
-    return await _resolve_cross(api, req.item_ids, req.action)
+        return _resolve_in_branch(api, req.branch, req.id, req.action)
+    return _resolve_cross(api, req.item_ids, req.action)
 
 
-async def _resolve_in_branch(
-    api: Core, branch: str, conflict_id: str, action: str
-) -> dict[str, Any]:
+def _resolve_in_branch(api: Core, branch: str, conflict_id: str, action: str) -> dict[str, Any]:
     validate_branch_id(branch)
     found: list[bool] = []
 
@@ -113,7 +110,7 @@ async def _resolve_in_branch(
     return {"success": True, "branch": branch, "id": conflict_id, "action": action}
 
 
-async def _resolve_cross(api: Core, item_ids: list[str], action: str) -> dict[str, Any]:
+def _resolve_cross(api: Core, item_ids: list[str], action: str) -> dict[str, Any]:
     if len(item_ids) < 2:
         raise InvalidInput("A cross-branch conflict needs itemIds of two items.")
     api.sync_index()
@@ -150,7 +147,7 @@ async def _resolve_cross(api: Core, item_ids: list[str], action: str) -> dict[st
     return {"success": True, "action": action, "branches": changed}
 
 
-HANDLERS: dict[ops.Operation, Callable[[Core, Any], Awaitable[dict[str, Any]]]] = {
+HANDLERS: dict[ops.Operation, Handler] = {
     ops.LIST_CONFLICTS: list_conflicts,
     ops.RESOLVE_CONFLICT: resolve_conflict,
 }

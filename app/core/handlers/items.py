@@ -11,7 +11,7 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,7 +20,7 @@ from app.core.errors import (
     InvalidInput,
     NotFound,
 )
-from app.core.handlers.base import Core
+from app.core.handlers.base import Core, Handler
 from app.core.models import (
     BranchMemory,
     Category,
@@ -82,7 +82,7 @@ async def remember(api: Core, req: RememberRequest) -> dict[str, Any]:
     }
 
 
-async def get_item(api: Core, req: IdRequest) -> dict[str, Any]:
+def get_item(api: Core, req: IdRequest) -> dict[str, Any]:
     """One item by id."""
     api.sync_index()
     hit = api.index.get(req.id)
@@ -95,7 +95,7 @@ async def get_item(api: Core, req: IdRequest) -> dict[str, Any]:
     return {"item": item_dict(hit.branch, item)}
 
 
-async def list_items(api: Core, req: ListItemsRequest) -> dict[str, Any]:
+def list_items(api: Core, req: ListItemsRequest) -> dict[str, Any]:
     """Items by category, branch and tags."""
     api.sync_index()
     if req.branch is not None:
@@ -112,7 +112,7 @@ async def list_items(api: Core, req: ListItemsRequest) -> dict[str, Any]:
     return {"items": [h.to_dict() for h in hits], "count": len(hits)}
 
 
-async def forget(api: Core, req: ForgetRequest) -> dict[str, Any]:
+def forget(api: Core, req: ForgetRequest) -> dict[str, Any]:
     """Remove items by id, tags, pattern or age (undoable through versions)."""
     selectors = sum(
         x
@@ -311,7 +311,7 @@ def _forget_matcher(
     return lambda _item: True
 
 
-HANDLERS: dict[ops.Operation, Callable[[Core, Any], Awaitable[dict[str, Any]]]] = {
+HANDLERS: dict[ops.Operation, Handler] = {
     ops.REMEMBER: remember,
     ops.GET_ITEM: get_item,
     ops.LIST_ITEMS: list_items,

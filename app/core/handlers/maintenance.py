@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.core import operations as ops
-from app.core.handlers.base import Core
+from app.core.handlers.base import Core, Handler
 from app.core.handlers.branches import branch_problems
 from app.core.models import (
     Category,
@@ -59,7 +58,7 @@ async def get_stats(api: Core, _req: Empty) -> dict[str, Any]:
     return stats
 
 
-async def get_status(api: Core, _req: Empty) -> dict[str, Any]:
+def get_status(api: Core, _req: Empty) -> dict[str, Any]:
     """Whether the memory is ready, busy or in trouble, and why."""
     problems = branch_problems(api)
     notes = list(problems)
@@ -125,7 +124,7 @@ async def check_maintenance(api: Core) -> dict[str, Any]:
     return ran
 
 
-HANDLERS: dict[ops.Operation, Callable[[Core, Any], Awaitable[dict[str, Any]]]] = {
+HANDLERS: dict[ops.Operation, Handler] = {
     ops.MEMORIZE: memorize,
     ops.GET_STATS: get_stats,
     ops.GET_STATUS: get_status,

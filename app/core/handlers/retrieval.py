@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.core import operations as ops
-from app.core.handlers.base import Core
+from app.core.handlers.base import Core, Handler
 from app.core.paths import project_of, validate_branch_id
 
 # The request models live in app.core.requests; the names are re-exported for callers.
@@ -81,6 +80,6 @@ async def _retrieve_active(api: Core, req: RetrieveRequest) -> dict[str, Any]:
     return reply
 
 
-HANDLERS: dict[ops.Operation, Callable[[Core, Any], Awaitable[dict[str, Any]]]] = {
+HANDLERS: dict[ops.Operation, Handler] = {
     ops.RETRIEVE: retrieve,
 }

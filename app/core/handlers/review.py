@@ -7,14 +7,13 @@ maps the operations of this concern to their handlers (the API attaches them).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.core import operations as ops
 from app.core.errors import (
     PuffinError,
 )
-from app.core.handlers.base import Core
+from app.core.handlers.base import Core, Handler
 from app.core.models import (
     MemoryItem,
 )
@@ -33,7 +32,7 @@ from app.core.review import ReviewEntry
 log = logging.getLogger(__name__)
 
 
-async def review_list(api: Core, _req: Empty) -> dict[str, Any]:
+def review_list(api: Core, _req: Empty) -> dict[str, Any]:
     """Medium-confidence items waiting for a person's approval."""
     return {"items": [e.to_dict() for e in api.review.entries()]}
 
@@ -68,7 +67,7 @@ async def review_approve(api: Core, req: ReviewApproveRequest) -> dict[str, Any]
     }
 
 
-async def review_reject(api: Core, req: IdRequest) -> dict[str, Any]:
+def review_reject(api: Core, req: IdRequest) -> dict[str, Any]:
     """Reject a queued item."""
     entry = api.review.take(req.id)
     api.activity.record("review", f"Rejected '{entry.item.title}'", branch=entry.branch)
@@ -121,7 +120,7 @@ async def review_bulk(api: Core, req: ReviewBulkRequest) -> dict[str, Any]:
     }
 
 
-async def review_requeue(api: Core, req: ReviewRequeueRequest) -> dict[str, Any]:
+def review_requeue(api: Core, req: ReviewRequeueRequest) -> dict[str, Any]:
     """Undo review decisions: put entries back in the queue."""
     added = api.review.put_back_many(req.entries)
     if added:
@@ -133,7 +132,7 @@ async def review_requeue(api: Core, req: ReviewRequeueRequest) -> dict[str, Any]
     }
 
 
-HANDLERS: dict[ops.Operation, Callable[[Core, Any], Awaitable[dict[str, Any]]]] = {
+HANDLERS: dict[ops.Operation, Handler] = {
     ops.REVIEW_LIST: review_list,
     ops.REVIEW_APPROVE: review_approve,
     ops.REVIEW_REJECT: review_reject,

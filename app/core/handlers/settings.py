@@ -7,7 +7,6 @@ maps the operations of this concern to their handlers (the API attaches them).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,7 +17,7 @@ from app.core.errors import (
     InvalidInput,
     StorageError,
 )
-from app.core.handlers.base import Core
+from app.core.handlers.base import Core, Handler
 
 # The request models live in app.core.requests; the names are re-exported for callers.
 from app.core.requests import (
@@ -30,12 +29,12 @@ from app.core.requests import (
 log = logging.getLogger(__name__)
 
 
-async def get_config(api: Core, _req: Empty) -> dict[str, Any]:
+def get_config(api: Core, _req: Empty) -> dict[str, Any]:
     """The settings in effect."""
     return {"config": api.config.model_dump(mode="json"), "home": str(api.store.home)}
 
 
-async def set_config(api: Core, req: SetConfigRequest) -> dict[str, Any]:
+def set_config(api: Core, req: SetConfigRequest) -> dict[str, Any]:
     """Change settings (a partial config, validated whole)."""
     from app.core.config import save_config
 
@@ -78,7 +77,7 @@ def _deep_merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-HANDLERS: dict[ops.Operation, Callable[[Core, Any], Awaitable[dict[str, Any]]]] = {
+HANDLERS: dict[ops.Operation, Handler] = {
     ops.GET_CONFIG: get_config,
     ops.SET_CONFIG: set_config,
 }

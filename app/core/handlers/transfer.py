@@ -7,11 +7,10 @@ maps the operations of this concern to their handlers (the API attaches them).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.core import operations as ops
-from app.core.handlers.base import Core
+from app.core.handlers.base import Core, Handler
 from app.core.paths import validate_branch_id
 from app.core.redact import redact
 
@@ -36,7 +35,7 @@ from app.core.transfer import (
 log = logging.getLogger(__name__)
 
 
-async def activity(api: Core, req: ActivityRequest) -> dict[str, Any]:
+def activity(api: Core, req: ActivityRequest) -> dict[str, Any]:
     """Recent activity: what was memorized, maintained, changed."""
     return {"events": api.activity.recent(req.limit)}
 
@@ -50,12 +49,12 @@ async def context(api: Core, req: ContextRequest) -> dict[str, Any]:
     return {"topic": req.topic, "markdown": context_digest(api.store, hits, req.limit)}
 
 
-async def health(api: Core, req: HealthRequest) -> dict[str, Any]:
+def health(api: Core, req: HealthRequest) -> dict[str, Any]:
     """Check every branch file (and the index)."""
     return health_report(api.store, api.index, with_index=req.index)
 
 
-async def repair_memory(api: Core, _req: Empty) -> dict[str, Any]:
+def repair_memory(api: Core, _req: Empty) -> dict[str, Any]:
     """Rebuild the index and fix what can be fixed."""
     report = repair(api.store, api.index)
     api.activity.record(
@@ -65,7 +64,7 @@ async def repair_memory(api: Core, _req: Empty) -> dict[str, Any]:
     return {"success": True, **report}
 
 
-async def export(api: Core, req: ExportRequest) -> dict[str, Any]:
+def export(api: Core, req: ExportRequest) -> dict[str, Any]:
     """Every branch memory in one document (JSON or Markdown)."""
     return {
         "format": req.format,
@@ -74,7 +73,7 @@ async def export(api: Core, req: ExportRequest) -> dict[str, Any]:
     }
 
 
-async def import_memory(api: Core, req: ImportRequest) -> dict[str, Any]:
+def import_memory(api: Core, req: ImportRequest) -> dict[str, Any]:
     """Merge an export into the memory (user items always kept)."""
     if req.branch is not None:
         validate_branch_id(req.branch)
@@ -103,7 +102,7 @@ async def import_memory(api: Core, req: ImportRequest) -> dict[str, Any]:
     return {"success": True, "branches": report, "added": added}
 
 
-HANDLERS: dict[ops.Operation, Callable[[Core, Any], Awaitable[dict[str, Any]]]] = {
+HANDLERS: dict[ops.Operation, Handler] = {
     ops.ACTIVITY: activity,
     ops.CONTEXT: context,
     ops.HEALTH: health,
