@@ -15,58 +15,113 @@ This module imports nothing heavy (no pydantic): the cold read path uses it.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 
-class Arg(NamedTuple):
+class Arg:
     """One command-line argument and the request key it fills.
 
     `kind`: "str" | "int" | "count" (an int, 0 = not given) | "flag" (store_true) |
-    "csv" (comma list) | "words" (the rest of
-    the line joined; stdin when `stdin` and empty) | "file" (a path whose text is sent;
-    stdin when absent or "-") | "path" (expanded and made absolute) | "local" (used by the
-    command, not sent). `key` is the request's JSON name; `flag` is "" for a positional.
-    `values` maps a command-line choice to the value sent.
+    "csv" (comma list) | "words" (the rest of the line joined; stdin when `stdin` and empty) |
+    "file" (a path whose text is sent; stdin when absent or "-") | "path" (expanded and made
+    absolute) | "local" (used by the command, not sent). `key` is the request's JSON name;
+    `flag` is "" for a positional. `values` maps a command-line choice to the value sent.
+    (Plain classes, not NamedTuples: the cold read path imports this table.)
     """
 
-    key: str
-    flag: str = ""
-    kind: str = "str"
-    help: str = ""
-    choices: tuple[str, ...] = ()
-    default: Any = None
-    required: bool = False
-    optional: bool = False
-    values: tuple[tuple[str, str], ...] = ()
-    stdin: bool = False
+    __slots__ = (
+        "choices",
+        "default",
+        "flag",
+        "help",
+        "key",
+        "kind",
+        "optional",
+        "required",
+        "stdin",
+        "values",
+    )
+
+    def __init__(
+        self,
+        key: str,
+        flag: str = "",
+        kind: str = "str",
+        help: str = "",
+        choices: tuple[str, ...] = (),
+        default: Any = None,
+        required: bool = False,
+        optional: bool = False,
+        values: tuple[tuple[str, str], ...] = (),
+        stdin: bool = False,
+    ) -> None:
+        self.key, self.flag, self.kind, self.help = key, flag, kind, help
+        self.choices, self.default, self.required = choices, default, required
+        self.optional, self.values, self.stdin = optional, values, stdin
 
 
-class Command(NamedTuple):
+class Command:
     """How the command line spells an operation: `path` ("branch", "versions"), arguments,
-    constant request values, a refusal unless a flag is given, and how the answer prints."""
+    constant request values, a refusal unless a flag is given, and how the answer prints
+    (json, markdown: the answer's `markdown`, export: to a file)."""
 
-    path: tuple[str, ...]
-    help: str
-    args: tuple[Arg, ...] = ()
-    fixed: tuple[tuple[str, Any], ...] = ()
-    confirm: tuple[str, str] | None = None  # (flag, message with {key} fields)
-    output: str = "json"  # json | markdown (the answer's `markdown`) | export (to a file)
+    __slots__ = ("args", "confirm", "fixed", "help", "output", "path")
+
+    def __init__(
+        self,
+        path: tuple[str, ...],
+        help: str,
+        args: tuple[Arg, ...] = (),
+        fixed: tuple[tuple[str, Any], ...] = (),
+        confirm: tuple[str, str] | None = None,
+        output: str = "json",
+    ) -> None:
+        self.path, self.help, self.args = path, help, args
+        self.fixed, self.confirm, self.output = fixed, confirm, output
 
 
-class Operation(NamedTuple):
-    """One `memory:*` operation (see the module docstring)."""
+class Operation:
+    """One `memory:*` operation (see the module docstring).
 
-    name: str
-    doc: str
-    request: str
-    answer: str
-    writes: bool
-    errors: tuple[str, ...] = ("INVALID_INPUT",)
-    commands: tuple[Command, ...] = ()
-    member: str = ""
-    long: bool = False  # minutes of work: the status says "processing", the log "started"
-    job: bool = False  # the app runs it in its job queue (progress, one at a time)
-    remote: bool = False  # a quick read a cold CLI may ask the running app for
+    `long`: minutes of work (the status says "processing", the log "started"); `job`: the
+    app runs it in its job queue (progress, one at a time); `remote`: a quick read a cold CLI
+    may ask the running app for.
+    """
+
+    __slots__ = (
+        "answer",
+        "commands",
+        "doc",
+        "errors",
+        "job",
+        "long",
+        "member",
+        "name",
+        "remote",
+        "request",
+        "writes",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        doc: str,
+        request: str,
+        answer: str,
+        writes: bool,
+        errors: tuple[str, ...] = ("INVALID_INPUT",),
+        commands: tuple[Command, ...] = (),
+        member: str = "",
+        long: bool = False,
+        job: bool = False,
+        remote: bool = False,
+    ) -> None:
+        self.name, self.doc, self.request, self.answer = name, doc, request, answer
+        self.writes, self.errors, self.commands, self.member = writes, errors, commands, member
+        self.long, self.job, self.remote = long, job, remote
+
+    def __repr__(self) -> str:
+        return f"Operation({self.name!r})"
 
     @property
     def method(self) -> str:
