@@ -418,3 +418,31 @@ def test_w_shows_where_a_candidate_came_from(
     qtbot.keyClick(panel.list, Qt.Key.Key_W)
     qtbot.waitUntil(lambda: panel.provenance.source_count == 1, timeout=5000)
     assert panel.where_button.accessibleName()
+
+
+def test_a_candidate_queued_by_a_scan_shows_its_reason_and_excerpt(
+    qtbot: QtBot, seeded_channels: MemoryChannels, seeded_home: Path
+) -> None:
+    queue = ReviewQueue(MemoryStore(seeded_home).review_queue_path)
+    item = MemoryItem(
+        category=Category.ARCHITECTURAL_DECISIONS,
+        title="SAM Pattern",
+        content="Architecture follows the SAM Pattern (Model, Actions, State/Render).",
+        confidence=0.6,
+        sources=["pf-1"],
+        tags=["source:agent"],
+    )
+    conversation = "User: build the todo app\nAssistant: app.js follows the SAM Pattern.\n"
+    queue.offer(
+        "todo/fullstack",
+        [item],
+        threshold=0.9,
+        promote_at=0.75,
+        excerpts={item.id: conversation.strip()},
+    )
+    panel = _loaded(qtbot, seeded_channels, 1)
+    assert panel.detail_reason.text().startswith("The agent said it and nobody")
+    assert "Queued because Puffin was 60% sure" in panel.detail_reason.text()
+    assert panel.detail_excerpt.isVisible()
+    assert "follows the SAM Pattern" in panel.detail_excerpt.text()
+    assert panel.detail_excerpt.accessibleName() == "Excerpt of the conversation"
