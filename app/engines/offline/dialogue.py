@@ -58,10 +58,15 @@ _FAILED = re.compile(
 )
 _ZERO_FAIL = re.compile(r"(?i)\b(?:0 failed|errors?:? 0|0 errors|no errors?)\b")
 # The user saying it works, or that it does not.
+# A report that the problem is gone: it confirms a fix and is never a rule itself.
+PROBLEM_GONE = (
+    r"\b(?:works now|no more|that fixed|that did it|it works"
+    r"|now .{0,30}(?:works|normal|follow|right|fine)|tested\b.{0,40}\bno more)"
+)
+PROBLEM_GONE_RE = re.compile("(?i)" + PROBLEM_GONE)
 _CONFIRM = re.compile(
     r"(?i)^\W*(?:ok(?:ay)?\b|great|nice|perfect|awesome|cool|good|thanks|thank you|ty\b|"
-    r"yes\b|yep\b|works?\b|fixed\b|🎉|👍|better\b)|\b(?:works now|no more|that fixed|that did"
-    r" it|it works|now .{0,30}(?:works|normal|follow|right|fine)|tested\b.{0,40}\bno more)"
+    r"yes\b|yep\b|works?\b|fixed\b|🎉|👍|better\b)|" + PROBLEM_GONE
 )
 _DENY = re.compile(
     r"(?i)\b(?:still (?:fail|broken|crash|happen|wrong|see)|doesn'?t work|didn'?t "

@@ -332,19 +332,25 @@ def _with_acknowledged(
     from app.core.screen import is_unsafe
     from app.engines.offline import extract_rules as r
     from app.engines.offline.category import choose
+    from app.engines.offline.dialogue import PROBLEM_GONE_RE
     from app.engines.offline.extract_items import tokens
 
     by_turn: dict[int, list[int]] = {}
     for i, s in enumerate(statements):
         by_turn.setdefault(s.turn, []).append(i)
     kept_turns: set[int] = set()
-    for n, turn in enumerate(turns[:-1]):
-        reply = turns[n + 1]
-        if turn.speaker is not Speaker.USER or reply.speaker is not Speaker.AGENT:
+    for n, reply in enumerate(turns):
+        if n == 0 or reply.speaker is not Speaker.AGENT:
             continue
         first = next((statements[i].text for i in by_turn.get(reply.index, [])), "")
-        if first and _KEEPS.match(first):
-            kept_turns.add(turn.index)
+        if not first or not _KEEPS.match(first):
+            continue
+        # The acknowledgement answers every message the user sent since the agent last
+        # spoke (people send a rule in two or three short messages).
+        back = n - 1
+        while back >= 0 and turns[back].speaker is Speaker.USER:
+            kept_turns.add(turns[back].index)
+            back -= 1
     if not kept_turns:
         return found
     used = {c.index for c in found}
@@ -360,6 +366,8 @@ def _with_acknowledged(
             if not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or _opens_with_request(s.text):
                 continue
             if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or is_unsafe(s.text):
+                continue
+            if PROBLEM_GONE_RE.search(s.text):  # "tested, no more crashes": a fix confirmed
                 continue
             if r.INJECTION.search(s.text, s.low):
                 continue

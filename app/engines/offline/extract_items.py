@@ -657,10 +657,17 @@ def recurrence(statements: list[Statement], start: int, end: int) -> int:
 # ------------------------------------------------------------------------------ builders
 
 
+# ", and never ...": a second rule joined to the first; a trailing task ends before it.
+_NEXT_RULE_RE = re.compile(r",\s+(?:and|but)\s+(?=(?:never|always|don'?t|do\ not)\b)", re.I | re.X)
+
+
 def _tidy(content: str) -> str:
-    """Drop asides and the one-off task tacked onto a rule ("..., so rename sync_core")."""
+    """Drop asides and the one-off task tacked onto a rule ("..., so rename sync_core"),
+    keeping any further rule the sentence joins on ("..., and never ...")."""
     content = _ASIDE_RE.sub("", content)
-    return _TRAILING_TASK_RE.sub("", content)
+    parts = _NEXT_RULE_RE.split(content, maxsplit=1)
+    head = _TRAILING_TASK_RE.sub("", parts[0])
+    return head if len(parts) == 1 else f"{head}, and {parts[1]}"
 
 
 def _new(
