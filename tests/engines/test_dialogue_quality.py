@@ -45,7 +45,7 @@ def test_the_labeled_set_is_large_enough_and_split() -> None:
 def test_held_out_quality_does_not_fall(bench: ModuleType) -> None:
     report = bench.evaluate("test")
     passed, total = report.sequence_checks()
-    assert report.precision() >= 0.58, report.precision()
+    assert report.precision() >= 0.6, report.precision()
     assert report.recall() >= 0.46, report.recall()
     assert passed >= 8, (passed, total)
     assert not report.secrets

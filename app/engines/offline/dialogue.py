@@ -58,6 +58,9 @@ _FAILED = re.compile(
 )
 _ZERO_FAIL = re.compile(r"(?i)\b(?:0 failed|errors?:? 0|0 errors|no errors?)\b")
 # The user saying it works, or that it does not.
+# The agent reporting a change it made: "I" and a past-tense verb ("I set", "I switched",
+# "I've moved"), told apart by the verb's form.
+_DID = re.compile(r"^I(?:'ve|\s+have)?\s+(?:[a-z]+ed|set|made|put|wrote|split|cut)\b")
 # A report that the problem is gone: it confirms a fix and is never a rule itself.
 PROBLEM_GONE = (
     r"\b(?:works now|no more|that fixed|that did it|it works"
@@ -260,8 +263,13 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
 
     `looked`: the agent read code or ran something since the problem was reported.
     """
-    causes = [s for s in sentences if _CAUSAL_GATED.search(s) and not s.rstrip().endswith("?")]
     plan = next((s for s in sentences if _PLAN.match(s)), "")
+    # The plan is what will be done, not why it broke ("I'd switch to X so a rerun ...").
+    causes = [
+        s
+        for s in sentences
+        if _CAUSAL_GATED.search(s) and not s.rstrip().endswith("?") and s != plan
+    ]
     if not causes and plan and looked:
         # "X only exists from iOS 16. It's called unconditionally. I'll wrap it": after
         # looking at the code, what the agent states before its change is its diagnosis.
@@ -299,17 +307,16 @@ def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
     cause: tuple[str, str, bool] | None = None
     cause_turn = -1
     edited = False
+    # Only a plan so far ("I'd switch to ..."): the user's "yes" then approves the plan, it
+    # does not confirm a fix; the edit and a passing run (or "works now") still have to come.
+    planned = False
     looked = False
     for turn in classified:
         if turn.kind in ("call", "result"):
             looked = True
         if turn.speaker is Speaker.USER and turn.kind == "prose":
-            if (
-                cause is not None
-                and edited
-                and _CONFIRM.search(turn.text)
-                and not _DENY.search(turn.text)
-            ):
+            confirms = PROBLEM_GONE_RE.search(turn.text) if planned else _CONFIRM.search(turn.text)
+            if cause is not None and edited and confirms and not _DENY.search(turn.text):
                 if _explained(report, cause):
                     found.append(_fix(report, cause, cause_turn, turn.index))
                 cause, edited = None, False
@@ -327,14 +334,21 @@ def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
                 # A stated plan ("I'll remove the printf") counts as the change: agents
                 # often edit in the same step as the run that verifies it.
                 edited = bool(found_cause[1])
+                planned = edited
             elif cause is not None and not cause[1]:
                 plan = next((s for s in turn.sentences if _PLAN.match(s)), "")
                 if plan:
                     cause = (cause[0], plan, cause[2])
+            elif cause is not None and edited and not planned:
+                # After the edit, the agent saying what it did ("I set X=dynamic") is the
+                # fix as made, better than the plan it announced before.
+                done = next((s for s in turn.sentences if _DID.match(s)), "")
+                if done:
+                    cause = (cause[0], done, cause[2])
             continue
         if turn.kind == "call" and cause is not None:
             if any(_EDIT_TOOLS.match(t) for t in turn.tools) or _EDIT_COMMAND.search(turn.text):
-                edited = True
+                edited, planned = True, False
             continue
         if turn.kind == "result" and cause is not None and edited and _passed(turn.text):
             if _explained(report, cause):

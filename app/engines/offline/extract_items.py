@@ -114,6 +114,10 @@ _LABEL_WORDS_RE = re.compile(
     r"|policy|reminder|remember|heads[- ]up|pitfall|caveat|fyi)\b",
     re.IGNORECASE | re.VERBOSE,
 )
+_LABEL_SUBJECT_RE = re.compile(
+    r"\bfor\s+(?P<np>(?:all\s+|every\s+|each\s+)?(?:\w+\s+){0,3}\w+)$", re.I
+)
+_PRONOUN_SUBJECT_RE = re.compile(r"^(?:they|it|these|those)\b", re.I)
 _YOU_SHOULD_RE = re.compile(
     r"^(?:i\ want\ you\ to|you\ (?:should|must|need\ to|have\ to)|make\ sure\ (?:you|to))\s+"
     r"(?=always\b|never\b)",
@@ -351,6 +355,11 @@ def strip_fillers(text: str) -> str:
     label = _LABEL_PREFIX_RE.match(text)
     if label is not None and _LABEL_WORDS_RE.search(label.group("label")):
         text = _FILLER_RE.sub("", label.group("rest")).strip()
+        # "rule for all our batch jobs: they have to ...": the label named the subject the
+        # pronoun stands for.
+        subject = _LABEL_SUBJECT_RE.search(label.group("label"))
+        if subject is not None:
+            text = _PRONOUN_SUBJECT_RE.sub(subject.group("np"), text, count=1)
     return _YOU_SHOULD_RE.sub("", text)
 
 
