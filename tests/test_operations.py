@@ -12,16 +12,17 @@ import pytest
 
 from app import cli
 from app.container import build_api
-from app.core import generate, operations
+from app.core import operations
 from app.core import requests as request_models
 from app.core.operations import OPERATIONS, Arg, Command, Operation
+from app.service import generate
 from app.service.channels import CHANNEL_MEMBERS, MemoryChannels
 
 APP = Path(__file__).resolve().parents[1] / "app"
 
 
 def test_the_generated_members_and_docs_are_current() -> None:
-    assert generate.main(["--check"]) == 0, "run `python -m app.core.generate`"
+    assert generate.main(["--check"]) == 0, "run `python -m app.service.generate`"
 
 
 def test_every_channel_name_is_written_once_in_the_app() -> None:

@@ -7,7 +7,7 @@ this table come the API's routing (`MemoryApi.handle(OP, handler)`), the Qt chan
 the running app answers for a cold CLI (`app.remote`), docs/api.md (generated) and the names
 the MCP tools call. Adding an operation = one declaration here + one handler (a function
 in `app/core/handlers/<concern>.py`, listed in that module's `HANDLERS`); run
-`python -m app.core.generate` to regenerate the members and the docs (a test fails when
+`python -m app.service.generate` to regenerate the members and the docs (a test fails when
 they are stale).
 
 This module imports nothing heavy (no pydantic): the cold read path uses it.
