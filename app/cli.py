@@ -284,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
 _READ_ONLY = frozenset(op.name for op in OPERATIONS if not op.writes)
 
 
-async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any]) -> int:
+def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any]) -> int:
     from app.container import build_api
     from app.core.paths import resolve_home
 
@@ -294,7 +294,7 @@ async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any
 
         with tempfile.TemporaryDirectory(prefix="puffin-memory-empty-") as empty:
             api = build_api(empty, engine_override=args.engine)
-            reply = await api.invoke(channel, payload)
+            reply = api.invoke(channel, payload)
             api.index.close()
         return _finish(args, channel, _restate_home(reply, empty, home))
     if channel not in _READ_ONLY:  # reads never write, not even a log line
@@ -304,7 +304,7 @@ async def _invoke(args: argparse.Namespace, channel: str, payload: dict[str, Any
     api = build_api(home, engine_override=args.engine)
     if channel in (ops.SCAN.name, ops.IMPROVE.name) and not payload.get("dryRun"):
         api.progress = _progress_to_stderr
-    reply = await api.invoke(channel, payload)
+    reply = api.invoke(channel, payload)
     if channel == ops.SCAN.name and _scan_failed(reply):
         _emit(reply)
         return EXIT_ERROR
@@ -475,9 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         remote = _ask_running_app(args, channel, payload)
         if remote is not None:
             return _emit(remote)
-        import asyncio  # deferred: most of the CLI's import cost, and hooks never need it
-
-        return asyncio.run(_invoke(args, channel, payload))
+        return _invoke(args, channel, payload)
     except UsageError as exc:
         return _emit(_error("INVALID_INPUT", str(exc)))
     except PuffinError as exc:  # raised before a request (e.g. a home that is a file)

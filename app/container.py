@@ -7,9 +7,8 @@ for importing the Anthropic SDK.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,23 +65,23 @@ class LazyEngine:
         """The engine's own note (e.g. budget reached), if it has been built."""
         return getattr(self._engine, "status_note", None) if self._engine else None
 
-    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+    def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         """The engine's extraction (the engine is built on first use)."""
-        return await self.get().extract(conversation, source=source)
+        return self.get().extract(conversation, source=source)
 
-    async def evolve(
+    def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         """The engine's evolution of a branch with new items."""
-        return await self.get().evolve(current, items, branch_id=branch_id)
+        return self.get().evolve(current, items, branch_id=branch_id)
 
-    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+    def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """The engine's consolidation of one branch."""
-        return await self.get().consolidate(memory)
+        return self.get().consolidate(memory)
 
-    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+    def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """The engine's deep retrieval over candidates."""
-        return await self.get().deep_retrieve(query, candidates)
+        return self.get().deep_retrieve(query, candidates)
 
 
 def _vector_progress(api: MemoryApi) -> Callable[[int, int], None] | None:
@@ -167,35 +166,35 @@ def build_api(
 
 
 def _register_auth(api: MemoryApi) -> None:
-    async def status(req: Any) -> dict[str, Any]:
+    def status(req: Any) -> dict[str, Any]:
         from app.core.keys import auth_status
 
-        return await asyncio.to_thread(auth_status)
+        return auth_status()
 
-    async def set_key(req: KeyRequest) -> dict[str, Any]:
+    def set_key(req: KeyRequest) -> dict[str, Any]:
         from app.core.keys import auth_status, set_key
 
-        await asyncio.to_thread(set_key, req.key.strip())
-        return {"success": True, **await asyncio.to_thread(auth_status)}
+        set_key(req.key.strip())
+        return {"success": True, **auth_status()}
 
-    async def test_key(req: Any) -> dict[str, Any]:
+    def test_key(req: Any) -> dict[str, Any]:
         from app.core.keys import find_key
 
-        key, origin = await asyncio.to_thread(find_key)
+        key, origin = find_key()
         if key is None:
             return {"ok": False, "message": f"No API key: {origin}."}
         import anthropic
 
         from app.engines.claude.caller import describe_api_error
 
-        client = anthropic.AsyncAnthropic(api_key=key, max_retries=1, timeout=20.0)
+        client = anthropic.Anthropic(api_key=key, max_retries=1, timeout=20.0)
         try:
-            await client.models.list(limit=1)
+            client.models.list(limit=1)
         except anthropic.APIError as exc:
             message, _ = describe_api_error(exc, model="models.list", timeout_s=20.0, retries=1)
             return {"ok": False, "message": message}
         finally:
-            await client.close()
+            client.close()
         return {"ok": True, "message": f"The key works (from {origin})."}
 
     api.handle(ops.AUTH_STATUS, status)
@@ -227,8 +226,8 @@ def _parse_since(value: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-Memorize = Callable[[str, str, str], Awaitable[dict[str, Any]]]
-BatchExtract = Callable[[list[tuple[str, str]]], Awaitable[list[Any]]]
+Memorize = Callable[[str, str, str], dict[str, Any]]
+BatchExtract = Callable[[list[tuple[str, str]]], list[Any]]
 # At most this many threads of a branch are integrated by one change-list call.
 _TOGETHER = 8
 
@@ -255,8 +254,8 @@ def _backlog_extractor(engine: Engine, config: Config, pending: int) -> BatchExt
     if not callable(extract_group):
         return None
 
-    async def per_branch(collected: list[tuple[str, str]]) -> list[Any]:
-        return list(await extract_group(collected))
+    def per_branch(collected: list[tuple[str, str]]) -> list[Any]:
+        return list(extract_group(collected))
 
     return per_branch
 
@@ -272,7 +271,7 @@ def _combined(results: list[ExtractionResult]) -> ExtractionResult:
     )
 
 
-async def _prepare_backlog(
+def _prepare_backlog(
     planned: list[Any],
     ledger: Any,
     memorize_pending: Any,
@@ -292,21 +291,21 @@ async def _prepare_backlog(
     """
     collected: list[tuple[str, str, str]] = []
 
-    async def collect(text: str, branch: str, ref: str) -> dict[str, Any]:
+    def collect(text: str, branch: str, ref: str) -> dict[str, Any]:
         collected.append((text, branch, ref))
         return {"error": True, "code": "DEFERRED"}
 
-    await memorize_pending(planned, ledger, collect)
+    memorize_pending(planned, ledger, collect)
     outcomes: dict[tuple[str, str], Any] = {}
     if per_branch:
         branches: dict[str, list[tuple[str, str]]] = {}
         for text, branch, ref in collected:
             branches.setdefault(branch, []).append((text, ref))
         for branch, threads in branches.items():
-            found = await extract(threads)
+            found = extract(threads)
             outcomes.update({(branch, ref): o for (_t, ref), o in zip(threads, found, strict=True)})
     else:
-        found = await extract([(text, ref) for text, _branch, ref in collected])
+        found = extract([(text, ref) for text, _branch, ref in collected])
         outcomes = {(branch, ref): o for (_t, branch, ref), o in zip(collected, found, strict=True)}
     # Threads integrated together: same branch, same engine label (a thread that went
     # offline is not reported as Claude's), in order, at most `_TOGETHER` at a time.
@@ -325,10 +324,10 @@ async def _prepare_backlog(
 
     texts = {(branch, ref): text for text, branch, ref in collected}
 
-    async def integrate(branch: str, members: list[str]) -> dict[str, Any]:
+    def integrate(branch: str, members: list[str]) -> dict[str, Any]:
         results = [outcomes[(branch, ref)] for ref in members]
         try:
-            reply = await api.writer.apply_extraction(
+            reply = api.writer.apply_extraction(
                 _combined(results),
                 branch,
                 texts={ref: texts[(branch, ref)] for ref in members},
@@ -343,13 +342,13 @@ async def _prepare_backlog(
             ]
         return reply
 
-    async def apply(text: str, branch: str, ref: str) -> dict[str, Any]:
+    def apply(text: str, branch: str, ref: str) -> dict[str, Any]:
         outcome = outcomes.get((branch, ref))
         members = together.get((branch, ref))
         if members is not None:
             first = members[0]
             if (branch, first) not in applied:
-                applied[(branch, first)] = await integrate(branch, members)
+                applied[(branch, first)] = integrate(branch, members)
             reply = applied[(branch, first)]
             if ref == first or "error" in reply:
                 return reply
@@ -365,7 +364,7 @@ async def _prepare_backlog(
             }
         if isinstance(outcome, PuffinError):
             return {"error": True, "code": outcome.code, "message": outcome.message}
-        return await api.invoke(
+        return api.invoke(
             ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
         )
 
@@ -373,16 +372,16 @@ async def _prepare_backlog(
 
 
 def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine: Engine) -> None:
-    async def sources(req: Any) -> dict[str, Any]:
+    def sources(req: Any) -> dict[str, Any]:
         from app.sources.scan import sources_report
 
-        return await asyncio.to_thread(sources_report, config.sources)
+        return sources_report(config.sources)
 
     # Transcripts fully memorized, with the file signatures they had: the app scans every
     # few minutes, and re-reading an unchanged history each time would cost seconds.
     settled: dict[tuple[str, ...], tuple[tuple[int, int], ...]] = {}
 
-    async def scan(req: ScanRequest) -> dict[str, Any]:
+    def scan(req: ScanRequest) -> dict[str, Any]:
         from filelock import FileLock, Timeout
 
         from app.sources.ledger import Ledger
@@ -397,7 +396,7 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
 
         since = _parse_since(req.since)
         path = _expand(req.path) if req.path else None
-        if path is not None and not await asyncio.to_thread(path.exists):
+        if path is not None and not path.exists():
             raise InvalidInput(f"No such file or folder: {path}")
         lock = FileLock(str(store.home / ".scan.lock"))
         try:
@@ -408,8 +407,7 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
                 "finishes."
             ) from exc
         try:
-            discovery = await asyncio.to_thread(
-                discover,
+            discovery = discover(
                 config.sources,
                 source=req.source,
                 path=path,
@@ -424,16 +422,16 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
                     report["errors"].append(ledger.warning)
                 return report
 
-            async def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
-                return await api.invoke(
+            def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
+                return api.invoke(
                     ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
                 )
 
             fallbacks = 0
 
-            async def counted(text: str, branch: str, ref: str) -> dict[str, Any]:
+            def counted(text: str, branch: str, ref: str) -> dict[str, Any]:
                 nonlocal fallbacks
-                reply = await memorize_fn(text, branch, ref)
+                reply = memorize_fn(text, branch, ref)
                 # The offline engine stood in for a failed Claude call (API error, open
                 # breaker): the thread is memorized, but the user asked for Claude.
                 if "offline-fallback" in (reply.get("engine"), reply.get("path")):
@@ -444,7 +442,7 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
             memorize_fn: Memorize = memorize
             backlog = _backlog_extractor(engine, config, pending)
             if backlog is not None:
-                memorize_fn = await _prepare_backlog(
+                memorize_fn = _prepare_backlog(
                     planned,
                     ledger,
                     memorize_pending,
@@ -452,10 +450,10 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
                     api,
                     per_branch=not config.use_batches,
                 )
-            result = await memorize_pending(planned, ledger, counted, progress=api.progress)
+            result = memorize_pending(planned, ledger, counted, progress=api.progress)
             # Items get their vectors in the scan's time, not a query's (also items written
             # before semantic search existed, once).
-            await asyncio.to_thread(api.reader.backfill_vectors, _vector_progress(api))
+            api.reader.backfill_vectors(_vector_progress(api))
             settled.update(settled_transcripts(discovery, planned, ledger))
         finally:
             lock.release()
@@ -482,9 +480,9 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
         if path is None:
             # Transcripts queued by the Claude Code session-end hook whose own background
             # run failed (or never started) are retried with every full scan.
-            from app.integrations.inbox import drain_inbox_async
+            from app.integrations.inbox import drain_inbox
 
-            drained = await drain_inbox_async(store.home, api)
+            drained = drain_inbox(store.home, api)
             result["inbox"] = {k: drained.get(k) for k in ("records", "memorized", "remaining")}
         result["summary"] = describe_scan(result)
         if result["memorized"] or result["failed"] or result["errors"]:
@@ -492,7 +490,7 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
             api.activity.record("scan", f"Scan: {result['summary']}")
         return result
 
-    async def improve(req: ImproveRequest) -> dict[str, Any]:
+    def improve(req: ImproveRequest) -> dict[str, Any]:
         from filelock import FileLock, Timeout
 
         from app.sources.ledger import Ledger
@@ -513,12 +511,12 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
             ledger = Ledger.open(store.home)
             entries = improvable(ledger, req.branch)
 
-            async def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
-                return await api.invoke(
+            def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
+                return api.invoke(
                     ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
                 )
 
-            result = await improve_threads(entries, ledger, memorize, progress=api.progress)
+            result = improve_threads(entries, ledger, memorize, progress=api.progress)
         finally:
             lock.release()
         result["branch"] = req.branch
@@ -540,16 +538,16 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
     api.handle(ops.SCAN, scan)
     api.handle(ops.IMPROVE, improve)
 
-    async def provenance(req: ProvenanceRequest) -> dict[str, Any]:
+    def provenance(req: ProvenanceRequest) -> dict[str, Any]:
         from app.sources.provenance import provenance as trace
 
         branch = req.branch
         queued = next((e for e in api.writer.review.entries() if e.item.id == req.id), None)
         if queued is not None:
             # A review candidate: not in any file yet, its sources are the queue's.
-            return await asyncio.to_thread(trace, queued.item, queued.branch, store.home)
+            return trace(queued.item, queued.branch, store.home)
         if branch is None:
-            await asyncio.to_thread(api.index.sync, store)
+            api.index.sync(store)
             hit = api.index.get(req.id)
             if hit is None:
                 raise NotFound(f"No item with id {req.id!r}.")
@@ -566,6 +564,6 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
             if not held:
                 raise NotFound(f"Item {req.id!r} is not in {branch!r}.")
             item = held[0]
-        return await asyncio.to_thread(trace, item, branch, store.home)
+        return trace(item, branch, store.home)
 
     api.handle(ops.PROVENANCE, provenance)

@@ -21,7 +21,6 @@ Run: `.venv/bin/python bench/llm_cost.py`
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -233,9 +232,9 @@ def backlog(threads: list[Path]) -> tuple[int, int, int, int]:
         store = MemoryStore(home)
         store.ensure()
         store.write_text(BRANCH, render(branch_of()))
-        client = httpx2.AsyncClient(transport=httpx2.MockTransport(stand_in.handler))
+        client = httpx2.Client(transport=httpx2.MockTransport(stand_in.handler))
         api = build_api(home, http_client=client)
-        answer = asyncio.run(api.invoke("memory:scan", {"path": str(project)}))
+        answer = api.invoke("memory:scan", {"path": str(project)})
         if answer.get("error") or answer.get("fallbacks"):
             raise SystemExit(f"backlog scan did not use Claude: {answer}")
     spent = sum(i + o for _kind, i, o in stand_in.calls)
@@ -254,20 +253,18 @@ def main() -> None:
         store = MemoryStore(home)
         store.ensure()
         store.write_text(BRANCH, render(branch_of()))
-        client = httpx2.AsyncClient(transport=httpx2.MockTransport(stand_in.handler))
+        client = httpx2.Client(transport=httpx2.MockTransport(stand_in.handler))
         os.environ["ANTHROPIC_API_KEY"] = "sk-ant-bench-000000000000000000000000"
         api = build_api(home, http_client=client)
         for index, path in enumerate(threads):
             before = store.parse_bytes(BRANCH, store.read_bytes(BRANCH) or b"")
-            answer = asyncio.run(
-                api.invoke(
-                    "memory:memorize",
-                    {
-                        "conversationText": path.read_text(encoding="utf-8"),
-                        "branchId": BRANCH,
-                        "source": f"bench-thread-{index}",
-                    },
-                )
+            answer = api.invoke(
+                "memory:memorize",
+                {
+                    "conversationText": path.read_text(encoding="utf-8"),
+                    "branchId": BRANCH,
+                    "source": f"bench-thread-{index}",
+                },
             )
             if answer.get("error"):
                 raise SystemExit(f"memorize failed: {answer['error']}")

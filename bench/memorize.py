@@ -7,7 +7,6 @@ each time, the share spent extracting, and each figure next to its target.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import shutil
 import statistics
@@ -124,14 +123,12 @@ def measure(count: int, runs: int, target: float, conversation: str) -> Figures:
             branch_file.write_text(seed_text, encoding="utf-8")
             api.index.sync(api.store)
             start = time.perf_counter()
-            asyncio.run(engine.extract(conversation, source="bench"))
+            engine.extract(conversation, source="bench")
             extract_ms = (time.perf_counter() - start) * 1000
             start = time.perf_counter()
-            reply = asyncio.run(
-                api.invoke(
-                    "memory:memorize",
-                    {"conversationText": conversation, "branchId": "bench", "source": "bench"},
-                )
+            reply = api.invoke(
+                "memory:memorize",
+                {"conversationText": conversation, "branchId": "bench", "source": "bench"},
             )
             elapsed = (time.perf_counter() - start) * 1000
             assert "error" not in reply, reply

@@ -14,7 +14,6 @@ normal case for a tray app: `app/remote.py` forwards quick reads over its local 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import random
 import shutil
@@ -206,18 +205,18 @@ class NoEngine:
 
     name = "none"
 
-    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+    def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         raise NotImplementedError
 
-    async def evolve(
+    def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         raise NotImplementedError
 
-    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+    def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         raise NotImplementedError
 
-    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+    def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         raise NotImplementedError
 
 
@@ -245,13 +244,13 @@ def timed(fn: Callable[[], object], runs: int) -> list[float]:
     return out
 
 
-async def in_process(reader: MemoryReader, runs: int) -> tuple[list[float], dict[str, Any]]:
+def in_process(reader: MemoryReader, runs: int) -> tuple[list[float], dict[str, Any]]:
     samples: list[float] = []
     reply: dict[str, Any] = {}
     for n in range(runs):
         query = QUERIES[n % len(QUERIES)]
         start = time.perf_counter()
-        reply = await reader.retrieve(query, 5)
+        reply = reader.retrieve(query, 5)
         samples.append((time.perf_counter() - start) * 1000)
     return samples, reply
 
@@ -364,8 +363,8 @@ def main() -> int:
         show("sync after one hand edit", timed(lambda: index.sync(store), 1))
 
         reader = MemoryReader(store, index, NoEngine(), Config())
-        asyncio.run(in_process(reader, 20))  # warm-up: caches, first compiles
-        samples, reply = asyncio.run(in_process(reader, args.runs))
+        in_process(reader, 20)  # warm-up: caches, first compiles
+        samples, reply = in_process(reader, args.runs)
         show("retrieve fast, in process", samples, 10.0)
         print(
             f"  last reply: {len(reply['memories'])} memories, {len(reply['conflicts'])} "
@@ -382,8 +381,8 @@ def main() -> int:
                 f"semantic: vectors for {vectors} items in "
                 f"{time.perf_counter() - started:.0f} s (a scan does this once)"
             )
-            asyncio.run(in_process(reader, 20))
-            semantic, _ = asyncio.run(in_process(reader, args.runs))
+            in_process(reader, 20)
+            semantic, _ = in_process(reader, args.runs)
             show("retrieve fast + semantic, in process", semantic, 20.0)
             size = (home / "vectors.sqlite").stat().st_size
             print(
@@ -394,7 +393,7 @@ def main() -> int:
         scan = MemoryIndex(tmp / "scan.sqlite", use_fts5=False)
         scan.sync(store)
         scan_reader = MemoryReader(store, scan, NoEngine(), Config())
-        scan_samples, _ = asyncio.run(in_process(scan_reader, max(20, args.runs // 10)))
+        scan_samples, _ = in_process(scan_reader, max(20, args.runs // 10))
         show("retrieve fast, no-FTS5 fallback", scan_samples)
         scan.close()
         index.close()

@@ -14,7 +14,6 @@ Tune on dev only; the test split is scored by tests/core/test_retrieval_quality.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import tempfile
 import time
@@ -119,7 +118,7 @@ def rankings(
     reader.backfill_vectors()  # as the app does after a scan
     out: list[list[str]] = []
     for q in questions:
-        reply = asyncio.run(reader.retrieve(q.text, 5, branch=q.branch))
+        reply = reader.retrieve(q.text, 5, branch=q.branch)
         out.append([keys.get(m["content"], "?") for m in reply["memories"]])
     return out
 
@@ -245,12 +244,12 @@ def speed(branches: int = 200, per_branch: int = 50, runs: int = 200) -> None:
             )
             start = time.perf_counter()
             reader.backfill_vectors()
-            asyncio.run(reader.retrieve("warm up", 5))
+            reader.retrieve("warm up", 5)
             first = time.perf_counter() - start
             times = []
             for i in range(runs):
                 t0 = time.perf_counter()
-                asyncio.run(reader.retrieve(QUERIES[i % len(QUERIES)], 5))
+                reader.retrieve(QUERIES[i % len(QUERIES)], 5)
                 times.append((time.perf_counter() - t0) * 1000)
             times.sort()
             label = "hybrid " if semantic else "lexical"

@@ -13,7 +13,6 @@ small version. Run: `.venv/bin/python bench/soak.py [--items 10000] [--per-week 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import tempfile
 import time
@@ -79,11 +78,11 @@ def run(items: int, per_week: int) -> dict[str, int]:
         written: dict[str, int] = {}
         for start in range(0, items, per_week):
             batch = [_item(n) for n in range(start, min(items, start + per_week))]
-            result = asyncio.run(api.writer.integrate("soak/main", batch))
+            result = api.writer.integrate("soak/main", batch)
             for n, item in zip(range(start, start + len(batch)), batch, strict=True):
                 stored = result.memory.find(item.id)
                 written[stored.id if stored else item.id] = n
-            asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+            api.invoke("memory:run-maintenance", {"type": "weekly"})
         memory = api.store.read("soak/main")
         in_file = {i.id for i in memory.all_items()} if memory else set()
         in_file |= {i.id for c in (memory.contradictions if memory else []) for i in c.items}

@@ -3,7 +3,6 @@ through change lists, once (issue 12)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -64,8 +63,8 @@ def _scanned_offline(home: Path, tmp_path: Path) -> Path:
     (home / "config.json").write_text(
         json.dumps({"idle_minutes": 0, "models": MODELS}), encoding="utf-8"
     )
-    outcome = asyncio.run(
-        build_api(home, engine_override="offline").invoke("memory:scan", {"path": str(folder)})
+    outcome = build_api(home, engine_override="offline").invoke(
+        "memory:scan", {"path": str(folder)}
     )
     assert outcome["memorized"] >= 1, outcome
     return folder
@@ -82,7 +81,7 @@ def test_offline_threads_are_re_read_by_claude_once(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "x" * 40)
     fake = FakeAPI([_answer] * 40)
     api = build_api(home, http_client=fake.client(), engine_override="anthropic")
-    result = asyncio.run(api.invoke("memory:improve", {"branch": BRANCH}))
+    result = api.invoke("memory:improve", {"branch": BRANCH})
 
     assert "error" not in result, result
     assert result["improved"] == len(offline) and result["failed"] == 0
@@ -93,16 +92,14 @@ def test_offline_threads_are_re_read_by_claude_once(
         e.engine == "anthropic" for e in Ledger.open(home).entries.values() if e.branch_id == BRANCH
     )
     sent = len(fake.requests)
-    again = asyncio.run(api.invoke("memory:improve", {"branch": BRANCH}))
+    again = api.invoke("memory:improve", {"branch": BRANCH})
     assert again["threads"] == 0 and "Nothing to improve" in again["summary"]
     assert len(fake.requests) == sent
 
 
 def test_improving_needs_an_llm_engine(home: Path, tmp_path: Path) -> None:
     _scanned_offline(home, tmp_path)
-    answer = asyncio.run(
-        build_api(home, engine_override="offline").invoke("memory:improve", {"branch": BRANCH})
-    )
+    answer = build_api(home, engine_override="offline").invoke("memory:improve", {"branch": BRANCH})
     assert answer["error"] and answer["code"] == "INVALID_INPUT"
     assert "API key" in answer["message"]
 
@@ -114,7 +111,7 @@ def test_a_vanished_transcript_is_named_not_a_traceback(
     shutil.rmtree(folder)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "x" * 40)
     api = build_api(home, http_client=FakeAPI([]).client(), engine_override="anthropic")
-    result = asyncio.run(api.invoke("memory:improve", {"branch": BRANCH}))
+    result = api.invoke("memory:improve", {"branch": BRANCH})
     assert result["improved"] == 0 and result["failed"] == result["threads"] >= 1
     assert all("does not exist" in e or "no longer" in e for e in result["errors"])
 
@@ -129,8 +126,6 @@ def test_a_copied_transcript_is_not_memorized_twice(home: Path, tmp_path: Path) 
     for old in ("r1", "r2", "o1"):
         text = text.replace(f'"{old}"', f'"{old}-copy"')
     (copy / ".puffin" / "history.json").write_text(text, encoding="utf-8")
-    outcome = asyncio.run(
-        build_api(home, engine_override="offline").invoke("memory:scan", {"path": str(copy)})
-    )
+    outcome = build_api(home, engine_override="offline").invoke("memory:scan", {"path": str(copy)})
     assert outcome["memorized"] == 0, outcome
     assert len(outcome["duplicates"]) >= 1

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -93,12 +92,12 @@ def test_a_new_read_only_operation_is_one_declaration_and_one_handler(
     monkeypatch.setattr(cli, "OPERATIONS", table)
     monkeypatch.setattr(operations, "BY_NAME", {op.name: op for op in table})
 
-    async def pong(req: Any) -> dict[str, Any]:
+    def pong(req: Any) -> dict[str, Any]:
         return {"pong": True}
 
     api = build_api(home, engine_override="offline")
     api.handle(ping, pong)
-    assert asyncio.run(api.invoke("memory:ping", {})) == {"pong": True}
+    assert api.invoke("memory:ping", {}) == {"pong": True}
     api.index.close()
     assert "async def ping(self) -> Reply:" in generate.members_source()
     assert "def request_ping(self, payload" in generate.members_source()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -77,17 +76,17 @@ def memory_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Lexical search, as on a machine without the embedding model.
     (home / "config.json").write_text(json.dumps({"semantic_search": False}))
 
-    async def fill() -> None:
+    def fill() -> None:
         api = build_api(home, engine_override="offline")
         for branch, category, text in ITEMS:
-            reply = await api.invoke(
+            reply = api.invoke(
                 "memory:remember", {"branch": branch, "text": text, "category": category}
             )
             assert reply.get("success"), reply
         api.index.sync(api.store)
         api.index.close()
 
-    asyncio.run(fill())
+    fill()
     return home
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -50,10 +49,8 @@ def test_scan_sends_the_backlog_as_one_batch(
     )
     folder = tmp_path / "todo-app"
     _puffin_project(folder)
-    dry = asyncio.run(
-        build_api(home, engine_override="offline").invoke(
-            "memory:scan", {"path": str(folder), "dryRun": True}
-        )
+    dry = build_api(home, engine_override="offline").invoke(
+        "memory:scan", {"path": str(folder), "dryRun": True}
     )
     pending = [t for t in dry["threads"] if t["complete"] and not t["processed"]]
     assert len(pending) >= 2
@@ -66,7 +63,7 @@ def test_scan_sends_the_backlog_as_one_batch(
     # After the batch, each thread's items are integrated by an evolution call.
     fake = FakeAPI([ended, ended, results, *(reply("evolution_reply.json") for _ in range(3))])
     api = build_api(home, http_client=fake.client())
-    outcome = asyncio.run(api.invoke("memory:scan", {"path": str(folder)}))
+    outcome = api.invoke("memory:scan", {"path": str(folder)})
     assert "error" not in outcome, outcome
     assert outcome["memorized"] >= 1
     assert not any("connect" in e for e in outcome["errors"])
@@ -101,7 +98,7 @@ def test_a_scan_reports_the_semantic_backfill_as_progress(home: Path, tmp_path: 
     api.store.write_text("todo-app/main", render(older))
     seen: list[tuple[int, int, str]] = []
     api.progress = lambda done, total, label: seen.append((done, total, label))
-    outcome = asyncio.run(api.invoke("memory:scan", {"path": str(folder)}))
+    outcome = api.invoke("memory:scan", {"path": str(folder)})
     assert "error" not in outcome, outcome
     vectors = [s for s in seen if s[2].startswith("Preparing semantic search")]
     assert vectors and vectors[-1][0] == vectors[-1][1]

@@ -11,7 +11,6 @@ every HTTP body sent to the (stand-in) API.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -202,9 +201,9 @@ def test_an_offline_scan_of_every_source_stores_no_secret(
     kept = " ".join((p.read_text(encoding="utf-8")) for p in (home / "branches").glob("*.md"))
     assert "structlog" in kept  # what had no secret in it is remembered
     assert "[REDACTED" not in kept  # and what was only about a secret is not
-    asyncio.run(api.invoke("memory:run-maintenance", {"type": "full"}))
+    api.invoke("memory:run-maintenance", {"type": "full"})
     for query in ("deploy", "password token key", "setup"):
-        answer = asyncio.run(api.invoke("memory:retrieve", {"query": query}))
+        answer = api.invoke("memory:retrieve", {"query": query})
         assert _leaks(json.dumps(answer)) == []
     api.index.close()
     assert _leaks(_everything_written(home)) == []
@@ -240,7 +239,7 @@ def test_claude_never_receives_a_secret_and_none_comes_back_to_disk(
     fake = FakeAPI([answer] * 200)
     api = build_api(home, http_client=fake.client())
     for path in transcripts:
-        outcome = asyncio.run(api.invoke("memory:scan", {"path": str(path)}))
+        outcome = api.invoke("memory:scan", {"path": str(path)})
         assert "error" not in outcome, outcome
     assert fake.requests, "Claude was never called"
     assert _leaks(b"\n".join(r.content for r in fake.requests)) == []

@@ -1,6 +1,6 @@
 """MemoryApi: the single entry to the memory system, one `memory:*` channel per operation.
 
-`await api.invoke(channel, payload)` validates the request with pydantic, runs the handler and
+`api.invoke(channel, payload)` validates the request with pydantic, runs the handler and
 returns a plain dict: the documented success keys, or `{"error": true, "code", "message",
 "timestamp"}`. Nothing raises out of `invoke`. The CLI, the Claude Code hooks and the Qt
 channels all go through here. The operations are declared in `app.core.operations`; the
@@ -13,10 +13,9 @@ operations log and the busy count.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -53,8 +52,8 @@ oplog = logging.getLogger("puffin.ops")
 # Every channel the app answers, core and registered ones alike: the operation table's.
 CHANNELS = ops.CHANNELS
 
-# A handler answers directly, or as a coroutine when it waits on I/O.
-Handler = Callable[[Any], dict[str, Any] | Awaitable[dict[str, Any]]]
+# A handler answers a validated request with the reply dict (blocking on I/O when it must).
+Handler = Callable[[Any], dict[str, Any]]
 
 
 def error_response(
@@ -126,7 +125,7 @@ class MemoryApi:
         """Channels that currently have a handler."""
         return [c for c in CHANNELS if c in self._handlers]
 
-    async def invoke(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    def invoke(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         """Answer one request; never raises."""
         entry = self._handlers.get(channel)
         if entry is None:
@@ -148,8 +147,7 @@ class MemoryApi:
             # shows what was running.
             oplog.info("op=%s%s started", channel, where)
         try:
-            answer = handler(request)
-            reply = await answer if inspect.isawaitable(answer) else answer
+            reply = handler(request)
         except PuffinError as exc:
             if exc.code not in {"INVALID_INPUT", "NOT_FOUND"}:
                 self.last_error = exc.message
@@ -201,11 +199,11 @@ class MemoryApi:
             for op, handler in module.HANDLERS.items():
                 self.handle(op, functools.partial(handler, core))
 
-    async def check_maintenance(self) -> dict[str, Any]:
+    def check_maintenance(self) -> dict[str, Any]:
         """Run the maintenance that is due (weekly, monthly), if any; what ran."""
         from app.core.handlers.maintenance import check_maintenance
 
-        return await check_maintenance(self)
+        return check_maintenance(self)
 
     def sync_index(self) -> None:
         """Bring the index up to date with the files (a failure is logged, not raised)."""

@@ -3,8 +3,9 @@
 Two engines implement it: `app.engines.offline.OfflineEngine` (rules, no network) and
 `app.engines.anthropic_engine.AnthropicEngine` (Claude). Engines never write files: they
 return models, and the core checks them (`app/core/guard.py`) before anything is written.
-All methods are async so that the Claude engine can await the network; the offline engine
-simply computes.
+All methods are plain blocking calls: the core is synchronous and runs on one worker thread
+(the GUI's `MemoryHost`) or in the calling process (CLI, hooks, MCP); the Claude engine blocks
+on the network there, with the SDK's own timeouts bounding every wait.
 """
 
 from __future__ import annotations
@@ -53,26 +54,26 @@ class Engine(Protocol):
 
     name: str
 
-    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+    def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         """Find solution-wide knowledge in a conversation (already redacted)."""
         ...
 
-    async def evolve(
+    def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         """Integrate new items into the branch memory (or start one)."""
         ...
 
-    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+    def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Weekly consolidation: merge duplicates, tidy, refresh the summary."""
         ...
 
-    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+    def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """Deep retrieval tiers over candidate items from several branches."""
         ...
 
 
-async def extract_each(
+def extract_each(
     engine: Engine, conversations: Sequence[tuple[str, str]]
 ) -> list[ExtractionResult | ExtractionFailed]:
     """A backlog of `(conversation, source)` pairs extracted one after another; a
@@ -80,7 +81,7 @@ async def extract_each(
     results: list[ExtractionResult | ExtractionFailed] = []
     for text, source in conversations:
         try:
-            results.append(await engine.extract(text, source=source))
+            results.append(engine.extract(text, source=source))
         except ExtractionFailed as exc:
             results.append(exc)
     return results

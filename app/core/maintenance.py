@@ -161,13 +161,13 @@ class MaintenanceManager:
         self.merger = merger
         self.log = log_file
 
-    async def run(self, kind: MaintenanceType) -> dict[str, Any]:
+    def run(self, kind: MaintenanceType) -> dict[str, Any]:
         """Run one maintenance type and record it; returns the counts."""
         started = time.perf_counter()
         results: dict[str, Any] = {}
         try:
             if kind in ("weekly", "full"):
-                results.update(await self.run_weekly())
+                results.update(self.run_weekly())
             if kind in ("monthly", "full"):
                 results.update(self.run_monthly())
         except PuffinError as exc:
@@ -179,14 +179,14 @@ class MaintenanceManager:
         results["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
         return results
 
-    async def check_and_run(self) -> dict[str, Any]:
+    def check_and_run(self) -> dict[str, Any]:
         """On start-up: run what is due (monthly first, then weekly)."""
         ran: dict[str, Any] = {}
         for kind in self.log.due():
-            ran[kind] = await self.run(kind)
+            ran[kind] = self.run(kind)
         return ran
 
-    async def run_weekly(self) -> dict[str, Any]:
+    def run_weekly(self) -> dict[str, Any]:
         """Consolidate every branch: merge duplicates, cap sections, refresh summaries."""
         consolidated = merged = pruned = unchanged = 0
         skipped: list[dict[str, str]] = []
@@ -206,10 +206,10 @@ class MaintenanceManager:
                 continue
             current = parse(text, branch)
             current.branch_id = branch
-            result = await self.engine.consolidate(current)
+            result = self.engine.consolidate(current)
             problems = self._check(current, result)
             if problems and self.engine is not self.merger:
-                result = await self.merger.consolidate(current)
+                result = self.merger.consolidate(current)
                 problems = self._check(current, result)
             if problems:
                 skipped.append({"branch": branch, "reason": "; ".join(problems[:2])})

@@ -109,7 +109,7 @@ class MemoryReader:
         self._position_cache: tuple[list[IndexedItem], dict[str, int]] | None = None
         self._matrix: tuple[object, list[IndexedItem], Any] | None = None
 
-    async def retrieve(
+    def retrieve(
         self,
         query: str,
         max_results: int = 5,
@@ -138,7 +138,7 @@ class MemoryReader:
                 hits, semantic = fused, True
         engine_conflicts: list[CrossConflict] = []
         if mode == "deep" and hits:
-            hits, engine_conflicts = await self._deep(text, hits)
+            hits, engine_conflicts = self._deep(text, hits)
 
         threshold = self.config.min_relevance if semantic else self.config.relevance_threshold
         scored = sorted(
@@ -271,7 +271,7 @@ class MemoryReader:
                 context={"cause": exc.code},
             ) from exc
 
-    async def _deep(
+    def _deep(
         self, text: str, hits: list[IndexedItem]
     ) -> tuple[list[IndexedItem], list[CrossConflict]]:
         candidates = [
@@ -282,7 +282,7 @@ class MemoryReader:
         ]
         name = self.engine.name
         try:
-            answer = await self.engine.deep_retrieve(text, candidates)
+            answer = self.engine.deep_retrieve(text, candidates)
         except PuffinError as exc:
             raise RetrievalFailed(
                 f"Deep retrieval with the {name} engine failed: {exc.message}",

@@ -58,22 +58,22 @@ class MemoryWriter:
         self.activity = activity
         self.archive = Archive(store.home)
 
-    async def memorize(self, text: str, branch: str, *, source: str = "cli") -> dict[str, Any]:
+    def memorize(self, text: str, branch: str, *, source: str = "cli") -> dict[str, Any]:
         """Extract from a conversation and integrate what passes the thresholds."""
         validate_branch_id(branch)
         clean = redact(text)
         if not clean.strip():
             raise InvalidInput("conversationText is empty.")
         try:
-            extraction = await self.engine.extract(clean, source=source)
+            extraction = self.engine.extract(clean, source=source)
         except PuffinError:
             raise
         except Exception as exc:
             log.exception("extraction crashed")
             raise ExtractionFailed(f"Extraction failed: {exc}") from exc
-        return await self.apply_extraction(extraction, branch, texts={source: clean})
+        return self.apply_extraction(extraction, branch, texts={source: clean})
 
-    async def apply_extraction(
+    def apply_extraction(
         self,
         extraction: ExtractionResult,
         branch: str,
@@ -139,7 +139,7 @@ class MemoryWriter:
                 queued=queued,
             )
             return response
-        result = await self.integrate(branch, commit, engine=self.engine)
+        result = self.integrate(branch, commit, engine=self.engine)
         response["path"] = result.path
         response["stats"] = result.stats
         response["notes"] += [n for n in result.notes if n not in response["notes"]]
@@ -169,7 +169,7 @@ class MemoryWriter:
                 dropped.append(item)
         return commit, queue, dropped
 
-    async def integrate(
+    def integrate(
         self, branch: str, items: list[MemoryItem], *, engine: Engine | None = None
     ) -> EvolutionResult:
         """Evolve the branch with `items` and write it, guarded; returns the result used."""
@@ -178,7 +178,7 @@ class MemoryWriter:
             data = self.store.read_bytes(branch)
             current = None if data is None else self.store.parse_bytes(branch, data)
             previous = data.decode("utf-8", "replace") if data is not None else None
-            result, text = await self._evolve_checked(engine, current, items, branch, previous)
+            result, text = self._evolve_checked(engine, current, items, branch, previous)
             if current is not None and data is not None and _same_but_stamp(current, text, data):
                 # Nothing but the header's time stamps would change: no write, no version.
                 result.stats["unchanged"] = True
@@ -196,7 +196,7 @@ class MemoryWriter:
             f"Branch {branch!r} kept changing while it was being updated; nothing was written."
         )
 
-    async def _evolve_checked(
+    def _evolve_checked(
         self,
         engine: Engine,
         current: BranchMemory | None,
@@ -205,14 +205,14 @@ class MemoryWriter:
         previous: str | None = None,
     ) -> tuple[EvolutionResult, str]:
         """The engine's result and its rendered file, once the guard has passed both."""
-        result = await engine.evolve(current, items, branch_id=branch)
+        result = engine.evolve(current, items, branch_id=branch)
         text = render(result.memory)
         problems = check_evolution(current, result.memory, items, rendered=text, previous=previous)
         if not problems:
             return result, text
         log.warning("evolution by %s refused: %s", engine.name, problems)
         if engine is not self.merger:
-            fallback = await self.merger.evolve(current, items, branch_id=branch)
+            fallback = self.merger.evolve(current, items, branch_id=branch)
             text = render(fallback.memory)
             if not check_evolution(
                 current, fallback.memory, items, rendered=text, previous=previous

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -593,10 +593,10 @@ def apply_consolidation(
 
 
 # An engine's way to get a change list: (request text, how many items it lists) -> answer.
-AskChanges = Callable[[str, int], Awaitable[ChangeList]]
+AskChanges = Callable[[str, int], ChangeList]
 
 
-async def evolve_through(
+def evolve_through(
     engine_name: str,
     ask: AskChanges,
     fallback: Engine,
@@ -621,7 +621,7 @@ async def evolve_through(
         )
     shown = relevant_items(current, items) if items else []
     if not shown:
-        result = await fallback.evolve(current, items, branch_id=branch_id)
+        result = fallback.evolve(current, items, branch_id=branch_id)
         if items:
             result.path = engine_name
             result.notes.append(
@@ -629,7 +629,7 @@ async def evolve_through(
             )
         return result
     request = f"Today is {now.date().isoformat()}.\n\n" + evolution_request(current, items, shown)
-    changes = await ask(request, len(shown) + len(items))
+    changes = ask(request, len(shown) + len(items))
     result = apply_changes(
         current, items, changes, branch_id=branch_id, config=config, now=now, shown=shown
     )
@@ -638,7 +638,7 @@ async def evolve_through(
     return result
 
 
-async def consolidate_through(
+def consolidate_through(
     engine_name: str,
     ask: AskChanges,
     fallback: Engine,
@@ -649,9 +649,9 @@ async def consolidate_through(
 ) -> EvolutionResult:
     """The consolidation every LLM engine runs: merges and the summary, as a change list."""
     if memory.item_count() < 2:
-        return await fallback.consolidate(memory)
+        return fallback.consolidate(memory)
     request = f"Today is {now.date().isoformat()}.\n\n" + consolidation_request(memory)
-    changes = await ask(request, memory.item_count())
+    changes = ask(request, memory.item_count())
     result = apply_consolidation(memory, changes, config=config, now=now)
     result.path = engine_name
     return result

@@ -19,7 +19,7 @@ import logging
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -112,10 +112,10 @@ class ClaudeWithFallback:
         self._open_until = None
         self.status_note = None
 
-    async def _run(
+    def _run(
         self,
-        claude_call: Callable[[], Awaitable[ResultT]],
-        offline_call: Callable[[], Awaitable[ResultT]],
+        claude_call: Callable[[], ResultT],
+        offline_call: Callable[[], ResultT],
         *,
         skip_reason: str | None = None,
         settles: bool = True,
@@ -128,17 +128,17 @@ class ClaudeWithFallback:
         """
         if self.breaker_open:
             return (
-                await offline_call(),
+                offline_call(),
                 f"{self.label} was not called: {self._breaker_reason}.",
                 FALLBACK_PATH,
             )
         if skip_reason is not None:
-            return await offline_call(), skip_reason, FALLBACK_PATH
+            return offline_call(), skip_reason, FALLBACK_PATH
         try:
-            result = await claude_call()
+            result = claude_call()
         except BudgetExceeded as exc:
             self.status_note = BUDGET_NOTE
-            return await offline_call(), exc.message, BUDGET_PATH
+            return offline_call(), exc.message, BUDGET_PATH
         except InvalidInput:
             raise
         except PuffinError as exc:
@@ -152,7 +152,7 @@ class ClaudeWithFallback:
             return result, None, None
         self._failed(message.rstrip("."))
         why = f"{message.rstrip('.')}; the offline engine was used instead."
-        return await offline_call(), why, FALLBACK_PATH
+        return offline_call(), why, FALLBACK_PATH
 
     def _remember_failed(self, source: str, why: str) -> None:
         self._failed_sources[source] = why
@@ -169,9 +169,9 @@ class ClaudeWithFallback:
             "(no second call)."
         )
 
-    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+    def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         """Claude's extraction, or the offline one when Claude cannot answer."""
-        result, why, path = await self._run(
+        result, why, path = self._run(
             lambda: self.claude.extract(conversation, source=source),
             lambda: self.offline.extract(conversation, source=source),
         )
@@ -182,35 +182,33 @@ class ClaudeWithFallback:
             self._remember_failed(source, why)
         return result.model_copy(update={"engine": path, "notes": [*result.notes, why]})
 
-    async def extract_many(
+    def extract_many(
         self, conversations: Sequence[tuple[str, str]], **options: float
     ) -> list[ExtractionResult | ExtractionFailed]:
         """A backlog through Claude (batched when enabled); what fails goes offline."""
-        return await self._backlog(
+        return self._backlog(
             lambda: self.claude.extract_many(conversations, **options), conversations
         )
 
-    async def extract_group(
+    def extract_group(
         self, conversations: Sequence[tuple[str, str]]
     ) -> list[ExtractionResult | ExtractionFailed]:
         """Several threads of one branch in as few calls as fit (engines that can group;
         the others extract them one by one); what fails goes offline."""
         group = getattr(self.claude, "extract_group", None)
         if callable(group):
-            return await self._backlog(lambda: group(conversations), conversations)
-        return await self._backlog(lambda: extract_each(self.claude, conversations), conversations)
+            return self._backlog(lambda: group(conversations), conversations)
+        return self._backlog(lambda: extract_each(self.claude, conversations), conversations)
 
-    async def _backlog(
+    def _backlog(
         self,
-        call: Callable[[], Awaitable[list[ExtractionResult | ExtractionFailed]]],
+        call: Callable[[], list[ExtractionResult | ExtractionFailed]],
         conversations: Sequence[tuple[str, str]],
     ) -> list[ExtractionResult | ExtractionFailed]:
-        async def offline_all() -> list[ExtractionResult | ExtractionFailed]:
-            return [
-                await self.offline.extract(text, source=source) for text, source in conversations
-            ]
+        def offline_all() -> list[ExtractionResult | ExtractionFailed]:
+            return [self.offline.extract(text, source=source) for text, source in conversations]
 
-        results, why, path = await self._run(call, offline_all, settles=False)
+        results, why, path = self._run(call, offline_all, settles=False)
         if why is not None and path is not None:
             return [
                 r.model_copy(update={"engine": path, "notes": [*r.notes, why]})
@@ -234,7 +232,7 @@ class ClaudeWithFallback:
                 self._failed(outcome.message.rstrip("."))
             note = f"{outcome.message.rstrip('.')}; the offline engine was used instead."
             self._remember_failed(source, note)
-            fallback = await self.offline.extract(text, source=source)
+            fallback = self.offline.extract(text, source=source)
             finished.append(
                 fallback.model_copy(
                     update={"engine": FALLBACK_PATH, "notes": [*fallback.notes, note]}
@@ -242,36 +240,36 @@ class ClaudeWithFallback:
             )
         return finished
 
-    async def evolve(
+    def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         """Claude's guarded rewrite, or the offline merge when Claude cannot answer."""
-        result, why, path = await self._run(
+        result, why, path = self._run(
             lambda: self.claude.evolve(current, items, branch_id=branch_id),
             lambda: self.offline.evolve(current, items, branch_id=branch_id),
             skip_reason=self._skip_reason(items),
         )
         return result if why is None or path is None else _marked(result, why, path)
 
-    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+    def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Claude's guarded consolidation, or the offline one when Claude cannot answer."""
-        result, why, path = await self._run(
+        result, why, path = self._run(
             lambda: self.claude.consolidate(memory),
             lambda: self.offline.consolidate(memory),
         )
         return result if why is None or path is None else _marked(result, why, path)
 
-    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+    def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """Claude's retrieval tiers, or the offline re-ranking when Claude cannot answer."""
-        result, why, path = await self._run(
+        result, why, path = self._run(
             lambda: self.claude.deep_retrieve(query, candidates),
             lambda: self.offline.deep_retrieve(query, candidates),
         )
         return result if why is None or path is None else result.model_copy(update={"path": path})
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Close Claude's HTTP connections."""
-        await self.claude.aclose()
+        self.claude.close()
 
 
 def _marked(result: EvolutionResult, why: str, path: str) -> EvolutionResult:
@@ -287,7 +285,7 @@ def build_engine(
 ) -> Engine:
     """The engine for `config.engine` (or `override`), see the module docstring.
 
-    `http_client` (an `httpx2.AsyncClient`) replaces the SDK's own, for tests and proxies.
+    `http_client` (an `httpx2.Client`) replaces the SDK's own, for tests and proxies.
     """
     choice = (override or config.engine).strip().lower()
     if choice not in ENGINE_CHOICES:
@@ -300,8 +298,8 @@ def build_engine(
 
         from app.engines.local.engine import LocalEngine
 
-        if http_client is not None and not isinstance(http_client, httpx2.AsyncClient):
-            raise InvalidInput("http_client must be an httpx2.AsyncClient")
+        if http_client is not None and not isinstance(http_client, httpx2.Client):
+            raise InvalidInput("http_client must be an httpx2.Client")
         local = LocalEngine(config, fallback=offline, http_client=http_client)
         return ClaudeWithFallback(
             local, offline, breaker_failures=config.breaker_failures, label="The local model"
@@ -319,8 +317,8 @@ def build_engine(
 
     from app.engines.claude.engine import AnthropicEngine
 
-    if http_client is not None and not isinstance(http_client, httpx2.AsyncClient):
-        raise InvalidInput("http_client must be an httpx2.AsyncClient")
+    if http_client is not None and not isinstance(http_client, httpx2.Client):
+        raise InvalidInput("http_client must be an httpx2.Client")
     claude = AnthropicEngine(
         config,
         api_key=key,

@@ -12,7 +12,6 @@ into the hook commands is the API's own, so hooks installed from an app started 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from app.core import operations as ops
@@ -26,19 +25,17 @@ from app.integrations.installer import install_hooks
 def register_hook_channels(api: MemoryApi) -> None:
     """Answer `ops.INSTALL_HOOKS` and the branch form of `ops.CONTEXT` on `api`."""
 
-    async def context(req: ContextRequest) -> dict[str, Any]:
+    def context(req: ContextRequest) -> dict[str, Any]:
         if req.branch is None:
-            return await digest(api, req)
+            return digest(api, req)
         validate_branch_id(req.branch)
         from app.integrations.context import agent_context
 
-        return await asyncio.to_thread(agent_context, api.store.home, req.branch, req.budget)
+        return agent_context(api.store.home, req.branch, req.budget)
 
     api.handle(ops.CONTEXT, context)
 
-    async def install(req: InstallHooksRequest) -> dict[str, Any]:
-        return await asyncio.to_thread(
-            install_hooks, req.settings, uninstall=req.uninstall, home=api.store.home
-        )
+    def install(req: InstallHooksRequest) -> dict[str, Any]:
+        return install_hooks(req.settings, uninstall=req.uninstall, home=api.store.home)
 
     api.handle(ops.INSTALL_HOOKS, install)

@@ -231,10 +231,8 @@ def _done(records: list[_Record]) -> None:
             record.path.unlink()
 
 
-async def _memorize_transcript(api: MemoryApi, home: Path, transcript: str) -> dict[str, Any]:
+def _memorize_transcript(api: MemoryApi, home: Path, transcript: str) -> dict[str, Any]:
     """Memorize the unprocessed part of one session's threads; raise PuffinError on failure."""
-    import asyncio
-
     from app.core.errors import StorageError
     from app.sources.ledger import Ledger
     from app.sources.scan import discover, memorize_pending, plan
@@ -246,18 +244,18 @@ async def _memorize_transcript(api: MemoryApi, home: Path, transcript: str) -> d
         ledger = Ledger.open(home)
         return discovery, ledger, plan(discovery, ledger, idle_minutes=config.idle_minutes)
 
-    discovery, ledger, planned = await asyncio.to_thread(read)
+    discovery, ledger, planned = read()
     if discovery.errors and not discovery.threads:
         raise StorageError("; ".join(discovery.errors[:3]))
     for item in planned:
         item.complete = True  # the session ended (or is being compacted): nothing will follow
 
-    async def memorize(text: str, branch_id: str, ref: str) -> dict[str, Any]:
-        return await api.invoke(
+    def memorize(text: str, branch_id: str, ref: str) -> dict[str, Any]:
+        return api.invoke(
             ops.MEMORIZE.name, {"conversationText": text, "branchId": branch_id, "source": ref}
         )
 
-    result = await memorize_pending(planned, ledger, memorize)
+    result = memorize_pending(planned, ledger, memorize)
     if result["errors"]:
         raise StorageError("; ".join(str(e) for e in result["errors"][:3]))
     result["threads"] = [
@@ -267,7 +265,7 @@ async def _memorize_transcript(api: MemoryApi, home: Path, transcript: str) -> d
     return result
 
 
-async def drain_inbox_async(home: Path, api: MemoryApi | Callable[[], MemoryApi]) -> dict[str, Any]:
+def drain_inbox(home: Path | str, api: MemoryApi | Callable[[], MemoryApi]) -> dict[str, Any]:
     """Drain the inbox once (see module docstring) through `api`, or through the api that
     `api()` builds, only once a record is there (the composition root passes it in: this
     module never builds one).
@@ -280,6 +278,7 @@ async def drain_inbox_async(home: Path, api: MemoryApi | Callable[[], MemoryApi]
     from app.core.api import MemoryApi
     from app.core.errors import PuffinError
 
+    home = Path(home).expanduser()
     report: dict[str, Any] = {
         "busy": False,
         "records": 0,
@@ -315,7 +314,7 @@ async def drain_inbox_async(home: Path, api: MemoryApi | Callable[[], MemoryApi]
                     api = api()
                 report["records"] += len(group)
                 try:
-                    result = await _memorize_transcript(api, home, transcript)
+                    result = _memorize_transcript(api, home, transcript)
                 except PuffinError as exc:
                     _failed(home, group, exc.message, report)
                     hook_log(home, "process-inbox", f"{transcript}: failed: {exc.message}")
@@ -341,10 +340,3 @@ async def drain_inbox_async(home: Path, api: MemoryApi | Callable[[], MemoryApi]
             break
     report["remaining"] = len(pending(home))
     return report
-
-
-def drain_inbox(home: Path | str, api: MemoryApi | Callable[[], MemoryApi]) -> dict[str, Any]:
-    """Drain the inbox from synchronous code (a worker thread of the app, the CLI)."""
-    import asyncio
-
-    return asyncio.run(drain_inbox_async(Path(home).expanduser(), api))

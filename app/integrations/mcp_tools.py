@@ -123,6 +123,10 @@ def _here(cwd: str | None) -> tuple[str | None, str | None]:
 
 def build_server(home: Path | None) -> Any:
     """The MCP server for `home`, every tool of `TOOLS` registered."""
+    import functools
+
+    import anyio
+    import anyio.to_thread
     from mcp.server import MCPServer
     from mcp.types import ToolAnnotations
 
@@ -133,8 +137,14 @@ def build_server(home: Path | None) -> Any:
     server = MCPServer("puffin-memory", instructions=INSTRUCTIONS, version=__version__)
     specs = {spec.name: spec for spec in TOOLS}
 
+    # The core is synchronous: each call runs on a worker thread, one at a time (the same
+    # single-worker model as the app), so the server keeps reading stdin meanwhile.
+    one_at_a_time = anyio.CapacityLimiter(1)
+
     async def call(channel: str, payload: dict[str, Any]) -> dict[str, Any]:
-        reply = await api.invoke(channel, payload)
+        reply = await anyio.to_thread.run_sync(
+            functools.partial(api.invoke, channel, payload), limiter=one_at_a_time
+        )
         if reply.get("error"):
             raise ToolFailed(f"{reply.get('code', 'ERROR')}: {reply.get('message', '')}")
         return reply

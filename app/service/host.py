@@ -1,21 +1,21 @@
 """MemoryHost: owns the core (built by `app.container.build_api`) on a worker thread, the job queue
 for background memorization and maintenance, the periodic source watcher and the app status.
 
-The core does blocking file, SQLite and network work, so it never runs on the GUI thread: a
-dedicated thread runs its own asyncio loop, builds the `MemoryApi` there and answers every
-request there. GUI-side code submits coroutines with `run_coroutine_threadsafe` and awaits
-them through `asyncio.wrap_future`, so the qasync loop only ever waits. Everything else in
-this module (jobs, status, timers) lives on the GUI thread's loop and touches no QObject;
-`MemoryChannels` turns its callbacks into Qt signals.
+The core is synchronous (blocking file, SQLite and network work), so it never runs on the GUI
+thread: one worker thread (`CoreWorker`) builds the `MemoryApi` and answers every request, one
+at a time. GUI-side code submits a call and awaits its `concurrent.futures.Future` through
+`asyncio.wrap_future`, so the qasync loop only ever waits; there is no second event loop.
+Everything else in this module (jobs, status, timers) lives on the GUI thread's loop and
+touches no QObject; `MemoryChannels` turns its callbacks into Qt signals.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -40,7 +40,6 @@ MUTATING_CHANNELS = ops.WRITES
 USER_ERRORS = frozenset({"INVALID_INPUT", "NOT_FOUND"})
 SOURCE_SCAN_INTERVAL_S = 300.0
 STOP_TIMEOUT_S = 3.0
-GIL_SWITCH_INTERVAL_S = 0.001
 
 
 def error_reply(code: str, message: str) -> Reply:
@@ -60,62 +59,122 @@ def _default_factory(home: Path, engine_override: str | None) -> Any:
     return build_api(home, engine_override=engine_override)
 
 
-class CoreThread:
-    """A thread running its own asyncio loop, where the `MemoryApi` is built and answers."""
+class CoreWorker:
+    """The one thread the synchronous core lives on: the `MemoryApi` is built there and
+    answers every request there, one at a time.
+
+    Requests come in two kinds. A job (a scan, a maintenance run, a memorization) may run for
+    minutes; a quick request (a search, a listing, an edit) takes milliseconds. Quick requests
+    go first, and a job lets the ones that arrived meanwhile run between its steps
+    (`interleave`, called at each thread of a scan): a search during a long scan waits for
+    one thread, not for the scan. Each step is a complete transaction, so nothing sees a half
+    written branch.
+
+    A daemon thread rather than a `ThreadPoolExecutor`: a step that cannot be interrupted
+    (parsing a big transcript) must not hold the process open at exit, and writes are atomic,
+    so leaving it to die with the process is safe.
+    """
 
     def __init__(self, factory: Callable[[], Any]) -> None:
         self._factory = factory
-        self.loop = asyncio.new_event_loop()
         self.api: Any = None
         self.build_error: str | None = None
+        self._quick: collections.deque[_Work] = collections.deque()
+        self._jobs: collections.deque[_Work] = collections.deque()
+        self._wake = threading.Condition()
+        self._closed = False
         self._thread = threading.Thread(target=self._run, name="puffin-core", daemon=True)
+        # Completed when the thread has closed the core and is about to end.
+        self.finished: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def start(self) -> None:
         """Start the thread; requests submitted before the core is built wait for it."""
         self._thread.start()
 
     def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
         try:
             self.api = self._factory()
         except Exception as exc:  # the app must still open and say what is wrong
             log.exception("building the memory core failed")
             self.build_error = f"The memory core could not start: {exc}"
-        try:
-            self.loop.run_forever()
-        finally:
-            self._close_loop()
-
-    def _close_loop(self) -> None:
-        pending = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        while (work := self._next()) is not None:
+            _do(work)
         closer = getattr(self.api, "close", None)
         if callable(closer):
             with contextlib.suppress(Exception):
                 closer()
-        self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-        self.loop.close()
+        with contextlib.suppress(concurrent.futures.InvalidStateError):  # stop gave up waiting
+            self.finished.set_result(None)
 
-    def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
-        """Run `coro` on the core loop; the returned future is completed from that thread."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+    def _next(self) -> _Work | None:
+        with self._wake:
+            while not (self._quick or self._jobs or self._closed):
+                self._wake.wait()
+            if self._quick:
+                return self._quick.popleft()
+            if self._jobs and not self._closed:
+                return self._jobs.popleft()
+            return None
 
-    def stop(self, timeout: float) -> bool:
-        """Stop the loop and wait for the thread; False when it is still busy after `timeout`."""
+    def interleave(self) -> None:
+        """Answer the quick requests waiting now (called on the core thread between a job's
+        steps; anywhere else it does nothing)."""
+        if threading.current_thread() is not self._thread:
+            return
+        while True:
+            with self._wake:
+                if not self._quick or self._closed:
+                    return
+                work = self._quick.popleft()
+            _do(work)
+
+    def submit(
+        self, fn: Callable[..., Any], *args: Any, job: bool = False
+    ) -> concurrent.futures.Future[Any]:
+        """Run `fn(*args)` on the core thread (`job`: a long one, see the class docstring);
+        the future completes from that thread."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        with self._wake:
+            if self._closed:
+                future.set_exception(RuntimeError("the memory core has stopped"))
+                return future
+            (self._jobs if job else self._quick).append((future, fn, args))
+            self._wake.notify()
+        return future
+
+    def stop(self) -> concurrent.futures.Future[None]:
+        """Let the current request finish, then close the core and end the thread; `finished`
+        completes when that is done. Requests still waiting are cancelled."""
+        with self._wake:
+            self._closed = True
+            waiting = [*self._quick, *self._jobs]
+            self._quick.clear()
+            self._jobs.clear()
+            self._wake.notify()
+        for future, _fn, _args in waiting:
+            future.cancel()
         if not self._thread.is_alive():
-            return True
-        with contextlib.suppress(RuntimeError):  # loop already closed
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                self.finished.set_result(None)
+        return self.finished
 
     @property
     def alive(self) -> bool:
         """Whether the thread runs."""
         return self._thread.is_alive()
+
+
+_Work = tuple[concurrent.futures.Future[Any], Callable[..., Any], tuple[Any, ...]]
+
+
+def _do(work: _Work) -> None:
+    future, fn, args = work
+    if not future.set_running_or_notify_cancel():
+        return  # cancelled while it waited
+    try:
+        future.set_result(fn(*args))
+    except BaseException as exc:  # handed to whoever waits on the future
+        future.set_exception(exc)
 
 
 @dataclass(eq=False)
@@ -174,7 +233,7 @@ class MemoryHost:
         self.home = home
         self.engine_override = engine_override
         factory = api_factory or _default_factory
-        self._core = CoreThread(lambda: factory(home, engine_override))
+        self._core = CoreWorker(lambda: factory(home, engine_override))
         self.listener = HostListener()
         self._queue: list[Job] = []
         self._running: list[Job] = []
@@ -187,7 +246,6 @@ class MemoryHost:
         self._started = False
         self._stopping = False
         self._source_scan_interval = source_scan_interval
-        self._switch_interval: float | None = None
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -195,11 +253,6 @@ class MemoryHost:
         if self._started:
             return
         self._started = True
-        # The GUI thread shares the GIL with the core thread, whose offline engine is pure
-        # Python: with the default 5 ms switch interval the GUI waited up to ~55 ms for its
-        # turn under load (bench/gui_lag.py), with 1 ms it stays under ~10 ms.
-        self._switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._switch_interval, GIL_SWITCH_INTERVAL_S))
         self._core.start()
         self.spawn(self._start_up())
 
@@ -229,13 +282,13 @@ class MemoryHost:
         for future in list(self._in_flight):
             future.cancel()
         if self._core.alive:
-            stopped = await asyncio.to_thread(self._core.stop, STOP_TIMEOUT_S)
-            if not stopped:
+            done = asyncio.wrap_future(self._core.stop())
+            try:
+                await asyncio.wait_for(asyncio.shield(done), STOP_TIMEOUT_S)
+            except TimeoutError:
                 # A blocking step (parsing a big transcript) cannot be interrupted; writes are
                 # atomic, so leaving the daemon thread to die with the process is safe.
                 log.warning("the memory core was still busy after %.0f s", STOP_TIMEOUT_S)
-        if self._switch_interval is not None:
-            sys.setswitchinterval(self._switch_interval)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run `coro` on the GUI loop, keeping a strong reference until it ends."""
@@ -269,12 +322,14 @@ class MemoryHost:
             return await self.run_job_for(channel, payload)
         return await self._call_core(channel, payload)
 
-    async def _call_core(self, channel: str, payload: dict[str, Any]) -> Reply:
+    async def _call_core(
+        self, channel: str, payload: dict[str, Any], *, job: bool = False
+    ) -> Reply:
         if self._stopping:
             return error_reply("INTERNAL_ERROR", "The app is shutting down.")
         if not self._started:
             return error_reply("INTERNAL_ERROR", "The memory core has not been started.")
-        future = self._core.submit(self._answer(channel, payload))
+        future = self._core.submit(self._answer, channel, payload, job=job)
         self._in_flight.add(future)
         try:
             reply: Reply = await asyncio.wrap_future(future)
@@ -284,18 +339,18 @@ class MemoryHost:
             self.listener.changed(channel)
         return reply
 
-    async def _answer(self, channel: str, payload: dict[str, Any]) -> Reply:
+    def _answer(self, channel: str, payload: dict[str, Any]) -> Reply:
         """Runs on the core thread."""
-        # The factory ran on this thread before the loop started, so the api (or the reason
+        # The factory ran on this thread before the first request, so the api (or the reason
         # there is none) is known by the time any request runs here.
         api = self._core.api
         if api is None:
             return error_reply("INTERNAL_ERROR", self._core.build_error or "No memory core.")
         try:
             if channel == "check-maintenance":
-                results = await api.check_maintenance()
+                results = api.check_maintenance()
                 return {"success": True, "results": results}
-            reply = await api.invoke(channel, payload)
+            reply = api.invoke(channel, payload)
         except Exception as exc:  # invoke promises not to raise; this is the safety net
             log.exception("%s raised", channel)
             return error_reply("INTERNAL_ERROR", f"{channel} failed unexpectedly: {exc}")
@@ -315,6 +370,8 @@ class MemoryHost:
         def progress(done: int, total: int, label: str) -> None:
             with contextlib.suppress(RuntimeError):  # GUI loop closed during shutdown
                 loop.call_soon_threadsafe(self._on_core_progress, done, total, label)
+            # Between two threads of a scan: searches and edits that came in meanwhile.
+            self._core.interleave()
 
         api.progress = progress
         api.queue_length = lambda: len(self._queue) + len(self._running)
@@ -411,7 +468,7 @@ class MemoryHost:
         job.started = time.monotonic()
         self.listener.progress(job.name, 0, 0)
         try:
-            reply = await self._call_core(job.channel, job.payload)
+            reply = await self._call_core(job.channel, job.payload, job=True)
         except asyncio.CancelledError:
             if not job.future.done():
                 job.future.cancel()

@@ -13,7 +13,6 @@ be named in the scan's errors; the other transcripts are still read and memorize
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
@@ -21,7 +20,7 @@ import os
 import stat
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -111,7 +110,7 @@ _ENABLED = {
 _PARSE_CACHE = 8
 _SAVE_EVERY_S = 2.0
 
-Memorize = Callable[[str, str, str], Awaitable[dict[str, Any]]]
+Memorize = Callable[[str, str, str], dict[str, Any]]
 Progress = Callable[[int, int, str], None]
 
 
@@ -477,7 +476,7 @@ def _parse_unit(thread: Thread) -> dict[str, ParsedThread]:
     return {p.id: p for p in thread.reader(thread.paths, ReadStats())}
 
 
-async def memorize_pending(
+def memorize_pending(
     planned: list[PlannedThread],
     ledger: Ledger,
     memorize: Memorize,
@@ -486,7 +485,7 @@ async def memorize_pending(
 ) -> dict[str, Any]:
     """Memorize every complete, unprocessed thread (only the new part of a grown one).
 
-    Calls `await memorize(text, branch_id, source_ref)` with redacted text; a thread is
+    Calls `memorize(text, branch_id, source_ref)` with redacted text; a thread is
     recorded in the ledger only when the reply has no `"error"` key, so failures are retried
     on the next scan. Threads whose text is empty are recorded without a call. Returns
     `{"memorized", "failed", "skipped", "errors"}`.
@@ -506,10 +505,10 @@ async def memorize_pending(
     cache: OrderedDict[tuple[Path, ...], dict[str, ParsedThread]] = OrderedDict()
     saver = _LedgerSaver(ledger)
     try:
-        await _memorize_all(todo, ledger, memorize, progress, cache, saver, result)
+        _memorize_all(todo, ledger, memorize, progress, cache, saver, result)
     finally:
         try:
-            await saver.flush()
+            saver.flush()
         except StorageError as exc:
             result["errors"].append(f"ledger not saved: {exc.message}")
     return result
@@ -583,19 +582,19 @@ class _LedgerSaver:
         self.dirty = False
         self.last = time.monotonic()
 
-    async def mark(self) -> None:
+    def mark(self) -> None:
         self.dirty = True
         if time.monotonic() - self.last >= _SAVE_EVERY_S:
-            await self.flush()
+            self.flush()
 
-    async def flush(self) -> None:
+    def flush(self) -> None:
         if self.dirty:
             self.dirty = False
             self.last = time.monotonic()
-            await asyncio.to_thread(self.ledger.save)
+            self.ledger.save()
 
 
-async def _memorize_all(
+def _memorize_all(
     todo: list[PlannedThread],
     ledger: Ledger,
     memorize: Memorize,
@@ -613,13 +612,13 @@ async def _memorize_all(
         thread = item.thread
         parsed = cache.get(thread.paths)
         if parsed is None:
-            parsed = await asyncio.to_thread(_parse_unit, thread)
+            parsed = _parse_unit(thread)
             cache[thread.paths] = parsed
             if len(cache) > _PARSE_CACHE:
                 cache.popitem(last=False)
         else:
             cache.move_to_end(thread.paths)
-        prepared = await asyncio.to_thread(_prepare, thread, item.start, parsed)
+        prepared = _prepare(thread, item.start, parsed)
         if progress is not None:
             progress(index, len(todo), f"{thread.branch_id} {thread.ref}")
         if isinstance(prepared, str):
@@ -636,7 +635,7 @@ async def _memorize_all(
             text = ""
         if text.strip():
             try:
-                reply = await memorize(text, thread.branch_id, thread.ref)
+                reply = memorize(text, thread.branch_id, thread.ref)
             except PuffinError as exc:
                 result["failed"] += 1
                 result["errors"].append(f"{thread.ref}: {exc.message}")
@@ -673,7 +672,7 @@ async def _memorize_all(
         )
         represented.setdefault((thread.branch_id, digest), (thread.key, thread.ref))
         try:
-            await saver.mark()
+            saver.mark()
         except StorageError as exc:
             # Going on would memorize threads that the next scan memorizes again.
             result["errors"].append(f"ledger not saved, stopping: {exc.message}")
@@ -712,7 +711,7 @@ def thread_text(entry: LedgerEntry) -> str:
     )
 
 
-async def improve_threads(
+def improve_threads(
     entries: list[LedgerEntry],
     ledger: Ledger,
     memorize: Memorize,
@@ -734,11 +733,11 @@ async def improve_threads(
         if progress is not None:
             progress(index, len(entries), f"{entry.branch_id} {entry.ref}")
         try:
-            text = await asyncio.to_thread(thread_text, entry)
+            text = thread_text(entry)
             if not text.strip():
                 result["skipped"] += 1
                 continue
-            reply = await memorize(text, entry.branch_id, entry.ref or entry.thread_id)
+            reply = memorize(text, entry.branch_id, entry.ref or entry.thread_id)
         except PuffinError as exc:
             result["failed"] += 1
             result["errors"].append(exc.message)

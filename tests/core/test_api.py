@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ SEED = Path(__file__).resolve().parents[1] / "fixtures" / "format" / "seed_examp
 
 
 def call(api: MemoryApi, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
-    return asyncio.run(api.invoke(channel, payload or {}))
+    return api.invoke(channel, payload or {})
 
 
 @pytest.fixture

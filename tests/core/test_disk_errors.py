@@ -8,7 +8,6 @@ level the app calls, `os.replace` / `tempfile.mkstemp`, so everything above runs
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import os
 import shutil
@@ -32,10 +31,8 @@ SECOND = (
 def _memorize(home: Path, text: str) -> dict[str, object]:
     api = build_api(home, engine_override="offline")
     try:
-        return asyncio.run(
-            api.invoke(
-                "memory:memorize", {"conversationText": text, "branchId": "p/main", "source": "t"}
-            )
+        return api.invoke(
+            "memory:memorize", {"conversationText": text, "branchId": "p/main", "source": "t"}
         )
     finally:
         api.index.close()
@@ -146,5 +143,5 @@ def test_a_really_full_and_then_read_only_disk(tmpfs: Path) -> None:
     assert _branch_bytes(home) == before
     # Reading still works from a read-only memory folder.
     api = build_api(home, engine_override="offline")
-    found = asyncio.run(api.invoke("memory:retrieve", {"query": "lint before pushing"}))
+    found = api.invoke("memory:retrieve", {"query": "lint before pushing"})
     assert found.get("memories"), found

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -85,8 +84,8 @@ def test_question_with_no_answer_in_memory_gets_an_explicit_empty_answer(home: P
     store.write_text("web/main", render(memory))
     with MemoryIndex(store.index_path) as index:
         reader = MemoryReader(store, index, None, Config(), semantic=True)  # type: ignore[arg-type]
-        found = asyncio.run(reader.retrieve("can I install packages with yarn?"))
-        empty = asyncio.run(reader.retrieve("what is the office wifi password?"))
+        found = reader.retrieve("can I install packages with yarn?")
+        empty = reader.retrieve("what is the office wifi password?")
     assert [m["content"] for m in found["memories"]] == ["Use pnpm, never npm or yarn."]
     assert "nothing" not in found
     assert empty["memories"] == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import date
 
 import pytest
@@ -183,7 +182,7 @@ def test_allowed_removals_are_not_problems() -> None:
 def test_the_offline_engine_passes_the_guard() -> None:
     engine = OfflineEngine(Config(), now=NOW)
     old, items = before(), new_items()
-    evolved = asyncio.run(engine.evolve(old, items, branch_id=old.branch_id)).memory
+    evolved = engine.evolve(old, items, branch_id=old.branch_id).memory
     assert check_evolution(old, evolved, items) == []
     duplicates = before()
     twin = MemoryItem(
@@ -194,7 +193,7 @@ def test_the_offline_engine_passes_the_guard() -> None:
         extracted=date(2025, 3, 1),
     )
     duplicates.items[Category.PROJECT_CONVENTIONS].append(twin)
-    consolidated = asyncio.run(engine.consolidate(duplicates))
+    consolidated = engine.consolidate(duplicates)
     assert consolidated.stats["merged"] == 1
     assert check_evolution(duplicates, consolidated.memory, []) == []
 

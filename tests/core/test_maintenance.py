@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from datetime import timedelta
@@ -42,7 +41,7 @@ def test_weekly_merges_duplicates_and_caps_sections(home: Path) -> None:
     (home / "branches").mkdir(parents=True)
     (home / "branches" / "big.md").write_text(render(_crowded("big", 60)), encoding="utf-8")
     api = build_api(home, engine_override="offline")
-    reply = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    reply = api.invoke("memory:run-maintenance", {"type": "weekly"})
     assert reply["success"] is True, reply
     results = reply["results"]
     assert results["branchesConsolidated"] == 1
@@ -62,7 +61,7 @@ def test_monthly_reports_invalid_files_and_never_deletes_them(home: Path) -> Non
     (home / "branches" / "broken.md").write_text("just some notes\n", encoding="utf-8")
     (home / "branches" / "good.md").write_text(render(_crowded("good", 2)), encoding="utf-8")
     api = build_api(home, engine_override="offline")
-    reply = asyncio.run(api.invoke("memory:run-maintenance", {"type": "monthly"}))
+    reply = api.invoke("memory:run-maintenance", {"type": "monthly"})
     results = reply["results"]
     assert results["filesValid"] == 1
     assert results["filesInvalid"] == 1
@@ -72,11 +71,11 @@ def test_monthly_reports_invalid_files_and_never_deletes_them(home: Path) -> Non
 
 def test_check_and_run_runs_what_is_due_and_records_it(home: Path) -> None:
     api = build_api(home, engine_override="offline")
-    ran = asyncio.run(api.check_maintenance())
+    ran = api.check_maintenance()
     assert set(ran) == {"weekly", "monthly"}
     log = json.loads((home / "maintenance-log.json").read_text(encoding="utf-8"))
     assert "lastWeeklyConsolidation" in log and "lastMonthlyReindex" in log
-    assert asyncio.run(api.check_maintenance()) == {}
+    assert api.check_maintenance() == {}
 
 
 def test_due_follows_the_seed_intervals(tmp_path: Path) -> None:
@@ -104,9 +103,9 @@ def test_items_maintenance_takes_out_are_archived_searchable_and_restorable(home
     (home / "branches" / "big.md").write_text(render(_crowded("big", 60)), encoding="utf-8")
     api = build_api(home, engine_override="offline")
     before = parse((home / "branches" / "big.md").read_text(encoding="utf-8"), "big")
-    reply = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    reply = api.invoke("memory:run-maintenance", {"type": "weekly"})
     after = parse((home / "branches" / "big.md").read_text(encoding="utf-8"), "big")
-    listed = asyncio.run(api.invoke("memory:archive-list", {"branch": "big"}))
+    listed = api.invoke("memory:archive-list", {"branch": "big"})
     archived = {i["id"]: i for i in listed["items"]}
     # Every item that left the file is in the archive, with the reason it left.
     gone = {i.id for i in before.all_items()} - {i.id for i in after.all_items()}
@@ -121,18 +120,18 @@ def test_items_maintenance_takes_out_are_archived_searchable_and_restorable(home
     # Searchable with the flag, invisible without it.
     victim = next(i for i in archived.values() if "pruned" in i["reason"])
     query = victim["content"]
-    plain = asyncio.run(api.invoke("memory:retrieve", {"query": query}))
+    plain = api.invoke("memory:retrieve", {"query": query})
     assert "archived" not in plain
-    found = asyncio.run(api.invoke("memory:retrieve", {"query": query, "includeArchive": True}))
+    found = api.invoke("memory:retrieve", {"query": query, "includeArchive": True})
     assert victim["id"] in [hit["id"] for hit in found["archived"]]
     # Restore puts it back in its section and out of the archive.
-    done = asyncio.run(api.invoke("memory:archive-restore", {"branch": "big", "id": victim["id"]}))
+    done = api.invoke("memory:archive-restore", {"branch": "big", "id": victim["id"]})
     assert done["success"] is True and done["alreadyPresent"] is False
     back = parse((home / "branches" / "big.md").read_text(encoding="utf-8"), "big")
     assert back.find(victim["id"]) is not None
-    again = asyncio.run(api.invoke("memory:archive-list", {"branch": "big"}))
+    again = api.invoke("memory:archive-list", {"branch": "big"})
     assert victim["id"] not in {i["id"] for i in again["items"]}
-    missing = asyncio.run(api.invoke("memory:archive-restore", {"branch": "big", "id": "nope"}))
+    missing = api.invoke("memory:archive-restore", {"branch": "big", "id": "nope"})
     assert missing["error"] is True and missing["code"] == "NOT_FOUND"
 
 
@@ -140,10 +139,10 @@ def test_maintenance_that_changes_nothing_saves_no_version(home: Path) -> None:
     (home / "branches").mkdir(parents=True)
     (home / "branches" / "small.md").write_text(render(_crowded("small", 3)), encoding="utf-8")
     api = build_api(home, engine_override="offline")
-    asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    api.invoke("memory:run-maintenance", {"type": "weekly"})
     first = len(api.store.list_versions("small"))
-    asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
-    asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    api.invoke("memory:run-maintenance", {"type": "weekly"})
+    api.invoke("memory:run-maintenance", {"type": "weekly"})
     assert len(api.store.list_versions("small")) == first
 
 
@@ -154,7 +153,7 @@ def test_memorizing_the_same_thread_again_changes_nothing(home: Path) -> None:
         "pushing.\n\nAssistant: Noted."
     )
     payload = {"conversationText": conv, "branchId": "p/main", "source": "thread-1"}
-    asyncio.run(api.invoke("memory:memorize", payload))
+    api.invoke("memory:memorize", payload)
     path = next((home / "branches").glob("*.md"))
     # Stamps from an earlier second, so the repeat runs at a later time than the file says
     # (a same-second run would hide a stamp-only write).
@@ -162,8 +161,8 @@ def test_memorizing_the_same_thread_again_changes_nothing(home: Path) -> None:
         r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "2026-01-02T03:04:05Z", path.read_text(encoding="utf-8")
     )
     path.write_text(text, encoding="utf-8")
-    asyncio.run(api.invoke("memory:memorize", payload))
-    asyncio.run(api.invoke("memory:memorize", payload))
+    api.invoke("memory:memorize", payload)
+    api.invoke("memory:memorize", payload)
     assert api.store.list_versions("p/main") == []
     assert next((home / "branches").glob("*.md")).read_text(encoding="utf-8") == text
 
@@ -190,15 +189,15 @@ def test_weekly_consolidation_skips_branches_unchanged_since_it_last_ran(home: P
     (home / "branches").mkdir(parents=True)
     (home / "branches" / "small.md").write_text(render(_crowded("small", 3)), encoding="utf-8")
     api = build_api(home, engine_override="offline")
-    first = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
-    again = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    first = api.invoke("memory:run-maintenance", {"type": "weekly"})
+    again = api.invoke("memory:run-maintenance", {"type": "weekly"})
     assert again["results"]["branchesUnchanged"] == 1, (first, again)
     # A change to the file makes it due again.
     path = home / "branches" / "small.md"
     path.write_text(
         path.read_text(encoding="utf-8").replace("Summary", "Summary", 1) + "\n", encoding="utf-8"
     )
-    third = asyncio.run(api.invoke("memory:run-maintenance", {"type": "weekly"}))
+    third = api.invoke("memory:run-maintenance", {"type": "weekly"})
     assert third["results"]["branchesUnchanged"] == 0
 
 

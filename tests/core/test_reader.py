@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterator
 from datetime import date
@@ -64,18 +63,18 @@ class FakeEngine:
         self.error: Exception | None = None
         self.seen: list[Candidate] = []
 
-    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+    def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         raise NotImplementedError
 
-    async def evolve(
+    def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         raise NotImplementedError
 
-    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+    def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         raise NotImplementedError
 
-    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+    def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         self.seen = candidates
         if self.error is not None:
             raise self.error
@@ -110,7 +109,7 @@ def make_reader(
 
 
 def ask(reader: MemoryReader, query: str, max_results: int = 5, **kwargs: Any) -> dict[str, Any]:
-    return asyncio.run(reader.retrieve(query, max_results, **kwargs))
+    return reader.retrieve(query, max_results, **kwargs)
 
 
 def contents(reply: dict[str, Any]) -> list[str]:
@@ -515,8 +514,8 @@ def test_deep_mode_offline_ranks_the_same_items_and_finds_the_conflict(
     seed_async_dispute(store)
     config = Config()
     reader = MemoryReader(store, index, OfflineEngine(config), config)
-    fast = asyncio.run(reader.retrieve("async pattern"))
-    deep = asyncio.run(reader.retrieve("async pattern", mode="deep"))
+    fast = reader.retrieve("async pattern")
+    deep = reader.retrieve("async pattern", mode="deep")
     assert deep["mode"] == "deep"
     assert {m["id"] for m in deep["memories"]} == {m["id"] for m in fast["memories"]}
     assert [c["itemIds"] for c in deep["conflicts"]] == [c["itemIds"] for c in fast["conflicts"]]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -52,9 +51,7 @@ def test_memorize_commits_a_promoted_item(home: Path) -> None:
     api = build_api(home, engine_override="offline")
     api.review.offer("demo", [_remark("t1")], threshold=0.8, promote_at=0.75)
     api.review.offer("demo", [_remark("t2")], threshold=0.8, promote_at=0.75)
-    reply = asyncio.run(
-        api.writer.apply_extraction(ExtractionResult(items=[_remark("t3")]), "demo")
-    )
+    reply = api.writer.apply_extraction(ExtractionResult(items=[_remark("t3")]), "demo")
     assert (reply["itemsExtracted"], reply["promotedFromReview"]) == (1, 1)
     text = (home / "branches" / "demo.md").read_text(encoding="utf-8")
     assert "SAM pattern" in text and "t1, t2, t3" in text
@@ -87,9 +84,7 @@ def _queued(api: object, n: int, branch: str = "web/main") -> list[str]:
 def test_bulk_approve_writes_every_item_and_empties_the_queue(home: Path) -> None:
     api = build_api(home, engine_override="offline")
     ids = _queued(api, 30)
-    reply = asyncio.run(
-        api.invoke("memory:review-bulk", {"action": "approve", "ids": [*ids, "nope"]})
-    )
+    reply = api.invoke("memory:review-bulk", {"action": "approve", "ids": [*ids, "nope"]})
     assert reply["success"] is True and len(reply["done"]) == 30
     assert reply["missing"] == ["nope"]
     assert api.review.entries() == []
@@ -100,13 +95,13 @@ def test_bulk_approve_writes_every_item_and_empties_the_queue(home: Path) -> Non
 def test_bulk_reject_then_requeue_restores_the_queue(home: Path) -> None:
     api = build_api(home, engine_override="offline")
     ids = _queued(api, 5)
-    reply = asyncio.run(api.invoke("memory:review-bulk", {"action": "reject", "ids": ids}))
+    reply = api.invoke("memory:review-bulk", {"action": "reject", "ids": ids})
     assert len(reply["done"]) == 5 and api.review.entries() == []
     assert api.store.read_text("web/main") is None  # rejected: nothing written
     entries = [d["entry"] for d in reply["done"]]
-    back = asyncio.run(api.invoke("memory:review-requeue", {"entries": entries}))
+    back = api.invoke("memory:review-requeue", {"entries": entries})
     assert sorted(back["requeued"]) == sorted(ids)
-    again = asyncio.run(api.invoke("memory:review-requeue", {"entries": entries}))
+    again = api.invoke("memory:review-requeue", {"entries": entries})
     assert again["requeued"] == [] and sorted(again["alreadyQueued"]) == sorted(ids)
 
 
@@ -118,10 +113,10 @@ def test_a_failed_bulk_write_puts_the_items_back(
     api = build_api(home, engine_override="offline")
     ids = _queued(api, 3)
 
-    async def broken(*_args: object, **_kwargs: object) -> object:
+    def broken(*_args: object, **_kwargs: object) -> object:
         raise StorageError("disk full")
 
     monkeypatch.setattr(api.writer, "integrate", broken)
-    reply = asyncio.run(api.invoke("memory:review-bulk", {"action": "approve", "ids": ids}))
+    reply = api.invoke("memory:review-bulk", {"action": "approve", "ids": ids})
     assert reply["success"] is False and len(reply["failed"]) == 3
     assert sorted(e.item.id for e in api.review.entries()) == sorted(ids)

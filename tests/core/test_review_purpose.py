@@ -3,7 +3,6 @@ each with why it waits and the lines it came from."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -67,14 +66,12 @@ def test_a_conversation_offers_a_few_candidates_with_reason_and_excerpt(home: Pa
             "source:agent",
         ),
     ]
-    answer = asyncio.run(
-        api.writer.apply_extraction(
-            ExtractionResult(items=items), "web/main", texts={"thread-7": CONVERSATION}
-        )
+    answer = api.writer.apply_extraction(
+        ExtractionResult(items=items), "web/main", texts={"thread-7": CONVERSATION}
     )
     assert answer["queuedForReview"] == PER_THREAD == 3
     assert any("left out" in note for note in answer["notes"])
-    listed = asyncio.run(api.invoke("memory:review-list", {}))["items"]
+    listed = api.invoke("memory:review-list", {})["items"]
     # The strongest three stay; the two weakest were left out.
     assert sorted(e["confidence"] for e in listed) == [0.6, 0.65, 0.7]
     by_title = {e["title"]: e for e in listed}

@@ -3,7 +3,6 @@ engine, `remember`) and never injected; ordinary engineering notes pass."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -60,18 +59,18 @@ def test_no_engine_can_write_an_injected_item(home: Path) -> None:
     )
     extraction = ExtractionResult(items=[bad, good], engine="claude")
 
-    answer = asyncio.run(api.writer.apply_extraction(extraction, "shop/main"))
+    answer = api.writer.apply_extraction(extraction, "shop/main")
 
     assert answer["refusedUnsafe"] == 1 and answer["itemsExtracted"] == 1
     assert any("runs code downloaded" in n for n in answer["notes"])
     text = api.store.read_text("shop/main") or ""
     assert "pnpm workspaces" in text and "curl" not in text
-    assert asyncio.run(api.invoke("memory:review-list", {}))["items"] == []
+    assert api.invoke("memory:review-list", {})["items"] == []
 
 
 def test_remember_refuses_injected_text(home: Path) -> None:
     api = build_api(home, engine_override="offline")
-    reply = asyncio.run(api.invoke("memory:remember", {"branch": "shop/main", "text": INJECTED[1]}))
+    reply = api.invoke("memory:remember", {"branch": "shop/main", "text": INJECTED[1]})
     assert reply["error"] and reply["code"] == "INVALID_INPUT"
     assert "Not remembered" in reply["message"]
     assert api.store.read_text("shop/main") is None

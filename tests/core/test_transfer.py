@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -29,7 +28,7 @@ def _import(home: Path, memory: BranchMemory) -> dict:
             "branches": [{"branch": "web/main", "content": render(memory)}],
         }
     )
-    return asyncio.run(api.invoke("memory:import", {"content": bundle}))
+    return api.invoke("memory:import", {"content": bundle})
 
 
 def _seed(home: Path, *items: MemoryItem) -> None:

@@ -3,7 +3,6 @@ docs/api.md (issue 16: every documented behaviour of the power-user operations t
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ def _home_with(home: Path, *memories: BranchMemory) -> MemoryApi:
 
 
 def _call(api: MemoryApi, channel: str, payload: dict[str, Any] | None = None) -> Any:
-    return asyncio.run(api.invoke(channel, payload or {}))
+    return api.invoke(channel, payload or {})
 
 
 def _web() -> BranchMemory:

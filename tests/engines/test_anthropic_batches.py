@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
 from pathlib import Path
 
 import httpx2
@@ -66,7 +66,7 @@ def test_backlog_goes_out_as_one_batch(home: Path) -> None:
     )
     engine = make_engine(api, home, make_config(use_batches=True))
 
-    outcome = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+    outcome = engine.extract_many(BACKLOG, poll_interval_s=0)
 
     first, second, third = outcome
     assert isinstance(first, ExtractionResult) and len(first.items) == 5
@@ -120,7 +120,7 @@ def test_invalid_batch_reply_is_retried_through_the_messages_api(home: Path) -> 
     )
     engine = make_engine(api, home, make_config(use_batches=True))
 
-    first, _second, _third = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+    first, _second, _third = engine.extract_many(BACKLOG, poll_interval_s=0)
 
     assert isinstance(first, ExtractionResult) and len(first.items) == 5
     assert api.requests[-1].url.path == "/v1/messages"
@@ -131,8 +131,24 @@ def test_batch_that_does_not_end_is_cancelled(home: Path) -> None:
     engine = make_engine(api, home, make_config(use_batches=True))
 
     with pytest.raises(ExtractionFailed, match="did not finish within 0 s; it was cancelled"):
-        asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0, max_wait_s=0))
+        engine.extract_many(BACKLOG, poll_interval_s=0, max_wait_s=0)
     assert api.requests[-1].url.path == f"/v1/messages/batches/{BATCH}/cancel"
+
+
+def test_polling_sleeps_between_polls_until_the_deadline(home: Path) -> None:
+    api = FakeAPI([batch("batch_in_progress.json")] * 200)
+    engine = make_engine(api, home, make_config(use_batches=True))
+
+    started = time.monotonic()
+    with pytest.raises(ExtractionFailed, match=r"did not finish within 0\.15 s"):
+        engine.extract_many(BACKLOG, poll_interval_s=0.03, max_wait_s=0.15)
+    elapsed = time.monotonic() - started
+
+    assert 0.15 <= elapsed < 2, elapsed
+    polls = [r for r in api.requests if r.method == "GET"]
+    assert 3 <= len(polls) <= 7, len(polls)  # about one poll per interval, no busy loop
+    assert api.requests[-1].url.path == f"/v1/messages/batches/{BATCH}/cancel"
+    assert BATCH not in (home / "batches.json").read_text()
 
 
 def test_batch_respects_the_budget(home: Path) -> None:
@@ -140,7 +156,7 @@ def test_batch_respects_the_budget(home: Path) -> None:
     api = FakeAPI([])
     engine = make_engine(api, home, make_config(use_batches=True, daily_token_budget=10))
     with pytest.raises(BudgetExceeded):
-        asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+        engine.extract_many(BACKLOG, poll_interval_s=0)
     assert api.requests == []
 
 
@@ -155,7 +171,7 @@ def test_without_batches_the_backlog_is_extracted_one_by_one(home: Path) -> None
     )
     engine = make_engine(api, home)
 
-    first, second, third = asyncio.run(engine.extract_many(BACKLOG))
+    first, second, third = engine.extract_many(BACKLOG)
 
     assert isinstance(first, ExtractionResult) and len(first.items) == 5
     assert isinstance(second, ExtractionFailed)
@@ -163,20 +179,26 @@ def test_without_batches_the_backlog_is_extracted_one_by_one(home: Path) -> None
     assert all(r.url.path == "/v1/messages" for r in api.requests)
 
 
+class Quit(BaseException):
+    """The app quitting (or crashing) while it waits for a batch: nothing catches it."""
+
+
+def quit_now(request: httpx2.Request) -> httpx2.Response:
+    raise Quit
+
+
 def test_a_batch_sent_before_a_quit_is_resumed_not_paid_twice(home: Path) -> None:
-    first = FakeAPI([batch("batch_in_progress.json")] + [batch("batch_in_progress.json")] * 50)
+    first = FakeAPI([batch("batch_in_progress.json"), batch("batch_in_progress.json"), quit_now])
     engine = make_engine(first, home, make_config(use_batches=True))
 
-    async def quit_while_waiting() -> None:
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(engine.extract_many(BACKLOG, poll_interval_s=0.05), 0.3)
-
-    asyncio.run(quit_while_waiting())
+    with pytest.raises(Quit):
+        engine.extract_many(BACKLOG, poll_interval_s=0.001)
+    assert len(first.requests) == 3  # created, polled once, quit during the second poll
     assert BATCH in (home / "batches.json").read_text()
 
     again = FakeAPI([batch("batch_ended.json"), batch("batch_ended.json"), results()])
     engine = make_engine(again, home, make_config(use_batches=True))
-    first_result, _second, third = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+    first_result, _second, third = engine.extract_many(BACKLOG, poll_interval_s=0)
 
     assert isinstance(first_result, ExtractionResult) and len(first_result.items) == 5
     assert isinstance(third, ExtractionResult)
@@ -194,7 +216,7 @@ def test_a_batch_never_carries_the_day_past_its_budget(home: Path) -> None:
     one = estimate_request_tokens(engine._extraction_params(BACKLOG[0][0], 0, 1))
     engine = make_engine(api, home, make_config(use_batches=True, daily_token_budget=one + 50))
 
-    outcome = asyncio.run(engine.extract_many(BACKLOG, poll_interval_s=0))
+    outcome = engine.extract_many(BACKLOG, poll_interval_s=0)
 
     assert len(api.body(0)["requests"]) == 1
     assert isinstance(outcome[0], ExtractionResult)
@@ -205,14 +227,14 @@ def test_each_request_is_checked_against_the_budget_before_it_is_sent(home: Path
     api = FakeAPI([])
     engine = make_engine(api, home, make_config(daily_token_budget=200))
     with pytest.raises(BudgetExceeded, match="the next request needs about"):
-        asyncio.run(engine.extract(text("conversation_auth.txt"), source="t"))
+        engine.extract(text("conversation_auth.txt"), source="t")
     assert api.requests == []
 
 
 def test_usage_is_kept_per_phase(home: Path) -> None:
     api = FakeAPI([reply("extraction_reply.json")])
     engine = make_engine(api, home)
-    asyncio.run(engine.extract(text("conversation_auth.txt"), source="t"))
+    engine.extract(text("conversation_auth.txt"), source="t")
     phases = UsageLedger(home / "usage.json").today()["phases"]
     assert list(phases) == ["extraction"] and phases["extraction"]["requests"] == 1
     assert UsageLedger(home / "usage.json").month()["phases"]["extraction"]["requests"] == 1

@@ -7,10 +7,7 @@ a local server that accepts connections and never answers.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +26,7 @@ from app.engines.claude.caller import ClaudeCaller, call_limits
 from tests.fixtures.anthropic.fake_api import (
     SOURCE,
     FakeAPI,
+    HangingServer,
     asked_for,
     fast_retries,
     json_reply,
@@ -65,15 +63,13 @@ def prepare_home(home: Path, **config: Any) -> bytes:
 
 def memorize(home: Path, fake: FakeAPI | None = None) -> dict[str, Any]:
     api = build_api(home, http_client=fake.client() if fake else None)
-    return asyncio.run(
-        api.invoke(
-            "memory:memorize",
-            {
-                "conversationText": text("conversation_auth.txt"),
-                "branchId": BRANCH,
-                "source": SOURCE,
-            },
-        )
+    return api.invoke(
+        "memory:memorize",
+        {
+            "conversationText": text("conversation_auth.txt"),
+            "branchId": BRANCH,
+            "source": SOURCE,
+        },
     )
 
 
@@ -232,17 +228,15 @@ def test_a_400_on_the_default_rewrite_model_keeps_claudes_items(
 def test_the_stand_ins_400_is_a_typed_sdk_error() -> None:
     fake = FakeAPI([])
 
-    async def send() -> None:
-        client = anthropic.AsyncAnthropic(api_key=KEY, http_client=fake.client(), max_retries=0)
-        await client.messages.create(
+    client = anthropic.Anthropic(api_key=KEY, http_client=fake.client(), max_retries=0)
+
+    with pytest.raises(anthropic.BadRequestError, match="sampling parameters"):
+        client.messages.create(
             model="claude-sonnet-5-5",
             max_tokens=10,
             messages=[{"role": "user", "content": "hi"}],
             extra_body={"temperature": 0.0},
         )
-
-    with pytest.raises(anthropic.BadRequestError, match="sampling parameters"):
-        asyncio.run(send())
 
 
 # ----------------------------------------------------------------------------- bounded time
@@ -266,46 +260,8 @@ def test_the_sdk_client_gets_the_limits(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("PUFFIN_MEMORY_LLM_RETRIES", "1")
     caller = ClaudeCaller(Config(request_timeout_s=7), api_key=KEY, usage=None)  # type: ignore[arg-type]
 
-    async def client() -> anthropic.AsyncAnthropic:
-        return caller.client
-
-    made = asyncio.run(client())
+    made = caller.client
     assert made.max_retries == 1 and made.timeout == 7
-
-
-class HangingServer:
-    """Accepts connections and never answers (a stalled proxy or API)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.1)
-        self.accepted: list[socket.socket] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _addr = self.sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.accepted.append(conn)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        for conn in self.accepted:
-            conn.close()
-        self.sock.close()
 
 
 @pytest.fixture
@@ -373,12 +329,9 @@ def test_scan_against_a_hanging_api_stops_calling_when_the_breaker_trips(
     )
     api = build_api(home)
 
-    async def scan() -> tuple[dict[str, Any], dict[str, Any]]:
-        answer = await api.invoke("memory:scan", {})
-        return answer, await api.invoke("memory:get-status", {})
-
     started = time.monotonic()
-    answer, status = asyncio.run(scan())
+    answer = api.invoke("memory:scan", {})
+    status = api.invoke("memory:get-status", {})
     elapsed = time.monotonic() - started
 
     assert answer.get("error") is None, answer
@@ -490,7 +443,7 @@ def test_an_item_merged_while_memorizing_is_archived_whole(home: Path) -> None:
     memory = parse(MemoryStore(home).branch_file(BRANCH).read_text())
     assert memory.find("arch-cc1dfa22") is None
     api = build_api(home)
-    listed = asyncio.run(api.invoke("memory:archive-list", {"branch": BRANCH}))
+    listed = api.invoke("memory:archive-list", {"branch": BRANCH})
     archived = {e["id"]: e for e in listed["items"]}
     assert "arch-cc1dfa22" in archived
     assert "merged" in archived["arch-cc1dfa22"]["reason"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -56,7 +55,7 @@ def test_extraction_maps_reply_onto_memory_items(home: Path) -> None:
     api = FakeAPI([reply("extraction_reply.json")])
     engine = make_engine(api, home)
 
-    result = asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
+    result = engine.extract(text("conversation_auth.txt"), source=SOURCE)
 
     assert result.engine == "anthropic"
     assert not result.no_content_to_extract
@@ -81,7 +80,7 @@ def test_extraction_request_is_structured_cached_fenced_and_redacted(home: Path)
     api = FakeAPI([reply("extraction_reply.json")])
     engine = make_engine(api, home)
 
-    asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
+    engine.extract(text("conversation_auth.txt"), source=SOURCE)
 
     body = api.body()
     assert body["model"] == "claude-haiku-4-5"
@@ -113,7 +112,7 @@ def test_extraction_request_is_structured_cached_fenced_and_redacted(home: Path)
 
 def test_extraction_usage_is_recorded(home: Path) -> None:
     api = FakeAPI([reply("extraction_reply.json")])
-    asyncio.run(make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE))
+    make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
 
     today = UsageLedger(home / "usage.json").today()
     entry = today["models"]["claude-haiku-4-5"]
@@ -126,9 +125,7 @@ def test_short_conversation_uses_the_empty_variant(home: Path) -> None:
     api = FakeAPI([reply("extraction_empty_reply.json")])
     engine = make_engine(api, home)
 
-    result = asyncio.run(
-        engine.extract("User: rename the button to Save\nAssistant: Done.", source=SOURCE)
-    )
+    result = engine.extract("User: rename the button to Save\nAssistant: Done.", source=SOURCE)
 
     assert result.no_content_to_extract and result.items == []
     assert "no_content_to_extract` set to true" in user_text(api.body())
@@ -136,7 +133,7 @@ def test_short_conversation_uses_the_empty_variant(home: Path) -> None:
 
 def test_blank_conversation_needs_no_request(home: Path) -> None:
     api = FakeAPI([])
-    result = asyncio.run(make_engine(api, home).extract(" \n\t ", source=SOURCE))
+    result = make_engine(api, home).extract(" \n\t ", source=SOURCE)
     assert result.no_content_to_extract and api.requests == []
 
 
@@ -145,7 +142,7 @@ def test_long_conversation_is_chunked_and_items_merged(home: Path) -> None:
     api = FakeAPI([reply("extraction_reply.json") for _ in range(4)])
     engine = make_engine(api, home, make_config(chunk_tokens=1_000))
 
-    result = asyncio.run(engine.extract(conversation, source=SOURCE))
+    result = engine.extract(conversation, source=SOURCE)
 
     bodies = api.bodies()
     assert len(bodies) == 3
@@ -163,9 +160,7 @@ def test_long_conversation_is_chunked_and_items_merged(home: Path) -> None:
 def test_invalid_reply_is_retried_once_with_the_problems(home: Path) -> None:
     api = FakeAPI([reply("extraction_invalid_reply.json"), reply("extraction_reply.json")])
 
-    result = asyncio.run(
-        make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
-    )
+    result = make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
 
     assert len(result.items) == 5
     retry = user_text(api.body(1))
@@ -179,7 +174,7 @@ def test_invalid_reply_twice_fails_extraction(home: Path) -> None:
     api = FakeAPI([reply("extraction_invalid_reply.json"), reply("extraction_invalid_reply.json")])
 
     with pytest.raises(ExtractionFailed, match="did not match the expected format twice"):
-        asyncio.run(make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE))
+        make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
     assert len(api.requests) == 2
 
 
@@ -191,9 +186,7 @@ def test_reply_without_json_counts_as_invalid(home: Path) -> None:
     )
     api = FakeAPI([prose, reply("extraction_reply.json")])
 
-    result = asyncio.run(
-        make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
-    )
+    result = make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
 
     assert len(result.items) == 5
     assert "not valid JSON" in user_text(api.body(1))
@@ -212,9 +205,7 @@ def test_thinking_blocks_before_the_answer_are_skipped(home: Path) -> None:
         ]
     )
 
-    result = asyncio.run(
-        make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
-    )
+    result = make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
 
     assert len(result.items) == 5
 
@@ -229,7 +220,7 @@ def test_refusal_and_truncation_fail_without_asking_again(
     api = FakeAPI([reply("extraction_reply.json", stop_reason=stop_reason)])
 
     with pytest.raises(ExtractionFailed, match=why) as caught:
-        asyncio.run(make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE))
+        make_engine(api, home).extract(text("conversation_auth.txt"), source=SOURCE)
 
     assert caught.value.context["stopReason"] == stop_reason
     assert len(api.requests) == 1  # the same request would end the same way
@@ -248,8 +239,8 @@ def test_injected_text_stays_inside_the_fence(home: Path) -> None:
     api = FakeAPI([reply("extraction_empty_reply.json"), reply("extraction_empty_reply.json")])
     engine = make_engine(api, home)
 
-    asyncio.run(engine.extract(INJECTION, source=SOURCE))
-    asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
+    engine.extract(INJECTION, source=SOURCE)
+    engine.extract(text("conversation_auth.txt"), source=SOURCE)
 
     injected, normal = api.bodies()
     prompt = user_text(injected)
@@ -298,8 +289,8 @@ def test_injection_changes_nothing_but_the_extracted_items(home: Path) -> None:
     engine = make_engine(api, home)
     current = before()
 
-    extraction = asyncio.run(engine.extract(INJECTION, source=SOURCE))
-    result = asyncio.run(engine.evolve(current, extraction.items, branch_id=current.branch_id))
+    extraction = engine.extract(INJECTION, source=SOURCE)
+    result = engine.evolve(current, extraction.items, branch_id=current.branch_id)
 
     assert result.path == "anthropic"
     assert result.stats["refused"] == 5
@@ -321,7 +312,7 @@ def test_evolution_sends_only_relevant_items_and_applies_the_change_list(home: P
     engine = make_engine(api, home)
     current, items = before(), extracted_items()
 
-    result = asyncio.run(engine.evolve(current, items, branch_id="spotter/feature-auth"))
+    result = engine.evolve(current, items, branch_id="spotter/feature-auth")
 
     assert result.path == "anthropic"
     assert result.memory.last_updated == NOW and result.memory.thread_count == 3
@@ -351,9 +342,7 @@ def test_invalid_change_list_is_asked_for_once_more(home: Path) -> None:
     )
     current = before()
 
-    result = asyncio.run(
-        make_engine(api, home).evolve(current, extracted_items(), branch_id=current.branch_id)
-    )
+    result = make_engine(api, home).evolve(current, extracted_items(), branch_id=current.branch_id)
 
     assert result.path == "anthropic"
     assert "ops: Field required" in user_text(api.body(1))
@@ -364,16 +353,14 @@ def test_invalid_change_list_twice_is_the_engines_error(home: Path) -> None:
     api = FakeAPI([bad, bad])
     current = before()
     with pytest.raises(ExtractionFailed, match="did not match the expected format twice"):
-        asyncio.run(
-            make_engine(api, home).evolve(current, extracted_items(), branch_id=current.branch_id)
-        )
+        make_engine(api, home).evolve(current, extracted_items(), branch_id=current.branch_id)
 
 
 def test_new_branch_is_started_by_the_rules_without_a_call(home: Path) -> None:
     items = extracted_items()
     api = FakeAPI([])
 
-    result = asyncio.run(make_engine(api, home).evolve(None, items, branch_id="spotter/new"))
+    result = make_engine(api, home).evolve(None, items, branch_id="spotter/new")
 
     assert api.requests == []
     assert result.path == "anthropic"
@@ -387,15 +374,13 @@ def test_api_failure_during_evolution_is_the_engines_error(home: Path) -> None:
     current = before()
 
     with pytest.raises(ExtractionFailed, match=r"rejected the API key \(401\)"):
-        asyncio.run(
-            make_engine(api, home).evolve(current, extracted_items(), branch_id=current.branch_id)
-        )
+        make_engine(api, home).evolve(current, extracted_items(), branch_id=current.branch_id)
 
 
 def test_evolution_without_items_costs_nothing(home: Path) -> None:
     api = FakeAPI([])
     current = before()
-    result = asyncio.run(make_engine(api, home).evolve(current, [], branch_id=current.branch_id))
+    result = make_engine(api, home).evolve(current, [], branch_id=current.branch_id)
     assert api.requests == []
     assert [i.id for i in result.memory.all_items()] == [i.id for i in current.all_items()]
 
@@ -421,7 +406,7 @@ def test_consolidation_merges_through_a_change_list(home: Path) -> None:
     )
     memory = parse(text("branch_duplicates.md"))
 
-    result = asyncio.run(make_engine(api, home).consolidate(memory))
+    result = make_engine(api, home).consolidate(memory)
 
     assert result.path == "anthropic"
     assert check_evolution(memory, result.memory, []) == []
@@ -441,5 +426,5 @@ def test_consolidation_merges_through_a_change_list(home: Path) -> None:
 def test_consolidation_api_failure_is_a_maintenance_error(home: Path) -> None:
     api = FakeAPI([error(529)] * 3)
     with pytest.raises(MaintenanceFailed, match=r"overloaded \(529\)"):
-        asyncio.run(make_engine(api, home).consolidate(parse(text("branch_duplicates.md"))))
+        make_engine(api, home).consolidate(parse(text("branch_duplicates.md")))
     assert len(api.requests) == 3

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 
 from app.core.engine import Candidate
 from app.core.errors import BudgetExceeded, ExtractionFailed, RetrievalFailed
-from app.core.models import Category, MemoryItem
+from app.core.models import Category, ExtractionResult, MemoryItem
 from app.core.usage import UsageLedger
+from app.engines.claude.engine import AnthropicEngine
+from app.engines.offline import OfflineEngine
 from tests.fixtures.anthropic.fake_api import (
     SOURCE,
     FakeAPI,
+    HangingServer,
     error,
     fast_retries,
     make_config,
@@ -31,9 +35,9 @@ def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     fast_retries(monkeypatch)
 
 
-def extract(api: FakeAPI, home: Path, **config: object) -> object:
+def extract(api: FakeAPI, home: Path, **config: Any) -> ExtractionResult:
     engine = make_engine(api, home, make_config(**config))
-    return asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
+    return engine.extract(text("conversation_auth.txt"), source=SOURCE)
 
 
 def test_rate_limit_is_retried_by_the_sdk(home: Path) -> None:
@@ -41,7 +45,7 @@ def test_rate_limit_is_retried_by_the_sdk(home: Path) -> None:
 
     result = extract(api, home)
 
-    assert len(getattr(result, "items", [])) == 5
+    assert len(result.items) == 5
     assert [r.headers["x-stainless-retry-count"] for r in api.requests] == ["0", "1"]
     # The SDK retried the very same request; the engine did not build a new one.
     assert api.requests[0].content == api.requests[1].content
@@ -50,7 +54,7 @@ def test_rate_limit_is_retried_by_the_sdk(home: Path) -> None:
 def test_overload_twice_then_success(home: Path) -> None:
     api = FakeAPI([error(529), error(529), reply("extraction_reply.json")])
     result = extract(api, home, max_retries=2)
-    assert len(getattr(result, "items", [])) == 5
+    assert len(result.items) == 5
     assert len(api.requests) == 3
 
 
@@ -71,16 +75,49 @@ def test_transport_timeout_maps_to_a_timeout_message(home: Path) -> None:
     assert len(api.requests) == 2
 
 
-def test_outer_deadline_stops_a_hung_call(home: Path) -> None:
-    async def hang(request: httpx2.Request) -> httpx2.Response:
-        await asyncio.sleep(30)
-        raise AssertionError("not reached")
+def test_the_request_timeout_reaches_the_transport(home: Path) -> None:
+    seen: list[object] = []
 
-    api = FakeAPI([hang])  # type: ignore[list-item]
+    def stalled(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request.extensions["timeout"])
+        raise httpx2.ReadTimeout("read timed out", request=request)
+
+    api = FakeAPI([stalled])
     engine = make_engine(api, home, make_config(request_timeout_s=0.05, max_retries=0))
     with pytest.raises(ExtractionFailed, match=r"within 0.05 s"):
-        asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
-    assert engine.caller.outer_timeout_s < 2
+        engine.extract(text("conversation_auth.txt"), source=SOURCE)
+    # The SDK's per-request timeout is the deadline: httpx bounds each wait with it.
+    assert seen and isinstance(seen[0], dict) and seen[0]["read"] == 0.05
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_a_hung_server_costs_one_read_timeout(
+    home: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool
+) -> None:
+    from app.engines.claude import caller
+
+    if not streamed:  # the extraction request then goes out as a plain call
+        monkeypatch.setattr(caller, "STREAM_ABOVE_TOKENS", 10**6)
+    server = HangingServer()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    config = make_config(request_timeout_s=0.2, max_retries=1)
+    engine = AnthropicEngine(
+        config,
+        api_key="sk-ant-api03-test-key-0000000000000000000000",
+        usage=UsageLedger(home / "usage.json"),
+        fallback=OfflineEngine(config),
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(ExtractionFailed, match=r"did not answer within 0.2 s") as caught:
+            engine.extract(text("conversation_auth.txt"), source=SOURCE)
+    finally:
+        elapsed = time.monotonic() - started
+        engine.close()
+        server.close()
+    assert caught.value.context["timeout_s"] == 0.2
+    assert len(server.accepted) == 2  # the first try and the one retry
+    assert 0.35 <= elapsed < 3, elapsed
 
 
 def test_connection_failure_maps_to_a_network_message(home: Path) -> None:
@@ -156,7 +193,7 @@ def test_budget_zero_means_no_daily_limit(home: Path) -> None:
     UsageLedger(home / "usage.json").record("claude-haiku-4-5", input_tokens=10**9)
     api = FakeAPI([reply("extraction_reply.json")])
     result = extract(api, home, daily_token_budget=0)
-    assert len(getattr(result, "items", [])) == 5
+    assert len(result.items) == 5
 
 
 def test_retrieval_failures_are_retrieval_errors(home: Path) -> None:
@@ -164,7 +201,7 @@ def test_retrieval_failures_are_retrieval_errors(home: Path) -> None:
     api = FakeAPI([error(500)])
     engine = make_engine(api, home, make_config(max_retries=0))
     with pytest.raises(RetrievalFailed, match=r"server error \(500\)") as caught:
-        asyncio.run(engine.deep_retrieve("async?", [Candidate(branch="b", item=item)]))
+        engine.deep_retrieve("async?", [Candidate(branch="b", item=item)])
     assert caught.value.code == "RETRIEVAL_FAILED"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -55,7 +54,7 @@ def test_all_tiers_when_the_selected_branch_is_not_enough(home: Path) -> None:
         ]
     )
 
-    answer = asyncio.run(make_engine(api, home).deep_retrieve(QUERY, candidates()))
+    answer = make_engine(api, home).deep_retrieve(QUERY, candidates())
 
     assert answer.path == "anthropic"
     # The invented id arch-00000000 is dropped; the billing item comes from the deep search.
@@ -94,7 +93,7 @@ def test_sufficient_answer_from_one_branch_takes_two_calls(home: Path) -> None:
         [reply("retrieval_plan_reply.json"), reply("retrieval_rank_sufficient_reply.json")]
     )
 
-    answer = asyncio.run(make_engine(api, home).deep_retrieve(QUERY, candidates()))
+    answer = make_engine(api, home).deep_retrieve(QUERY, candidates())
 
     assert answer.ranked == [("arch-7c5008ff", 0.96), ("pref-0e1f2a3b", 0.3)]
     assert answer.conflicts == []
@@ -105,7 +104,7 @@ def test_single_branch_skips_branch_selection(home: Path) -> None:
     auth_only = [c for c in candidates() if c.branch == "spotter/feature-auth"]
     api = FakeAPI([reply("retrieval_rank_sufficient_reply.json")])
 
-    answer = asyncio.run(make_engine(api, home).deep_retrieve("http client?", auth_only))
+    answer = make_engine(api, home).deep_retrieve("http client?", auth_only)
 
     assert answer.ranked[0] == ("arch-7c5008ff", 0.96)
     assert [asked_for(b) for b in api.bodies()] == ["rank_memories"]
@@ -113,7 +112,7 @@ def test_single_branch_skips_branch_selection(home: Path) -> None:
 
 def test_no_candidates_no_calls(home: Path) -> None:
     api = FakeAPI([])
-    answer = asyncio.run(make_engine(api, home).deep_retrieve("anything", []))
+    answer = make_engine(api, home).deep_retrieve("anything", [])
     assert answer.ranked == [] and api.requests == []
 
 
@@ -122,7 +121,7 @@ def test_out_of_range_relevance_is_asked_again(home: Path) -> None:
     bad = json_reply({"ranked": [{"id": "arch-7c5008ff", "relevance": 7}], "sufficient": True})
     api = FakeAPI([bad, reply("retrieval_rank_sufficient_reply.json")])
 
-    answer = asyncio.run(make_engine(api, home).deep_retrieve("http client?", auth_only))
+    answer = make_engine(api, home).deep_retrieve("http client?", auth_only)
 
     assert answer.ranked[0] == ("arch-7c5008ff", 0.96)
     assert "ranked.0.relevance" in user_text(api.body(1))

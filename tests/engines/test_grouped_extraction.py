@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -106,7 +105,7 @@ def test_short_conversations_share_one_call_and_keep_their_own_sources(home: Pat
     engine = make_engine(api, home)
     conversations = [(_conversation(k), f"thread-{k}") for k in (1, 2, 3)]
 
-    results = asyncio.run(engine.extract_group(conversations))
+    results = engine.extract_group(conversations)
 
     # One shared call for the three, then the one the reply left out, alone.
     assert model.asked == ["record_memories_by_conversation", "record_memories"]
@@ -129,7 +128,7 @@ def test_a_conversation_too_long_to_share_goes_alone(home: Path) -> None:
     engine.config = config
     engine.caller.config = config
 
-    results = asyncio.run(engine.extract_group(conversations))
+    results = engine.extract_group(conversations)
 
     # The two short ones shared a call; the long one went alone (in parts).
     assert model.asked[0] == "record_memories_by_conversation"
@@ -202,7 +201,7 @@ def test_a_scan_memorizes_a_branch_backlog_in_one_extraction_and_one_change_list
     fake = FakeAPI([model] * 10)
     api = build_api(home, http_client=fake.client())
 
-    answer = asyncio.run(api.invoke("memory:scan", {"path": str(folder)}))
+    answer = api.invoke("memory:scan", {"path": str(folder)})
 
     assert "error" not in answer, answer
     assert answer["memorized"] == 4 and answer["failed"] == 0, answer
@@ -212,7 +211,7 @@ def test_a_scan_memorizes_a_branch_backlog_in_one_extraction_and_one_change_list
     assert {f"r{k}" for k in range(1, 5)} <= {s.rsplit("-", 1)[-1] for s in sources}
     assert answer["itemsAdded"] == 4
     # Every thread is in the ledger: a second scan has nothing to send.
-    again = asyncio.run(api.invoke("memory:scan", {"path": str(folder)}))
+    again = api.invoke("memory:scan", {"path": str(folder)})
     assert again["memorized"] == 0 and len(fake.requests) == 2, again
     assert Ledger.open(home).warning is None
 
@@ -228,7 +227,7 @@ def test_a_failed_shared_call_sends_each_thread_offline_and_counts_once(
     fake = FakeAPI([broken, broken])
     api = build_api(home, http_client=fake.client())
 
-    answer = asyncio.run(api.invoke("memory:scan", {"path": str(folder)}))
+    answer = api.invoke("memory:scan", {"path": str(folder)})
 
     assert "error" not in answer, answer
     # Two attempts at the shared call (the second asks again after an invalid reply), then
@@ -236,5 +235,5 @@ def test_a_failed_shared_call_sends_each_thread_offline_and_counts_once(
     assert len(fake.requests) == 2
     assert answer["memorized"] == 3 and answer["failed"] == 0, answer
     assert answer["fallbacks"] == 3
-    status = asyncio.run(api.invoke("memory:get-status", {}))
+    status = api.invoke("memory:get-status", {})
     assert "times in a row" not in json.dumps(status)  # one failure, not three

@@ -9,7 +9,6 @@ hands the thread to the offline engine with the reason in the answer.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -18,11 +17,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from app.container import build_api
+from app.core.config import Config
+from app.core.errors import ExtractionFailed
 from app.core.format import parse
 from app.core.store import MemoryStore
+from app.engines.local import LocalEngine
+from app.engines.offline import OfflineEngine
 from tests.fixtures.anthropic.fake_api import load, text
 
 BRANCH = "spotter/feature-auth"
@@ -97,7 +101,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, b'{"error": {"message": "not found"}}')
             return
         if mode == "hang":
-            time.sleep(5)
+            time.sleep(2)  # longer than any timeout the tests set; short to close quickly
             return
         if mode == "500":
             self._send(500, b'{"error": {"message": "model crashed"}}')
@@ -146,15 +150,13 @@ def prepare(home: Path, server: StandIn, **config: Any) -> bytes:
 
 def memorize(home: Path) -> dict[str, Any]:
     api = build_api(home)
-    return asyncio.run(
-        api.invoke(
-            "memory:memorize",
-            {
-                "conversationText": text("conversation_auth.txt"),
-                "branchId": BRANCH,
-                "source": "thread_local_1",
-            },
-        )
+    return api.invoke(
+        "memory:memorize",
+        {
+            "conversationText": text("conversation_auth.txt"),
+            "branchId": BRANCH,
+            "source": "thread_local_1",
+        },
     )
 
 
@@ -273,6 +275,67 @@ def test_the_local_engine_without_a_model_name_says_what_to_set(
 
 def test_status_names_the_local_server_and_model(home: Path, server: StandIn) -> None:
     prepare(home, server)
-    status = asyncio.run(build_api(home).invoke("memory:get-status", {}))
+    status = build_api(home).invoke("memory:get-status", {})
     assert status["engine"] == "local"
     assert status.get("engineDetails", status).get("localModel", "qwen2.5-coder:7b")
+
+
+def engine_for(server: StandIn, **config: Any) -> LocalEngine:
+    settings = Config(
+        **{
+            "local_base_url": server.url,
+            "local_model": "qwen2.5-coder:7b",
+            "max_retries": 0,
+            "request_timeout_s": 5,
+            **config,
+        }
+    )
+    return LocalEngine(settings, fallback=OfflineEngine(settings))
+
+
+def test_the_engine_extracts_and_evolves_with_blocking_calls(server: StandIn) -> None:
+    engine = engine_for(server)
+    current = parse(text("branch_before.md"))
+    try:
+        extracted = engine.extract(text("conversation_auth.txt"), source="thread_local_2")
+        evolved = engine.evolve(current, extracted.items, branch_id=current.branch_id)
+    finally:
+        engine.close()
+
+    assert extracted.engine == "local" and extracted.items
+    assert evolved.path == "local"
+    names = [b["response_format"]["json_schema"]["name"] for b in server.bodies]
+    assert names == ["record_memories", "change_list"]
+
+
+@pytest.mark.parametrize("server", ["hang"], indirect=True)
+def test_a_hanging_server_is_bounded_by_the_read_timeout(server: StandIn) -> None:
+    engine = engine_for(server, request_timeout_s=0.3, max_retries=1)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ExtractionFailed, match="did not answer in time"):
+            engine.extract(text("conversation_auth.txt"), source="thread_local_3")
+    finally:
+        elapsed = time.monotonic() - started
+        engine.close()
+
+    assert len(server.bodies) == 2  # the first try and the one retry, each timed out
+    assert 0.6 <= elapsed < 4, elapsed
+
+
+def test_an_injected_http_client_carries_the_calls_and_is_closed() -> None:
+    paths: list[str] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        paths.append(request.url.path)
+        return httpx2.Response(200, json=_completion(json.dumps(EXTRACTED), "m"))
+
+    client = httpx2.Client(transport=httpx2.MockTransport(answer))
+    settings = Config(local_base_url="http://local.test/v1", local_model="m", max_retries=0)
+    engine = LocalEngine(settings, fallback=OfflineEngine(settings), http_client=client)
+
+    result = engine.extract(text("conversation_auth.txt"), source="thread_local_4")
+    engine.close()
+
+    assert paths == ["/v1/chat/completions"] and result.items
+    assert client.is_closed

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, date, datetime
 
 import pytest
@@ -47,11 +46,11 @@ def test_offline_engine_is_an_engine(engine: OfflineEngine) -> None:
 
 def test_evolve_and_consolidate_use_the_engine_settings(engine: OfflineEngine) -> None:
     items = [item(f"Use tool{i} for job{i}", confidence=0.5 + i / 10) for i in range(3)]
-    evolved = asyncio.run(engine.evolve(None, items, branch_id="main"))
+    evolved = engine.evolve(None, items, branch_id="main")
     assert evolved.path == "offline"
     assert evolved.memory.last_updated == NOW
     assert len(evolved.memory.items[PREF]) == 3
-    consolidated = asyncio.run(engine.consolidate(evolved.memory))
+    consolidated = engine.consolidate(evolved.memory)
     assert len(consolidated.memory.items[PREF]) == 2  # section_cap=2
     assert consolidated.notes == [items[0].id]
 
@@ -65,7 +64,7 @@ def test_deep_retrieve_ranks_by_relevance_and_query_overlap(engine: OfflineEngin
         Candidate(branch="main", item=partly, relevance=0.5),
         Candidate(branch="main", item=on_topic, relevance=0.5),
     ]
-    answer = asyncio.run(engine.deep_retrieve("httpx timeouts for HTTP calls", candidates))
+    answer = engine.deep_retrieve("httpx timeouts for HTTP calls", candidates)
     assert answer.path == "offline"
     assert [item_id for item_id, _ in answer.ranked] == [on_topic.id, partly.id, off_topic.id]
     scores = [score for _, score in answer.ranked]
@@ -75,28 +74,24 @@ def test_deep_retrieve_ranks_by_relevance_and_query_overlap(engine: OfflineEngin
 
 def test_deep_retrieve_keeps_the_callers_order_when_overlap_ties(engine: OfflineEngine) -> None:
     a, b = item("Use ruff for linting"), item("Use mypy strict mode")
-    answer = asyncio.run(
-        engine.deep_retrieve(
-            "deployment",
-            [
-                Candidate(branch="x", item=a, relevance=0.2),
-                Candidate(branch="x", item=b, relevance=0.9),
-            ],
-        )
+    answer = engine.deep_retrieve(
+        "deployment",
+        [
+            Candidate(branch="x", item=a, relevance=0.2),
+            Candidate(branch="x", item=b, relevance=0.9),
+        ],
     )
     assert [i for i, _ in answer.ranked] == [b.id, a.id]
 
 
 def test_deep_retrieve_counts_a_repeated_item_once(engine: OfflineEngine) -> None:
     a = item("Use ruff for linting")
-    answer = asyncio.run(
-        engine.deep_retrieve(
-            "ruff",
-            [
-                Candidate(branch="x", item=a, relevance=0.1),
-                Candidate(branch="y", item=a, relevance=0.7),
-            ],
-        )
+    answer = engine.deep_retrieve(
+        "ruff",
+        [
+            Candidate(branch="x", item=a, relevance=0.1),
+            Candidate(branch="y", item=a, relevance=0.7),
+        ],
     )
     assert len(answer.ranked) == 1
     assert answer.ranked[0][1] == pytest.approx(0.6 * 0.7 + 0.4 * 1.0)
@@ -105,14 +100,12 @@ def test_deep_retrieve_counts_a_repeated_item_once(engine: OfflineEngine) -> Non
 def test_deep_retrieve_reports_cross_branch_conflicts(engine: OfflineEngine) -> None:
     mine = item("Prefer async/await over .then() chains", day=date(2024, 1, 2))
     theirs = item("Prefer .then() chains to async/await", day=date(2024, 2, 3), source="t9")
-    answer = asyncio.run(
-        engine.deep_retrieve(
-            "async style",
-            [
-                Candidate(branch="main", item=mine, relevance=0.8),
-                Candidate(branch="legacy", item=theirs, relevance=0.7),
-            ],
-        )
+    answer = engine.deep_retrieve(
+        "async style",
+        [
+            Candidate(branch="main", item=mine, relevance=0.8),
+            Candidate(branch="legacy", item=theirs, relevance=0.7),
+        ],
     )
     [conflict] = answer.conflicts
     assert conflict.branches == ["main", "legacy"]
@@ -132,7 +125,7 @@ def test_extract_goes_through_the_offline_extractor(engine: OfflineEngine) -> No
         "User: From now on, always use httpx instead of requests for HTTP calls in this repo.\n"
         "Assistant: Understood, I'll use httpx everywhere."
     )
-    result = asyncio.run(engine.extract(conversation, source="thread-42"))
+    result = engine.extract(conversation, source="thread-42")
     assert isinstance(result, ExtractionResult)
     for found in result.items:
         assert "thread-42" in found.sources
@@ -140,5 +133,5 @@ def test_extract_goes_through_the_offline_extractor(engine: OfflineEngine) -> No
 
 def test_evolve_accepts_an_existing_branch(engine: OfflineEngine) -> None:
     current = BranchMemory(branch_id="main")
-    result = asyncio.run(engine.evolve(current, [item("Use ruff")], branch_id="main"))
+    result = engine.evolve(current, [item("Use ruff")], branch_id="main")
     assert result.stats["added"] == 1

@@ -297,3 +297,48 @@ def test_requests_never_carry_a_secret_from_a_hand_edited_file() -> None:
     from app.engines.ops import consolidation_request
 
     assert "npm_a8Kd92" not in consolidation_request(memory)
+
+
+def test_evolve_through_asks_once_with_a_plain_callback() -> None:
+    from app.engines.offline import OfflineEngine
+    from app.engines.ops import evolve_through
+
+    asked: list[tuple[str, int]] = []
+
+    def ask(request: str, listed: int) -> ChangeList:
+        asked.append((request, listed))
+        return ChangeList(ops=[op("reinforce", new="N2", ids=["pref-ruff"])], notes=["checked"])
+
+    result = evolve_through(
+        "test-engine",
+        ask,
+        OfflineEngine(Config(), now=NOW),
+        branch(),
+        NEW,
+        branch_id="p/main",
+        config=Config(),
+        now=NOW,
+    )
+
+    assert len(asked) == 1 and asked[0][0].startswith("Today is 2026-03-04.")
+    assert asked[0][1] == len(relevant_items(branch(), NEW)) + len(NEW)
+    assert result.path == "test-engine" and "checked" in result.notes
+    reinforced = result.memory.find("pref-ruff")
+    assert reinforced is not None and "t-new" in reinforced.sources
+
+
+def test_nothing_to_weigh_asks_nothing() -> None:
+    from app.engines.offline import OfflineEngine
+    from app.engines.ops import consolidate_through, evolve_through
+
+    def ask(request: str, listed: int) -> ChangeList:
+        raise AssertionError("no call expected")
+
+    offline = OfflineEngine(Config(), now=NOW)
+    empty = BranchMemory(branch_id="p/main", last_updated=NOW)
+    first = evolve_through(
+        "test-engine", ask, offline, None, NEW, branch_id="p/main", config=Config(), now=NOW
+    )
+    assert first.path == "test-engine" and len(first.memory.all_items()) == 2
+    tidied = consolidate_through("test-engine", ask, offline, empty, config=Config(), now=NOW)
+    assert tidied.memory.item_count() == 0

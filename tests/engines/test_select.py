@@ -3,7 +3,6 @@ breaker), and the status view."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,11 +78,9 @@ def test_unknown_engine_is_invalid_input(home: Path) -> None:
         build_engine(Config(), home, override="gpt")
 
 
-def test_http_client_must_be_an_async_httpx2_client(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_http_client_must_be_an_httpx2_client(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    with pytest.raises(InvalidInput, match=r"httpx2\.AsyncClient"):
+    with pytest.raises(InvalidInput, match=r"httpx2\.Client"):
         build_engine(Config(), home, override="anthropic", http_client=object())
 
 
@@ -98,7 +95,7 @@ def test_budget_reached_hands_the_call_to_the_offline_engine(
     )
     assert isinstance(engine, ClaudeWithFallback)
 
-    result = asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
+    result = engine.extract(text("conversation_auth.txt"), source=SOURCE)
 
     assert api.requests == []
     assert result.engine == "offline-budget"
@@ -107,7 +104,7 @@ def test_budget_reached_hands_the_call_to_the_offline_engine(
         "Daily token budget reached: using the offline engine until tomorrow"
     )
     current = parse(text("branch_before.md"))
-    evolved = asyncio.run(engine.evolve(current, result.items, branch_id=current.branch_id))
+    evolved = engine.evolve(current, result.items, branch_id=current.branch_id)
     assert evolved.path == "offline-budget" and api.requests == []
 
 
@@ -154,8 +151,8 @@ def test_any_api_failure_hands_the_thread_to_the_offline_engine(
     engine = claude(home, api, monkeypatch, max_retries=0)
     current = parse(text("branch_before.md"))
 
-    result = asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
-    evolved = asyncio.run(engine.evolve(current, result.items, branch_id=current.branch_id))
+    result = engine.extract(text("conversation_auth.txt"), source=SOURCE)
+    evolved = engine.evolve(current, result.items, branch_id=current.branch_id)
 
     assert result.engine == "offline-fallback" and result.items
     assert any(
@@ -180,8 +177,8 @@ def test_api_failure_during_evolution_falls_back_to_the_offline_merge(
     engine = claude(home, api, monkeypatch, max_retries=0)
     current = parse(text("branch_before.md"))
 
-    result = asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
-    evolved = asyncio.run(engine.evolve(current, result.items, branch_id=current.branch_id))
+    result = engine.extract(text("conversation_auth.txt"), source=SOURCE)
+    evolved = engine.evolve(current, result.items, branch_id=current.branch_id)
 
     assert result.engine == "anthropic"
     assert evolved.path == "offline-fallback"
@@ -198,12 +195,10 @@ def test_consolidation_and_retrieval_fall_back_too(
     engine = claude(home, api, monkeypatch, max_retries=0)
     memory = parse(text("branch_duplicates.md"))
 
-    consolidated = asyncio.run(engine.consolidate(memory))
+    consolidated = engine.consolidate(memory)
     items = list(memory.all_items())
-    answer = asyncio.run(
-        engine.deep_retrieve(
-            "http client?", [Candidate(branch=memory.branch_id, item=i) for i in items]
-        )
+    answer = engine.deep_retrieve(
+        "http client?", [Candidate(branch=memory.branch_id, item=i) for i in items]
     )
 
     assert consolidated.path == "offline-fallback" and "(500)" in consolidated.notes[-1]
@@ -217,8 +212,7 @@ def test_breaker_stops_calling_after_consecutive_failures(
     engine = claude(home, api, monkeypatch, max_retries=0, breaker_failures=3)
 
     results = [
-        asyncio.run(engine.extract(text("conversation_auth.txt"), source=f"thread_{n}"))
-        for n in range(5)
+        engine.extract(text("conversation_auth.txt"), source=f"thread_{n}") for n in range(5)
     ]
 
     assert len(api.requests) == 3  # threads 4 and 5 never reach the API
@@ -238,11 +232,11 @@ def test_breaker_tries_again_after_the_cool_down_and_closes_on_success(
     engine._clock = lambda: now[0]
 
     for n in range(3):
-        asyncio.run(engine.extract(text("conversation_auth.txt"), source=f"thread_{n}"))
+        engine.extract(text("conversation_auth.txt"), source=f"thread_{n}")
     assert len(api.requests) == 2 and engine.breaker_open
 
     now[0] += engine.cooldown_s + 1
-    result = asyncio.run(engine.extract(text("conversation_auth.txt"), source="thread_9"))
+    result = engine.extract(text("conversation_auth.txt"), source="thread_9")
 
     assert result.engine == "anthropic" and len(api.requests) == 3
     assert not engine.breaker_open and engine.status_note is None
@@ -254,7 +248,7 @@ def test_a_success_resets_the_count_of_failures(
     api = FakeAPI([error(500), reply("extraction_reply.json"), error(500), error(500)])
     engine = claude(home, api, monkeypatch, max_retries=0, breaker_failures=3)
     for n in range(4):
-        asyncio.run(engine.extract(text("conversation_auth.txt"), source=f"thread_{n}"))
+        engine.extract(text("conversation_auth.txt"), source=f"thread_{n}")
     assert not engine.breaker_open and engine.consecutive_failures == 2
 
 
@@ -262,14 +256,14 @@ def test_breaker_zero_never_stops_calling(home: Path, monkeypatch: pytest.Monkey
     api = FakeAPI([error(500)] * 5)
     engine = claude(home, api, monkeypatch, max_retries=0, breaker_failures=0)
     for n in range(5):
-        asyncio.run(engine.extract(text("conversation_auth.txt"), source=f"thread_{n}"))
+        engine.extract(text("conversation_auth.txt"), source=f"thread_{n}")
     assert len(api.requests) == 5 and not engine.breaker_open
 
 
 def test_invalid_input_is_not_hidden(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engine = claude(home, FakeAPI([]), monkeypatch)
     with pytest.raises(InvalidInput):
-        asyncio.run(engine.evolve(None, [], branch_id=" "))
+        engine.evolve(None, [], branch_id=" ")
 
 
 def test_status_note_clears_when_claude_answers_again(
@@ -281,10 +275,10 @@ def test_status_note_clears_when_claude_answers_again(
     config = make_config(daily_token_budget=1_000)
     engine = build_engine(config, home, override="anthropic", http_client=api.client())
     assert isinstance(engine, ClaudeWithFallback)
-    asyncio.run(engine.extract("User: hi", source=SOURCE))
+    engine.extract("User: hi", source=SOURCE)
     assert engine.status_note is not None
     config.daily_token_budget = 10**9  # a new day, or a raised budget
-    asyncio.run(engine.extract(text("conversation_auth.txt"), source=SOURCE))
+    engine.extract(text("conversation_auth.txt"), source=SOURCE)
     assert engine.status_note is None and len(api.requests) == 1
 
 

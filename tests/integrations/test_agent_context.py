@@ -3,7 +3,6 @@ API's `memory:context` with a branch give an agent the same text (issue 16, poin
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -34,14 +33,12 @@ def test_hook_cli_and_api_give_the_same_session_start_text(home: Path, tmp_path:
         "Use pnpm workspaces for the monorepo; never add a package-lock.json.",
         "Every API handler validates its input with zod before touching the database.",
     ):
-        reply = asyncio.run(
-            api.invoke(
-                "memory:remember",
-                {"branch": "shop/main", "text": text, "category": "project_conventions"},
-            )
+        reply = api.invoke(
+            "memory:remember",
+            {"branch": "shop/main", "text": text, "category": "project_conventions"},
         )
         assert reply.get("success"), reply
-    answer = asyncio.run(api.invoke("memory:context", {"branch": "shop/main"}))
+    answer = api.invoke("memory:context", {"branch": "shop/main"})
     api.index.close()
     assert answer["items"] == 2 and "pnpm workspaces" in answer["markdown"]
 
@@ -70,8 +67,8 @@ def test_hook_cli_and_api_give_the_same_session_start_text(home: Path, tmp_path:
 
 def test_a_branch_with_nothing_remembered_says_so(home: Path) -> None:
     api = build_api(home, engine_override="offline")
-    answer = asyncio.run(api.invoke("memory:context", {"branch": "empty/main"}))
-    bad = asyncio.run(api.invoke("memory:context", {"branch": "../etc"}))
+    answer = api.invoke("memory:context", {"branch": "empty/main"})
+    bad = api.invoke("memory:context", {"branch": "../etc"})
     api.index.close()
     assert answer["markdown"] == "" and "Nothing remembered" in answer["message"]
     assert bad["error"] and bad["code"] == "INVALID_INPUT"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from app.integrations.channels import register_hook_channels
 def _invoke(home: Path, payload: dict[str, Any]) -> dict[str, Any]:
     api = build_api(home)
     register_hook_channels(api)
-    return asyncio.run(api.invoke("memory:install-hooks", payload))
+    return api.invoke("memory:install-hooks", payload)
 
 
 def test_install_and_uninstall_through_the_api(tmp_path: Path, home: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import sys
@@ -13,7 +12,7 @@ from filelock import FileLock
 
 from app.container import build_api
 from app.integrations import inbox
-from app.integrations.inbox import MAX_ATTEMPTS, drain_inbox, drain_inbox_async, spool
+from app.integrations.inbox import MAX_ATTEMPTS, drain_inbox, spool
 
 SESSION = "7b1c9e2a-4d3f-4a8e-9c21-5f0e6d2b8a11"
 
@@ -94,7 +93,7 @@ def test_the_app_can_drain_with_its_own_api(offline_home: Path, transcript: Path
     api = build_api(offline_home)
     _spool(offline_home, transcript)
 
-    report = asyncio.run(drain_inbox_async(offline_home, api))
+    report = drain_inbox(offline_home, api)
 
     assert report["memorized"] == 1
     assert not list((offline_home / "inbox").glob("*.json"))

@@ -8,6 +8,7 @@ import asyncio
 import json
 import shutil
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,18 +77,24 @@ class _SlowApi:
         self.progress: Any = None
         self.queue_length: Any = None
 
-    async def invoke(self, channel: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def invoke(self, channel: str, payload: dict[str, Any]) -> dict[str, Any]:
         if channel in {"memory:memorize", "memory:scan", "memory:run-maintenance"}:
             name = str(payload.get("branchId") or channel)
             self.events.append(f"start {name}")
-            await asyncio.sleep(0.15)
+            time.sleep(0.075)
+            if self.progress is not None:  # a step of the job: quick requests may run here
+                self.progress(1, 2, name)
+            time.sleep(0.075)
             self.events.append(f"end {name}")
             return {"success": True}
         if channel == "memory:get-config":
             return {"config": {"maintenance_on_start": False, "scan_on_start": False}}
+        if channel == "memory:list-branches":
+            self.events.append("list-branches")
+            return {"branches": []}
         return {"status": "ready"}
 
-    async def check_maintenance(self) -> dict[str, Any]:
+    def check_maintenance(self) -> dict[str, Any]:
         return {}
 
 
@@ -113,11 +120,12 @@ def test_jobs_run_one_per_branch_and_exclusive_jobs_alone(
     replies = run(qtbot, scenario())
     assert all(r["success"] for r in replies)
     events = api.events
-    # The same branch never runs twice at once; another branch runs alongside.
-    first_end = events.index("end x/1")
-    second_start = [i for i, e in enumerate(events) if e == "start x/1"][1]
-    assert second_start > first_end
-    assert events.index("start y/2") < events.index("end x/1"), "other branches run alongside"
+    # The core runs one request at a time, so no two jobs overlap, in the order queued.
+    starts = [e.removeprefix("start ") for e in events if e.startswith("start ")]
+    assert starts == ["x/1", "y/2", "x/1", "memory:run-maintenance"], events
+    for n, event in enumerate(events):
+        if event.startswith("start "):
+            assert events[n + 1] == "end " + event.removeprefix("start "), events
     # Maintenance waits for every memorization and runs alone; the duplicate is merged.
     assert events.count("start memory:run-maintenance") == 1
     maint = events.index("start memory:run-maintenance")
@@ -148,10 +156,10 @@ def test_pause_stops_automatic_scans(
     config = {"auto_memorize": True, "scan_on_start": False, "maintenance_on_start": False}
     original = api.invoke
 
-    async def invoke(channel: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def invoke(channel: str, payload: dict[str, Any]) -> dict[str, Any]:
         if channel == "memory:get-config":
             return {"config": config}
-        return await original(channel, payload)
+        return original(channel, payload)
 
     api.invoke = invoke  # type: ignore[method-assign]
     host = MemoryHost(quiet_home, api_factory=lambda _h, _e: api, source_scan_interval=0.05)
@@ -202,3 +210,24 @@ def test_start_runs_maintenance_and_a_source_scan_when_enabled(
     assert kinds["scan"]["memorized"] == 3, kinds["scan"]
     assert (home / "maintenance-log.json").is_file()
     run(qtbot, channels.shutdown())
+
+
+def test_a_quick_request_runs_between_the_steps_of_a_long_job(
+    qtbot: QtBot, qloop: qasync.QEventLoop, quiet_home: Path
+) -> None:
+    api = _SlowApi()
+    host = MemoryHost(quiet_home, api_factory=lambda _h, _e: api)
+    host.start()
+    qtbot.waitUntil(lambda: api.progress is not None, timeout=3000)
+
+    async def scenario() -> None:
+        job = asyncio.ensure_future(host.invoke("memory:scan", {}))
+        await asyncio.sleep(0.03)  # the scan has started its first step
+        reply = await host.invoke("memory:list-branches", {})
+        assert reply == {"branches": []}
+        assert not job.done(), "the search did not wait for the whole scan"
+        await job
+
+    run(qtbot, scenario())
+    assert api.events == ["start memory:scan", "list-branches", "end memory:scan"], api.events
+    run(qtbot, host.stop())

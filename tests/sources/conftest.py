@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
-import qasync
 
 from app.core.config import SourceSettings
 
@@ -41,14 +38,3 @@ def copy_to(source: Path, target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     return target
-
-
-@pytest.fixture
-def run(qapp: Any) -> Callable[[Coroutine[Any, Any, T]], T]:
-    """Run a coroutine to completion on a qasync loop (the loop the app uses)."""
-
-    def runner(coro: Coroutine[Any, Any, T]) -> T:
-        with asyncio.Runner(loop_factory=qasync.QEventLoop) as loop:
-            return loop.run(coro)
-
-    return runner

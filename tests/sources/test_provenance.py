@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ def _puffin_project(folder: Path, *, secret: str = "") -> Path:
 
 
 def _call(api: MemoryApi, channel: str, payload: dict[str, Any]) -> Any:
-    return asyncio.run(api.invoke(channel, payload))
+    return api.invoke(channel, payload)
 
 
 def _scanned(home: Path, folder: Path) -> tuple[MemoryApi, list[dict[str, Any]]]:

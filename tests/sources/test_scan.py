@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from app.sources.ledger import Ledger
 from app.sources.scan import discover, dry_run_report, memorize_pending, plan, sources_report
 from tests.sources.conftest import copy_to
 
-Run = Callable[[Coroutine[Any, Any, Any]], Any]
 SID = "11111111-2222-4333-8444-555555555555"
 LATER = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -34,7 +32,7 @@ class Recorder:
         self.calls: list[tuple[str, str, str]] = []
         self.replies = replies or []
 
-    async def __call__(self, text: str, branch_id: str, ref: str) -> dict[str, Any]:
+    def __call__(self, text: str, branch_id: str, ref: str) -> dict[str, Any]:
         self.calls.append((text, branch_id, ref))
         if self.replies:
             return self.replies.pop(0)
@@ -195,21 +193,17 @@ def test_dry_run_report_has_exactly_the_agreed_shape(
 # -- memorizing -----------------------------------------------------------------------------
 
 
-def test_pending_threads_are_memorized_once(
-    src_fixtures: Path, tmp_path: Path, home: Path, run: Run
-) -> None:
+def test_pending_threads_are_memorized_once(src_fixtures: Path, tmp_path: Path, home: Path) -> None:
     found = discover(SourceSettings(), path=_claude(src_fixtures, tmp_path))
     ledger = Ledger.open(home)
     memorize = Recorder()
     progress: list[tuple[int, int, str]] = []
 
-    result = run(
-        memorize_pending(
-            plan(found, ledger, idle_minutes=30, now=LATER),
-            ledger,
-            memorize,
-            progress=lambda i, n, label: progress.append((i, n, label)),
-        )
+    result = memorize_pending(
+        plan(found, ledger, idle_minutes=30, now=LATER),
+        ledger,
+        memorize,
+        progress=lambda i, n, label: progress.append((i, n, label)),
     )
 
     counts = {k: result[k] for k in ("memorized", "failed", "skipped", "errors", "read")}
@@ -235,7 +229,7 @@ def test_pending_threads_are_memorized_once(
         now=LATER,
     )
     assert all(p.processed for p in again)
-    second = run(memorize_pending(again, Ledger.open(home), memorize))
+    second = memorize_pending(again, Ledger.open(home), memorize)
     assert {k: second[k] for k in ("memorized", "failed", "skipped", "errors", "read")} == {
         "memorized": 0,
         "failed": 0,
@@ -246,17 +240,17 @@ def test_pending_threads_are_memorized_once(
     assert len(memorize.calls) == 3
 
 
-def test_incomplete_threads_wait(src_fixtures: Path, tmp_path: Path, home: Path, run: Run) -> None:
+def test_incomplete_threads_wait(src_fixtures: Path, tmp_path: Path, home: Path) -> None:
     found = discover(SourceSettings(), path=_claude(src_fixtures, tmp_path))
     ledger = Ledger.open(home)
     memorize = Recorder()
     soon = datetime(2026, 3, 1, 11, 10, tzinfo=UTC)
-    result = run(memorize_pending(plan(found, ledger, idle_minutes=30, now=soon), ledger, memorize))
+    result = memorize_pending(plan(found, ledger, idle_minutes=30, now=soon), ledger, memorize)
     assert (result["memorized"], result["skipped"]) == (2, 1)
     assert f"claude-code:{SID}#3" not in ledger.entries
 
 
-def test_text_is_redacted_before_it_is_handed_over(tmp_path: Path, home: Path, run: Run) -> None:
+def test_text_is_redacted_before_it_is_handed_over(tmp_path: Path, home: Path) -> None:
     notes = tmp_path / "repo" / "notes.md"
     notes.parent.mkdir()
     notes.write_text("User: deploy with AWS key AKIAIOSFODNN7EXAMPLE and password=hunter22\n")
@@ -264,7 +258,7 @@ def test_text_is_redacted_before_it_is_handed_over(tmp_path: Path, home: Path, r
     ledger = Ledger.open(home)
     memorize = Recorder()
     tomorrow = datetime.now(UTC) + timedelta(days=1)
-    run(memorize_pending(plan(found, ledger, idle_minutes=30, now=tomorrow), ledger, memorize))
+    memorize_pending(plan(found, ledger, idle_minutes=30, now=tomorrow), ledger, memorize)
     ((text, branch_id, ref),) = memorize.calls
     assert "AKIAIOSFODNN7EXAMPLE" not in text
     assert "hunter22" not in text
@@ -274,7 +268,7 @@ def test_text_is_redacted_before_it_is_handed_over(tmp_path: Path, home: Path, r
 
 
 def test_failures_are_not_recorded_and_are_retried(
-    src_fixtures: Path, tmp_path: Path, home: Path, run: Run
+    src_fixtures: Path, tmp_path: Path, home: Path
 ) -> None:
     projects = _claude(src_fixtures, tmp_path)
     found = discover(SourceSettings(), path=projects)
@@ -287,7 +281,7 @@ def test_failures_are_not_recorded_and_are_retried(
         ]
     )
 
-    result = run(memorize_pending(plan(found, ledger, idle_minutes=30, now=LATER), ledger, failing))
+    result = memorize_pending(plan(found, ledger, idle_minutes=30, now=LATER), ledger, failing)
 
     assert (result["memorized"], result["failed"]) == (2, 1)
     assert result["errors"] == ["cc-11111111: model overloaded"]
@@ -296,10 +290,10 @@ def test_failures_are_not_recorded_and_are_retried(
     )
     assert [p.processed for p in retry] == [False, True, True]
 
-    async def raising(text: str, branch_id: str, ref: str) -> dict[str, Any]:
+    def raising(text: str, branch_id: str, ref: str) -> dict[str, Any]:
         raise ExtractionFailed("engine unavailable")
 
-    again = run(memorize_pending(retry, Ledger.open(home), raising))
+    again = memorize_pending(retry, Ledger.open(home), raising)
     assert (again["failed"], again["errors"]) == (1, ["cc-11111111: engine unavailable"])
 
 
@@ -327,17 +321,15 @@ def _turn(uuid: str, kind: str, ts: str, content: Any) -> dict[str, Any]:
 
 
 def test_a_resumed_thread_has_only_its_new_part_memorized(
-    src_fixtures: Path, tmp_path: Path, home: Path, run: Run
+    src_fixtures: Path, tmp_path: Path, home: Path
 ) -> None:
     projects = _claude(src_fixtures, tmp_path)
     session = projects / "-home-u-shop" / f"{SID}.jsonl"
     ledger = Ledger.open(home)
-    run(
-        memorize_pending(
-            plan(discover(SourceSettings(), path=projects), ledger, idle_minutes=30, now=LATER),
-            ledger,
-            Recorder(),
-        )
+    memorize_pending(
+        plan(discover(SourceSettings(), path=projects), ledger, idle_minutes=30, now=LATER),
+        ledger,
+        Recorder(),
     )
     _append(
         session,
@@ -359,7 +351,7 @@ def test_a_resumed_thread_has_only_its_new_part_memorized(
     grown = planned[-1]
     assert (grown.processed, grown.start, grown.grown) == (False, 2, True)
     memorize = Recorder()
-    result = run(memorize_pending(planned, Ledger.open(home), memorize))
+    result = memorize_pending(planned, Ledger.open(home), memorize)
     assert result["memorized"] == 1
     ((text, branch_id, ref),) = memorize.calls
     assert text == "User: Also pin the Node version to 22.\n\nAssistant: Added .nvmrc."
@@ -370,18 +362,16 @@ def test_a_resumed_thread_has_only_its_new_part_memorized(
 
 
 def test_nothing_left_to_say_is_recorded_without_a_call(
-    src_fixtures: Path, tmp_path: Path, home: Path, run: Run
+    src_fixtures: Path, tmp_path: Path, home: Path
 ) -> None:
     projects = _claude(src_fixtures, tmp_path)
     session = projects / "-home-u-shop" / f"{SID}.jsonl"
     original = session.read_bytes()
     ledger = Ledger.open(home)
-    run(
-        memorize_pending(
-            plan(discover(SourceSettings(), path=projects), ledger, idle_minutes=30, now=LATER),
-            ledger,
-            Recorder(),
-        )
+    memorize_pending(
+        plan(discover(SourceSettings(), path=projects), ledger, idle_minutes=30, now=LATER),
+        ledger,
+        Recorder(),
     )
     _append(session, [_turn("n1", "user", "2026-03-02T09:00:00Z", "One more thing.")])
     planned = plan(
@@ -390,21 +380,19 @@ def test_nothing_left_to_say_is_recorded_without_a_call(
     session.write_bytes(original)  # the new part vanished before it was memorized
 
     memorize = Recorder()
-    result = run(memorize_pending(planned, Ledger.open(home), memorize))
+    result = memorize_pending(planned, Ledger.open(home), memorize)
 
     assert memorize.calls == []
     assert (result["memorized"], result["failed"], result["skipped"]) == (0, 0, 3)
 
 
 def test_a_corrupt_ledger_does_not_stop_memorizing(
-    src_fixtures: Path, tmp_path: Path, home: Path, run: Run
+    src_fixtures: Path, tmp_path: Path, home: Path
 ) -> None:
     (home / "ledger.json").write_text("garbage")
     ledger = Ledger.open(home)
     found = discover(SourceSettings(), path=_claude(src_fixtures, tmp_path))
-    result = run(
-        memorize_pending(plan(found, ledger, idle_minutes=30, now=LATER), ledger, Recorder())
-    )
+    result = memorize_pending(plan(found, ledger, idle_minutes=30, now=LATER), ledger, Recorder())
     assert result["memorized"] == 3
     assert ledger.warning is not None
 

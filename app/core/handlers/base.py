@@ -6,7 +6,7 @@ A `Protocol`, so the handler modules depend on this description and not on `Memo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from app.core.activity import ActivityLog
@@ -49,10 +49,10 @@ class Core(Protocol):
     def channels(self) -> list[str]:
         """Channels that have a handler."""
 
-    async def invoke(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    def invoke(self, channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         """Answer one request."""
 
 
-# A handler answers from the core and the validated request, directly or (when it waits on
-# I/O: an engine call, a thread) as a coroutine; the API awaits only what needs it.
-Handler = Callable[[Core, Any], dict[str, Any] | Awaitable[dict[str, Any]]]
+# A handler answers from the core and the validated request; it may block on files, SQLite
+# or an engine's network call (the core is synchronous and runs off the GUI thread).
+Handler = Callable[[Core, Any], dict[str, Any]]

@@ -6,7 +6,6 @@ maps the operations of this concern to their handlers (the API attaches them).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import re
@@ -45,7 +44,7 @@ from app.core.transfer import (
 log = logging.getLogger(__name__)
 
 
-async def remember(api: Core, req: RememberRequest) -> dict[str, Any]:
+def remember(api: Core, req: RememberRequest) -> dict[str, Any]:
     """Add a statement a person wrote as a pinned user item."""
     validate_branch_id(req.branch)
     text = redact(req.text)
@@ -68,9 +67,9 @@ async def remember(api: Core, req: RememberRequest) -> dict[str, Any]:
         tags=[*req.tags, "source:user"],
         pinned=True,
     )
-    result = await api.writer.integrate(req.branch, [item])
+    result = api.writer.integrate(req.branch, [item])
     # The new item's vector now, so semantic search finds it at once.
-    await asyncio.to_thread(api.reader.backfill_vectors)
+    api.reader.backfill_vectors()
     stored = result.memory.find(item.id)
     api.activity.record("remember", f"Remembered '{item.title}' in {req.branch}", branch=req.branch)
     return {

@@ -27,12 +27,12 @@ from app.core.requests import (
 log = logging.getLogger(__name__)
 
 
-async def memorize(api: Core, req: MemorizeRequest) -> dict[str, Any]:
+def memorize(api: Core, req: MemorizeRequest) -> dict[str, Any]:
     """Extract what matters from one conversation into a branch memory."""
-    return await api.writer.memorize(req.conversation_text, req.branch_id, source=req.source)
+    return api.writer.memorize(req.conversation_text, req.branch_id, source=req.source)
 
 
-async def get_stats(api: Core, _req: Empty) -> dict[str, Any]:
+def get_stats(api: Core, _req: Empty) -> dict[str, Any]:
     """Counts across the memory: branches, items, review queue, usage today."""
     api.sync_index()
     branches = api.store.list_branches()
@@ -51,7 +51,7 @@ async def get_stats(api: Core, _req: Empty) -> dict[str, Any]:
         "costToday": 0.0,
     }
     if ops.USAGE.name in api.channels():
-        figures = await api.invoke(ops.USAGE.name, {})
+        figures = api.invoke(ops.USAGE.name, {})
         today = figures.get("today", {}) if not figures.get("error") else {}
         stats["tokensToday"] = today.get("total_tokens", 0)
         stats["costToday"] = today.get("cost_usd", 0.0)
@@ -95,12 +95,12 @@ def get_status(api: Core, _req: Empty) -> dict[str, Any]:
     return reply
 
 
-async def run_maintenance(api: Core, req: MaintenanceRequest) -> dict[str, Any]:
+def run_maintenance(api: Core, req: MaintenanceRequest) -> dict[str, Any]:
     """Consolidate, prune and check the memory (weekly, monthly or full)."""
     started = time.perf_counter()
     api.maintenance_running = True
     try:
-        results = await api.maintenance.run(req.type)
+        results = api.maintenance.run(req.type)
     finally:
         api.maintenance_running = False
     api.activity.record("maintenance", f"{req.type.capitalize()} maintenance finished")
@@ -112,11 +112,11 @@ async def run_maintenance(api: Core, req: MaintenanceRequest) -> dict[str, Any]:
     }
 
 
-async def check_maintenance(api: Core) -> dict[str, Any]:
+def check_maintenance(api: Core) -> dict[str, Any]:
     """Start-up maintenance check (seed 001 section 6.1)."""
     api.maintenance_running = True
     try:
-        ran = await api.maintenance.check_and_run()
+        ran = api.maintenance.check_and_run()
     finally:
         api.maintenance_running = False
     if ran:

@@ -25,15 +25,15 @@ from app.core.transfer import (
 log = logging.getLogger(__name__)
 
 
-async def retrieve(api: Core, req: RetrieveRequest) -> dict[str, Any]:
+def retrieve(api: Core, req: RetrieveRequest) -> dict[str, Any]:
     """Search the memory: the items that answer a question, best first."""
     if req.branch is not None:
         validate_branch_id(req.branch)
     if req.include_archive:
-        reply = await _retrieve_active(api, req)
+        reply = _retrieve_active(api, req)
         reply["archived"] = _search_archive(api, req)
         return reply
-    return await _retrieve_active(api, req)
+    return _retrieve_active(api, req)
 
 
 def _search_archive(api: Core, req: RetrieveRequest) -> list[dict[str, Any]]:
@@ -57,9 +57,9 @@ def _search_archive(api: Core, req: RetrieveRequest) -> list[dict[str, Any]]:
     return [hit for _score, hit in found[: req.max_results]]
 
 
-async def _retrieve_active(api: Core, req: RetrieveRequest) -> dict[str, Any]:
+def _retrieve_active(api: Core, req: RetrieveRequest) -> dict[str, Any]:
     if not req.tags:
-        return await api.reader.retrieve(
+        return api.reader.retrieve(
             req.query,
             req.max_results,
             branch=req.branch,
@@ -67,7 +67,7 @@ async def _retrieve_active(api: Core, req: RetrieveRequest) -> dict[str, Any]:
             mode=req.mode,
         )
     # Tag filters narrow a wider search (seed 002's `recall --tags`).
-    reply = await api.reader.retrieve(
+    reply = api.reader.retrieve(
         req.query, 100, branch=req.branch, project=req.project, mode=req.mode
     )
     wanted = set(req.tags)

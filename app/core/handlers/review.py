@@ -37,7 +37,7 @@ def review_list(api: Core, _req: Empty) -> dict[str, Any]:
     return {"items": [e.to_dict() for e in api.review.entries()]}
 
 
-async def review_approve(api: Core, req: ReviewApproveRequest) -> dict[str, Any]:
+def review_approve(api: Core, req: ReviewApproveRequest) -> dict[str, Any]:
     """Approve a queued item (optionally edited) into its branch as a pinned user item."""
     entry = api.review.take(req.id)
     updates: dict[str, Any] = {"sources": [*entry.item.sources, "user"], "pinned": True}
@@ -51,7 +51,7 @@ async def review_approve(api: Core, req: ReviewApproveRequest) -> dict[str, Any]
     data.update(updates)
     item = MemoryItem.model_validate(data)
     try:
-        await api.writer.integrate(entry.branch, [item])
+        api.writer.integrate(entry.branch, [item])
     except PuffinError:
         api.review.put_back(entry)
         raise
@@ -79,7 +79,7 @@ def review_reject(api: Core, req: IdRequest) -> dict[str, Any]:
     }
 
 
-async def review_bulk(api: Core, req: ReviewBulkRequest) -> dict[str, Any]:
+def review_bulk(api: Core, req: ReviewBulkRequest) -> dict[str, Any]:
     """Approve or reject many queued items: one queue write, one file write per branch."""
     taken, missing = api.review.take_many(req.ids)
     done: list[dict[str, Any]] = []
@@ -94,7 +94,7 @@ async def review_bulk(api: Core, req: ReviewBulkRequest) -> dict[str, Any]:
                 for e in entries
             ]
             try:
-                await api.writer.integrate(branch, items)
+                api.writer.integrate(branch, items)
             except PuffinError as exc:
                 api.review.put_back_many(entries)
                 failed.extend({"id": e.item.id, "message": str(exc)} for e in entries)

@@ -40,11 +40,11 @@ def activity(api: Core, req: ActivityRequest) -> dict[str, Any]:
     return {"events": api.activity.recent(req.limit)}
 
 
-async def context(api: Core, req: ContextRequest) -> dict[str, Any]:
+def context(api: Core, req: ContextRequest) -> dict[str, Any]:
     """A Markdown digest of the memory, as a session start would be given."""
     hits = None
     if req.topic:
-        reply = await api.reader.retrieve(req.topic, min(req.limit, 100))
+        reply = api.reader.retrieve(req.topic, min(req.limit, 100))
         hits = reply["memories"]
     return {"topic": req.topic, "markdown": context_digest(api.store, hits, req.limit)}
 

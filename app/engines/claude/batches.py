@@ -17,11 +17,11 @@ carry the day past its budget.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -98,11 +98,11 @@ def _journal(caller: ClaudeCaller) -> BatchJournal | None:
     return BatchJournal(usage_path.with_name(_JOURNAL)) if isinstance(usage_path, Path) else None
 
 
-async def _within_budget(
+def _within_budget(
     caller: ClaudeCaller, requests: dict[str, dict[str, Any]]
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """The requests that fit in today's budget, and a reason for each one left out."""
-    remaining = await caller.remaining_budget()
+    remaining = caller.remaining_budget()
     if remaining is None:
         return requests, {}
     fitting: dict[str, dict[str, Any]] = {}
@@ -124,7 +124,7 @@ async def _within_budget(
     return fitting, left
 
 
-async def run_batch(
+def run_batch(
     caller: ClaudeCaller,
     requests: dict[str, dict[str, Any]],
     *,
@@ -133,15 +133,15 @@ async def run_batch(
 ) -> dict[str, Message | str]:
     """Send `requests` (custom id -> Messages API params) as one batch; wait for the results.
 
-    Requests already in a journalled batch (sent before a quit) are read from that batch.
-    Returns, for each custom id, the reply or why there is none. Raises ExtractionFailed when
-    a batch cannot be created, polled or read, or does not end within `max_wait_s`, and
+    Blocks the calling thread until then, sleeping `poll_interval_s` between polls. Requests
+    already in a journalled batch (sent before a quit) are read from that batch. Returns, for
+    each custom id, the reply or why there is none. Raises ExtractionFailed when a batch
+    cannot be created, polled or read, or does not end within `max_wait_s`, and
     BudgetExceeded when not one request fits in today's budget.
     """
-    await caller.check_budget()
+    caller.check_budget()
     journal = _journal(caller)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + max_wait_s
+    deadline = time.monotonic() + max_wait_s
     first_model = str(next(iter(requests.values()))["model"])
     digests = {cid: request_digest(p) for cid, p in requests.items()}
     outcomes: dict[str, Message | str] = {}
@@ -153,7 +153,7 @@ async def run_batch(
                 if not wanted:
                     continue
                 log.info("resuming batch %s for %d request(s)", batch_id, len(wanted))
-                read = await _finish(
+                read = _finish(
                     caller,
                     batch_id,
                     requests,
@@ -169,17 +169,14 @@ async def run_batch(
                 outcomes.update({wanted[old]: r for old, r in read.items() if old in wanted})
         pending = {cid: p for cid, p in requests.items() if cid not in outcomes}
         if pending:
-            fitting, left = await _within_budget(caller, pending)
+            fitting, left = _within_budget(caller, pending)
             outcomes.update(left)
-            batch = await asyncio.wait_for(
-                caller.client.messages.batches.create(
-                    requests=[{"custom_id": cid, "params": p} for cid, p in fitting.items()]  # type: ignore[typeddict-item]
-                ),
-                timeout=caller.outer_timeout_s,
+            batch = caller.client.messages.batches.create(
+                requests=[{"custom_id": cid, "params": p} for cid, p in fitting.items()]  # type: ignore[typeddict-item]
             )
             if journal is not None:
                 journal.add(batch.id, {cid: digests[cid] for cid in fitting})
-            read = await _finish(
+            read = _finish(
                 caller,
                 batch.id,
                 requests,
@@ -204,7 +201,7 @@ async def run_batch(
     return {cid: outcomes.get(cid, missing) for cid in requests}
 
 
-async def _finish(
+def _finish(
     caller: ClaudeCaller,
     batch_id: str,
     requests: dict[str, dict[str, Any]],
@@ -223,23 +220,18 @@ async def _finish(
     the journal and its requests are sent again).
     """
     client = caller.client
-    loop = asyncio.get_running_loop()
     if resumed:
         try:
-            found = await asyncio.wait_for(
-                client.messages.batches.retrieve(batch_id), timeout=caller.outer_timeout_s
-            )
+            found = client.messages.batches.retrieve(batch_id)
         except anthropic.NotFoundError:
             if journal is not None:
                 journal.remove(batch_id)
             return None
         status = found.processing_status
     while status != "ended":
-        if loop.time() >= deadline:
+        if time.monotonic() >= deadline:
             with contextlib.suppress(anthropic.AnthropicError, TimeoutError):
-                await asyncio.wait_for(
-                    client.messages.batches.cancel(batch_id), timeout=caller.outer_timeout_s
-                )
+                client.messages.batches.cancel(batch_id)
             if journal is not None:
                 journal.remove(batch_id)
             raise ExtractionFailed(
@@ -247,20 +239,15 @@ async def _finish(
                 "cancelled and the threads will be retried later.",
                 context={"engine": "anthropic", "batch": batch_id},
             )
-        await asyncio.sleep(poll_interval_s)
-        batch = await asyncio.wait_for(
-            client.messages.batches.retrieve(batch_id), timeout=caller.outer_timeout_s
-        )
+        time.sleep(poll_interval_s)
+        batch = client.messages.batches.retrieve(batch_id)
         status = batch.processing_status
     outcomes: dict[str, Message | str] = {}
-    decoder = await asyncio.wait_for(
-        client.messages.batches.results(batch_id), timeout=caller.outer_timeout_s
-    )
-    async for line in decoder:
+    for line in client.messages.batches.results(batch_id):
         result = line.result
         if result.type == "succeeded":
             outcomes[line.custom_id] = result.message
-            await caller.record_usage(
+            caller.record_usage(
                 str(requests.get(line.custom_id, {}).get("model", first_model)),
                 result.message,
                 batch=True,

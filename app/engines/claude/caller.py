@@ -1,24 +1,24 @@
 """One reliable Claude call: budget check, structured output, timeouts, retries, usage, errors.
 
-`ClaudeCaller` owns the `anthropic.AsyncAnthropic` client. Each call checks the daily token
-budget first (raising `BudgetExceeded` without touching the network), sends the request with
-the fixed instructions marked for prompt caching, lets the SDK retry rate limits, overloads
-and connection failures (`max_retries` and the per-request `timeout`, from `Config` or the
-`PUFFIN_MEMORY_LLM_RETRIES` / `PUFFIN_MEMORY_LLM_TIMEOUT_S` environment variables, which
-win), streams requests that may write long answers, bounds the whole thing with an outer
-`asyncio.wait_for`, records the reply's tokens in
-the usage ledger, and validates the reply's JSON with its pydantic model, asking once more when
-it does not match. Requests use only shapes current models accept: structured outputs
-(`output_config.format`), no forced `tool_choice`, no sampling parameters, no assistant
-prefill, no thinking settings (Claude Sonnet 5.5 answers each of those with a 400). A refusal
-or a reply cut off at `max_tokens` is a failure, not retried. Every failure leaves as the
-operation's `PuffinError` with a sentence a person can act on; the API key is never part of a
-message.
+`ClaudeCaller` owns the `anthropic.Anthropic` client; its calls block the calling thread.
+Each call checks the daily token budget first (raising `BudgetExceeded` without touching the
+network), sends the request with the fixed instructions marked for prompt caching, lets the
+SDK retry rate limits, overloads and connection failures (`max_retries` and the per-request
+`timeout`, from `Config` or the `PUFFIN_MEMORY_LLM_RETRIES` / `PUFFIN_MEMORY_LLM_TIMEOUT_S`
+environment variables, which win), streams requests that may write long answers, records the
+reply's tokens in the usage ledger, and validates the reply's JSON with its pydantic model,
+asking once more when it does not match. There is no outer deadline: the SDK's `timeout`
+bounds each wait on the network (for a stream, each pause between events) and `max_retries`
+bounds how often it starts again. Requests use only shapes current models accept: structured
+outputs (`output_config.format`), no forced `tool_choice`, no sampling parameters, no
+assistant prefill, no thinking settings (Claude Sonnet 5.5 answers each of those with a 400).
+A refusal or a reply cut off at `max_tokens` is a failure, not retried. Every failure leaves
+as the operation's `PuffinError` with a sentence a person can act on; the API key is never
+part of a message.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import math
@@ -40,10 +40,6 @@ from app.engines.claude.replies import ReplyShape, ReplyT
 log = logging.getLogger(__name__)
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
-# The SDK waits at most this long between its own retries (its MAX_RETRY_DELAY); the outer
-# deadline allows for it so that it only fires when the SDK's own timeout did not.
-_RETRY_WAIT_ALLOWANCE_S = 8.0
-_OUTER_GRACE_S = 1.0
 # Requests that may write more than this many tokens are streamed (long extractions).
 STREAM_ABOVE_TOKENS = 8_192
 TIMEOUT_ENV = "PUFFIN_MEMORY_LLM_TIMEOUT_S"
@@ -205,24 +201,24 @@ class ClaudeCaller:
         *,
         api_key: str,
         usage: UsageLedger,
-        http_client: httpx2.AsyncClient | None = None,
+        http_client: httpx2.Client | None = None,
     ) -> None:
         """Calls with `api_key`, recording usage in `usage`; `http_client` for tests/proxies."""
         self.config = config
         self.usage = usage
         self._api_key = api_key
         self._http_client = http_client
-        self._client: anthropic.AsyncAnthropic | None = None
+        self._client: anthropic.Anthropic | None = None
         self.limits = call_limits(config)
 
     def __repr__(self) -> str:
         return f"ClaudeCaller(models={self.config.models!r})"
 
     @property
-    def client(self) -> anthropic.AsyncAnthropic:
-        """The SDK client, created on first use (inside the running event loop)."""
+    def client(self) -> anthropic.Anthropic:
+        """The SDK client, created on first use."""
         if self._client is None:
-            self._client = anthropic.AsyncAnthropic(
+            self._client = anthropic.Anthropic(
                 api_key=self._api_key,
                 max_retries=self.limits.max_retries,
                 timeout=self.limits.timeout_s,
@@ -230,29 +226,19 @@ class ClaudeCaller:
             )
         return self._client
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Close the HTTP connections."""
         if self._client is not None:
-            await self._client.close()
+            self._client.close()
             self._client = None
 
-    @property
-    def outer_timeout_s(self) -> float:
-        """The deadline of one call including the SDK's own retries and their waits."""
-        retries = self.limits.max_retries
-        return (
-            self.limits.timeout_s * (retries + 1)
-            + _RETRY_WAIT_ALLOWANCE_S * retries
-            + _OUTER_GRACE_S
-        )
-
-    async def check_budget(self, estimate: int = 0) -> None:
+    def check_budget(self, estimate: int = 0) -> None:
         """Raise BudgetExceeded when today's tokens reached the daily budget (0: no limit), or
         when a request of about `estimate` input tokens would take them past it."""
         budget = self.config.daily_token_budget
         if budget <= 0:
             return
-        used = await asyncio.to_thread(self.usage.tokens_today)
+        used = self.usage.tokens_today()
         if used >= budget or (estimate and used + estimate > budget):
             needs = f"; the next request needs about {estimate:,}" if used < budget else ""
             raise BudgetExceeded(
@@ -264,12 +250,12 @@ class ClaudeCaller:
                 },
             )
 
-    async def remaining_budget(self) -> int | None:
+    def remaining_budget(self) -> int | None:
         """Tokens left today under the daily budget (None: no budget)."""
         budget = self.config.daily_token_budget
         if budget <= 0:
             return None
-        used = await asyncio.to_thread(self.usage.tokens_today)
+        used = self.usage.tokens_today()
         return max(0, budget - used)
 
     def request(
@@ -295,19 +281,18 @@ class ClaudeCaller:
             "output_config": {"format": shape.output_format()},
         }
 
-    async def send(
+    def send(
         self, params: dict[str, Any], *, failure: type[PuffinError], phase: str = ""
     ) -> Message:
-        """Send one request (budget-checked, SDK retries, outer deadline), record usage."""
-        await self.check_budget(estimate_request_tokens(params))
+        """Send one request (budget-checked, SDK timeout and retries), record usage."""
+        self.check_budget(estimate_request_tokens(params))
         model = str(params["model"])
         try:
-            call = (
+            reply: object = (
                 self._streamed(params)
                 if int(params["max_tokens"]) > STREAM_ABOVE_TOKENS
                 else self.client.messages.create(**params)
             )
-            reply: object = await asyncio.wait_for(call, timeout=self.outer_timeout_s)
         except (anthropic.AnthropicError, TimeoutError, ValueError) as exc:
             message, context = describe_api_error(
                 exc,
@@ -323,21 +308,21 @@ class ClaudeCaller:
                 "changed. Check ANTHROPIC_BASE_URL if it is set.",
                 context={"engine": "anthropic", "model": model},
             )
-        await self.record_usage(model, reply, phase=phase)
+        self.record_usage(model, reply, phase=phase)
         return reply
 
-    async def _streamed(self, params: dict[str, Any]) -> Message | None:
+    def _streamed(self, params: dict[str, Any]) -> Message | None:
         """A long request as a stream: the read timeout then bounds each pause between events
         instead of the whole answer, and the SDK's 10-minute limit on plain calls is moot.
 
         None when the answer was not an event stream at all (a proxy's HTML page, say)."""
-        async with self.client.messages.stream(**params) as stream:
+        with self.client.messages.stream(**params) as stream:
             try:
-                return await stream.get_final_message()
+                return stream.get_final_message()
             except AssertionError:  # the SDK's own check: the stream held no message
                 return None
 
-    async def record_usage(
+    def record_usage(
         self, model: str, reply: Message, *, batch: bool = False, phase: str = ""
     ) -> None:
         """Add a reply's tokens to the ledger (a ledger failure is logged, never fatal)."""
@@ -345,8 +330,7 @@ class ClaudeCaller:
         if usage is None:
             return
         try:
-            await asyncio.to_thread(
-                self.usage.record,
+            self.usage.record(
                 model,
                 input_tokens=usage.input_tokens or 0,
                 output_tokens=usage.output_tokens or 0,
@@ -397,7 +381,7 @@ class ClaudeCaller:
         except ValidationError as exc:
             raise InvalidReplyError(_validation_problems(exc)) from None
 
-    async def call(
+    def call(
         self,
         *,
         model: str,
@@ -422,7 +406,7 @@ class ClaudeCaller:
                 shape=shape,
                 max_tokens=max_tokens,
             )
-            reply = await self.send(params, failure=failure, phase=phase)
+            reply = self.send(params, failure=failure, phase=phase)
             try:
                 return self.structured_reply(reply, shape, failure=failure)
             except InvalidReplyError as exc:

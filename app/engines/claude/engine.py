@@ -175,7 +175,7 @@ class AnthropicEngine:
         api_key: str,
         usage: UsageLedger,
         fallback: Engine,
-        http_client: httpx2.AsyncClient | None = None,
+        http_client: httpx2.Client | None = None,
         now: Callable[[], datetime] | None = None,
     ) -> None:
         """Keep the settings; the SDK client is created on the first call."""
@@ -187,9 +187,9 @@ class AnthropicEngine:
     def __repr__(self) -> str:
         return f"AnthropicEngine(models={self.config.models!r})"
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Close the HTTP connections."""
-        await self.caller.aclose()
+        self.caller.close()
 
     # ------------------------------------------------------------------------- extraction
 
@@ -205,9 +205,9 @@ class AnthropicEngine:
             max_tokens=EXTRACTION_MAX_TOKENS,
         )
 
-    async def _extract_chunk(self, chunk: str, part: int, parts: int) -> ExtractionReply:
+    def _extract_chunk(self, chunk: str, part: int, parts: int) -> ExtractionReply:
         try:
-            return await self.caller.call(
+            return self.caller.call(
                 model=self.config.models.extraction,
                 system=system_prompt("extraction"),
                 content=_extraction_content(chunk, part, parts),
@@ -226,7 +226,7 @@ class AnthropicEngine:
     ) -> ExtractionResult:
         return extraction_result(replies, source, parts, self._now().date(), self.name)
 
-    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+    def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         """Solution-wide knowledge in a conversation, per chunk, merged (see module doc)."""
         chunks = self._chunks(conversation)
         if not chunks or not "".join(chunks).strip():
@@ -234,11 +234,11 @@ class AnthropicEngine:
                 no_content_to_extract=True, engine=self.name, notes=["empty conversation"]
             )
         replies = [
-            await self._extract_chunk(chunk, part, len(chunks)) for part, chunk in enumerate(chunks)
+            self._extract_chunk(chunk, part, len(chunks)) for part, chunk in enumerate(chunks)
         ]
         return self._extraction_result(replies, source, len(chunks))
 
-    async def extract_many(
+    def extract_many(
         self,
         conversations: Sequence[tuple[str, str]],
         *,
@@ -252,7 +252,7 @@ class AnthropicEngine:
         gets an `ExtractionFailed` in its place; a budget overrun stops the whole backlog.
         """
         if not self.config.use_batches:
-            return await extract_each(self, conversations)
+            return extract_each(self, conversations)
         chunked = [self._chunks(text) for text, _source in conversations]
         requests = {
             f"t{index}-p{part}": self._extraction_params(chunk, part, len(chunks))
@@ -260,9 +260,7 @@ class AnthropicEngine:
             for part, chunk in enumerate(chunks)
         }
         outcomes = (
-            await run_batch(
-                self.caller, requests, poll_interval_s=poll_interval_s, max_wait_s=max_wait_s
-            )
+            run_batch(self.caller, requests, poll_interval_s=poll_interval_s, max_wait_s=max_wait_s)
             if requests
             else {}
         )
@@ -277,7 +275,7 @@ class AnthropicEngine:
                 continue
             try:
                 replies = [
-                    await self._batch_reply(outcomes[f"t{index}-p{part}"], chunk, part, len(chunks))
+                    self._batch_reply(outcomes[f"t{index}-p{part}"], chunk, part, len(chunks))
                     for part, chunk in enumerate(chunks)
                 ]
             except ExtractionFailed as exc:
@@ -310,9 +308,9 @@ class AnthropicEngine:
             packs.append(current)
         return [pack for pack in packs if len(pack) > 1]
 
-    async def _extract_pack(self, texts: list[str]) -> GroupExtractionReply:
+    def _extract_pack(self, texts: list[str]) -> GroupExtractionReply:
         try:
-            return await self.caller.call(
+            return self.caller.call(
                 model=self.config.models.extraction,
                 system=system_prompt("extraction"),
                 content=[{"type": "text", "text": group_extraction_request(texts)}],
@@ -326,7 +324,7 @@ class AnthropicEngine:
                 _invalid_twice("extraction", exc), context={"engine": self.name}
             ) from None
 
-    async def extract_group(
+    def extract_group(
         self, conversations: Sequence[tuple[str, str]]
     ) -> list[ExtractionResult | ExtractionFailed]:
         """Several conversations of one branch, as few calls as fit; results in order.
@@ -341,7 +339,7 @@ class AnthropicEngine:
         results: list[ExtractionResult | ExtractionFailed | None] = [None] * len(texts)
         for pack in self._packs(texts):
             try:
-                reply = await self._extract_pack([texts[i] for i in pack])
+                reply = self._extract_pack([texts[i] for i in pack])
             except ExtractionFailed as exc:
                 for index in pack:
                     results[index] = exc
@@ -362,13 +360,13 @@ class AnthropicEngine:
             outcome = results[index]
             if outcome is None:
                 try:
-                    outcome = await self.extract(text, source=source)
+                    outcome = self.extract(text, source=source)
                 except ExtractionFailed as exc:
                     outcome = exc
             finished.append(outcome)
         return finished
 
-    async def _batch_reply(
+    def _batch_reply(
         self, outcome: Message | str, chunk: str, part: int, parts: int
     ) -> ExtractionReply:
         if isinstance(outcome, str):
@@ -377,16 +375,16 @@ class AnthropicEngine:
             return self.caller.structured_reply(outcome, EXTRACT_SHAPE, failure=ExtractionFailed)
         except InvalidReplyError:
             # The one retry of an invalid reply goes through the normal Messages API.
-            return await self._extract_chunk(chunk, part, parts)
+            return self._extract_chunk(chunk, part, parts)
 
     # ------------------------------------------------------------- evolution / consolidation
 
-    async def _changes(
+    def _changes(
         self, *, model: str, request: str, failure: type[PuffinError], listed: int, phase: str
     ) -> ChangeList:
         """Ask for a change list (the system prompt is the cached, stable prefix)."""
         try:
-            return await self.caller.call(
+            return self.caller.call(
                 model=model,
                 system=OPS_SYSTEM_PROMPT,
                 content=[{"type": "text", "text": request}],
@@ -400,13 +398,13 @@ class AnthropicEngine:
                 _invalid_twice("change list", exc), context={"engine": self.name}
             ) from None
 
-    async def evolve(
+    def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         """Integrate `items` through a change list from Claude (`ops.evolve_through`)."""
 
-        async def ask(request: str, listed: int) -> ChangeList:
-            return await self._changes(
+        def ask(request: str, listed: int) -> ChangeList:
+            return self._changes(
                 model=self.config.models.evolution,
                 request=request,
                 failure=ExtractionFailed,
@@ -414,7 +412,7 @@ class AnthropicEngine:
                 phase="evolution",
             )
 
-        return await evolve_through(
+        return evolve_through(
             self.name,
             ask,
             self.fallback,
@@ -425,11 +423,11 @@ class AnthropicEngine:
             now=self._now(),
         )
 
-    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+    def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Weekly consolidation through a change list (merges and the summary only)."""
 
-        async def ask(request: str, listed: int) -> ChangeList:
-            return await self._changes(
+        def ask(request: str, listed: int) -> ChangeList:
+            return self._changes(
                 model=self.config.models.consolidation,
                 request=request,
                 failure=MaintenanceFailed,
@@ -437,15 +435,15 @@ class AnthropicEngine:
                 phase="consolidation",
             )
 
-        return await consolidate_through(
+        return consolidate_through(
             self.name, ask, self.fallback, memory, config=self.config, now=self._now()
         )
 
     # ------------------------------------------------------------------------- retrieval
 
-    async def _retrieval_call(self, task: str, shape: ReplyShape[ReplyT], content: str) -> ReplyT:
+    def _retrieval_call(self, task: str, shape: ReplyShape[ReplyT], content: str) -> ReplyT:
         try:
-            return await self.caller.call(
+            return self.caller.call(
                 model=self.config.models.retrieval,
                 system=system_prompt(task),
                 content=[{"type": "text", "text": content}],
@@ -476,7 +474,7 @@ class AnthropicEngine:
         ]
         return "\n".join(rows)
 
-    async def _rank(self, query: str, search_query: str, candidates: list[Candidate]) -> RankReply:
+    def _rank(self, query: str, search_query: str, candidates: list[Candidate]) -> RankReply:
         text = "\n\n".join(
             [
                 fence("query", query),
@@ -485,9 +483,9 @@ class AnthropicEngine:
                 "Rank the relevant memories and judge whether they suffice.",
             ]
         )
-        return await self._retrieval_call("retrieval_rank", RANK_SHAPE, text)
+        return self._retrieval_call("retrieval_rank", RANK_SHAPE, text)
 
-    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+    def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """Seed 001 section 3.3 tiers over `candidates` in at most four calls.
 
         1. query synthesis and branch selection (one call, skipped for a single branch);
@@ -510,7 +508,7 @@ class AnthropicEngine:
                 listing.append(
                     f"- {branch}" + (f" (project {project})" if project else "") + f": {titles}"
                 )
-            plan = await self._retrieval_call(
+            plan = self._retrieval_call(
                 "retrieval_select",
                 PLAN_SHAPE,
                 "\n\n".join(
@@ -525,7 +523,7 @@ class AnthropicEngine:
             chosen = [b for b in dict.fromkeys(plan.branches) if b in branches]
             selected = chosen or branches
         first = [c for c in candidates if c.branch in selected]
-        ranking = await self._rank(query, search_query, first)
+        ranking = self._rank(query, search_query, first)
         scores: dict[str, float] = {}
         offered = {c.item.id for c in first}
 
@@ -537,20 +535,16 @@ class AnthropicEngine:
         take(ranking, offered)
         rest = [c for c in candidates if c.branch not in selected]
         if not ranking.sufficient and rest:
-            take(await self._rank(query, search_query, rest), {c.item.id for c in rest})
+            take(self._rank(query, search_query, rest), {c.item.id for c in rest})
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        conflicts = await self._conflicts(
-            [c for c in candidates if c.item.id in scores], dict(ranked)
-        )
+        conflicts = self._conflicts([c for c in candidates if c.item.id in scores], dict(ranked))
         return DeepAnswer(ranked=ranked, conflicts=conflicts, path=self.name)
 
-    async def _conflicts(
-        self, chosen: list[Candidate], scores: dict[str, float]
-    ) -> list[CrossConflict]:
+    def _conflicts(self, chosen: list[Candidate], scores: dict[str, float]) -> list[CrossConflict]:
         chosen = sorted(chosen, key=lambda c: -scores.get(c.item.id, 0.0))[:_CONFLICT_ITEMS]
         if len({c.branch for c in chosen}) < 2:
             return []
-        reply = await self._retrieval_call(
+        reply = self._retrieval_call(
             "retrieval_conflicts",
             CONFLICTS_SHAPE,
             fence("memories", self._listing(chosen))

@@ -6,13 +6,13 @@ JSON is validated with the same pydantic models as Claude's, and asked for once 
 the problems listed) when it does not match. The conversation is redacted again before it
 leaves, and long ones are split into chunks like Claude's. The request timeout and retry
 budget are the same settings as Claude's (`request_timeout_s`, `max_retries` and their
-environment variables), with an outer deadline, so a server that never answers costs one
-bounded wait. A reply cut off at the length limit or refused is a failure, not retried.
+environment variables). Calls block the calling thread; the SDK's `timeout` bounds each wait
+on the server and `max_retries` how often it is asked again, so a server that never answers
+costs bounded waits. A reply cut off at the length limit or refused is a failure, not retried.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -53,8 +53,6 @@ LOCAL_KEY_ENV = "PUFFIN_MEMORY_LOCAL_API_KEY"
 # Most local servers want no key; the SDK insists on a non-empty one.
 _NO_KEY = "not-needed"
 _MAX_TOKENS = 8_192
-_OUTER_GRACE_S = 1.0
-_RETRY_WAIT_ALLOWANCE_S = 8.0
 
 ReplyT = TypeVar("ReplyT", bound=BaseModel)
 EXTRACTION_SCHEMA = strict_schema(ExtractionReply)
@@ -109,7 +107,7 @@ class LocalEngine:
         config: Config,
         *,
         fallback: Engine,
-        http_client: httpx2.AsyncClient | None = None,
+        http_client: httpx2.Client | None = None,
         now: Callable[[], datetime] | None = None,
         api_key: str | None = None,
     ) -> None:
@@ -123,7 +121,7 @@ class LocalEngine:
         self.fallback = fallback
         self.limits = call_limits(config)
         self._http_client = http_client
-        self._client: openai.AsyncOpenAI | None = None
+        self._client: openai.OpenAI | None = None
         self._key = api_key or os.environ.get(LOCAL_KEY_ENV, "").strip() or _NO_KEY
         self._now = now or utc_now
 
@@ -131,10 +129,10 @@ class LocalEngine:
         return f"LocalEngine(url={self.config.local_base_url!r}, model={self.config.local_model!r})"
 
     @property
-    def client(self) -> openai.AsyncOpenAI:
+    def client(self) -> openai.OpenAI:
         """The SDK client (made on first use)."""
         if self._client is None:
-            self._client = openai.AsyncOpenAI(
+            self._client = openai.OpenAI(
                 api_key=self._key,
                 base_url=self.config.local_base_url,
                 timeout=self.limits.timeout_s,
@@ -143,23 +141,15 @@ class LocalEngine:
             )
         return self._client
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Close the HTTP connections."""
         if self._client is not None:
-            await self._client.close()
-
-    @property
-    def _deadline_s(self) -> float:
-        retries = self.limits.max_retries
-        return (
-            self.limits.timeout_s * (retries + 1)
-            + _RETRY_WAIT_ALLOWANCE_S * retries
-            + _OUTER_GRACE_S
-        )
+            self._client.close()
+            self._client = None
 
     # ------------------------------------------------------------------------------ calls
 
-    async def _ask(
+    def _ask(
         self,
         system: str,
         user: str,
@@ -188,7 +178,7 @@ class LocalEngine:
                         ),
                     },
                 ]
-            raw = await self._send(messages, name, schema, failure)
+            raw = self._send(messages, name, schema, failure)
             try:
                 return _validated(raw, reply)
             except _Invalid as exc:
@@ -205,7 +195,7 @@ class LocalEngine:
             context={"engine": self.name, "model": self.config.local_model},
         )
 
-    async def _send(
+    def _send(
         self,
         messages: list[dict[str, str]],
         name: str,
@@ -223,9 +213,7 @@ class LocalEngine:
                 },
                 "max_tokens": _MAX_TOKENS,
             }
-            completion = await asyncio.wait_for(
-                self.client.chat.completions.create(**params), timeout=self._deadline_s
-            )
+            completion = self.client.chat.completions.create(**params)
         except (openai.OpenAIError, TimeoutError, ValueError) as exc:
             message = describe_local_error(exc, url=url, model=model)
             log.warning("local model call failed: %s", message)
@@ -255,7 +243,7 @@ class LocalEngine:
 
     # ------------------------------------------------------------------------- extraction
 
-    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+    def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         """Solution-wide knowledge in a conversation, per chunk, merged."""
         chunks = chunk_text(redact(conversation), self.config.chunk_tokens * CHARS_PER_TOKEN)
         if not chunks or not "".join(chunks).strip():
@@ -263,7 +251,7 @@ class LocalEngine:
                 no_content_to_extract=True, engine=self.name, notes=["empty conversation"]
             )
         replies = [
-            await self._ask(
+            self._ask(
                 system_prompt("extraction"),
                 extraction_request(chunk, part=part, parts=len(chunks)),
                 "record_memories",
@@ -275,21 +263,21 @@ class LocalEngine:
         ]
         return extraction_result(replies, source, len(chunks), self._now().date(), self.name)
 
-    async def extract_many(
+    def extract_many(
         self, conversations: Sequence[tuple[str, str]], **_options: float
     ) -> list[ExtractionResult | ExtractionFailed]:
         """A backlog, one conversation after another (local servers have no batch API)."""
-        return await extract_each(self, conversations)
+        return extract_each(self, conversations)
 
     # ------------------------------------------------------------- evolution / consolidation
 
-    async def evolve(
+    def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         """Integrate `items` through a change list (`ops.evolve_through`)."""
 
-        async def ask(request: str, _listed: int) -> ChangeList:
-            return await self._ask(
+        def ask(request: str, _listed: int) -> ChangeList:
+            return self._ask(
                 OPS_SYSTEM_PROMPT,
                 request,
                 "change_list",
@@ -298,7 +286,7 @@ class LocalEngine:
                 ExtractionFailed,
             )
 
-        return await evolve_through(
+        return evolve_through(
             self.name,
             ask,
             self.fallback,
@@ -309,11 +297,11 @@ class LocalEngine:
             now=self._now(),
         )
 
-    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+    def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Merges and the summary through a change list."""
 
-        async def ask(request: str, _listed: int) -> ChangeList:
-            return await self._ask(
+        def ask(request: str, _listed: int) -> ChangeList:
+            return self._ask(
                 OPS_SYSTEM_PROMPT,
                 request,
                 "change_list",
@@ -322,13 +310,13 @@ class LocalEngine:
                 MaintenanceFailed,
             )
 
-        return await consolidate_through(
+        return consolidate_through(
             self.name, ask, self.fallback, memory, config=self.config, now=self._now()
         )
 
-    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+    def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """The offline re-ranking: retrieval stays local and instant."""
-        return await self.fallback.deep_retrieve(query, candidates)
+        return self.fallback.deep_retrieve(query, candidates)
 
 
 def _validated(raw: str, reply: type[ReplyT]) -> ReplyT:

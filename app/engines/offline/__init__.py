@@ -46,7 +46,7 @@ class OfflineEngine:
         self.config = config
         self._now = now
 
-    async def extract(self, conversation: str, *, source: str) -> ExtractionResult:
+    def extract(self, conversation: str, *, source: str) -> ExtractionResult:
         """Rule-based extraction of solution-wide knowledge from one conversation."""
         # Imported here so the engine (and everything that builds it) loads without paying
         # for the extractor's rule tables until a conversation is actually processed.
@@ -55,17 +55,17 @@ class OfflineEngine:
         today = self._now.date() if self._now is not None else None
         return extract(conversation, source=source, today=today)
 
-    async def evolve(
+    def evolve(
         self, current: BranchMemory | None, items: list[MemoryItem], *, branch_id: str
     ) -> EvolutionResult:
         """Deterministic integration: reinforce duplicates, resolve contradictions, add."""
         return evolve(current, items, branch_id=branch_id, config=self.config, now=self._now)
 
-    async def consolidate(self, memory: BranchMemory) -> EvolutionResult:
+    def consolidate(self, memory: BranchMemory) -> EvolutionResult:
         """Weekly consolidation: merge near-duplicates, cap sections, refresh the summary."""
         return consolidate(memory, config=self.config, now=self._now)
 
-    async def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
+    def deep_retrieve(self, query: str, candidates: list[Candidate]) -> DeepAnswer:
         """Re-rank candidates by given relevance plus query overlap; report conflicts.
 
         A candidate listed twice (same item id) counts once, with its best score. Ties are
