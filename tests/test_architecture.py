@@ -189,3 +189,57 @@ def test_the_cold_read_path_imports_only_what_it_needs() -> None:
         m for m in loaded if m in _READ_PATH_NEVER or m.startswith(("app.engines", "app.ui"))
     )
     assert offenders == []
+
+
+# The core and everything it calls are synchronous: the GUI reaches them through one worker
+# thread (app/service/host.py), the CLI and hooks call them directly, the MCP server on a
+# worker thread. Only the GUI side and the MCP server's tools are coroutines.
+SYNC = ["core", "engines", "sources", "cli.py", "container.py", "readpath.py", "remote.py"]
+
+
+@pytest.mark.parametrize("part", SYNC)
+def test_the_core_is_synchronous(part: str) -> None:
+    offenders = []
+    for path in _files(part):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        offenders += [
+            f"{path.relative_to(APP)}:{node.lineno} {node.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.AsyncFunctionDef)
+        ]
+        offenders += [
+            f"{path.relative_to(APP)} imports {name}"
+            for name in _imports(path)
+            if name.split(".")[0] in {"asyncio", "anyio", "trio"}
+        ]
+    assert offenders == []
+
+
+def _awaits(node: ast.AsyncFunctionDef) -> bool:
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        child = stack.pop()
+        if isinstance(child, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
+            return True
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(child))
+    return False
+
+
+def test_every_coroutine_awaits_something() -> None:
+    offenders = [
+        f"{path.relative_to(APP)}:{node.lineno} {node.name}"
+        for path in sorted(APP.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        if isinstance(node, ast.AsyncFunctionDef) and not _awaits(node)
+    ]
+    assert offenders == [], "an async def that never awaits is a plain function"
+
+
+def test_no_switch_interval_tuning() -> None:
+    offenders = [
+        str(path.relative_to(APP))
+        for path in sorted(APP.rglob("*.py"))
+        if "setswitchinterval" in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == []
