@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,3 +39,23 @@ def corpus_dir() -> Path:
 def fixtures_dir() -> Path:
     """tests/fixtures."""
     return FIXTURES
+
+
+@pytest.fixture(autouse=True)
+def answer_contract(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every answer the API gives in a test matches its operation's answer type
+    (`app/core/answers.py`); the test fails at teardown otherwise."""
+    from app.core.api import MemoryApi
+    from tests.contract import problems
+
+    found: list[str] = []
+    invoke = MemoryApi.invoke
+
+    def checked(self: MemoryApi, channel: str, payload: dict[str, Any] | None = None) -> Any:
+        reply = invoke(self, channel, payload)
+        found.extend(problems(channel, reply))
+        return reply
+
+    monkeypatch.setattr(MemoryApi, "invoke", checked)
+    yield
+    assert not found, "answers that break their declared types:\n" + "\n".join(found[:20])

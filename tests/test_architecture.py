@@ -73,11 +73,13 @@ def test_engines_and_sources_do_not_reach_up() -> None:
 
 
 def test_ui_talks_to_channels_not_core() -> None:
+    # The answer types are the contract the channels return, types only: widgets name them.
     offenders = [
         f"{path.relative_to(APP)} imports {name}"
         for path in _files("ui")
         for name in _imports(path)
         if name.startswith(("app.core", "app.engines", "app.sources", "app.container"))
+        and name != "app.core.answers"
     ]
     assert offenders == []
 

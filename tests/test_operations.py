@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
 from app import cli
 from app.container import build_api
-from app.core import operations
+from app.core import answers, operations
 from app.core import requests as request_models
 from app.core.operations import OPERATIONS, Arg, Command, Operation
 from app.service import generate
@@ -77,10 +77,16 @@ def test_a_new_read_only_operation_is_one_declaration_and_one_handler(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """What adding `memory:ping` would take: it shows in the CLI, the Qt members and docs."""
+
+    class PingAnswer(TypedDict):
+        pong: bool
+
+    monkeypatch.setattr(answers, "PingAnswer", PingAnswer, raising=False)
     ping = Operation(
         "memory:ping",
         "Answer pong.",
         "Empty",
+        "PingAnswer",
         "`pong`",
         False,
         (),
@@ -99,7 +105,7 @@ def test_a_new_read_only_operation_is_one_declaration_and_one_handler(
     api.handle(ping, pong)
     assert api.invoke("memory:ping", {}) == {"pong": True}
     api.index.close()
-    assert "async def ping(self) -> Reply:" in generate.members_source()
+    assert "async def ping(self) -> answers.PingAnswer:" in generate.members_source()
     assert "def request_ping(self, payload" in generate.members_source()
     assert "ping_done = Signal(int, object)" in generate.members_source()
     assert "| `memory:ping` | Answer pong." in generate.api_doc()
@@ -108,3 +114,32 @@ def test_a_new_read_only_operation_is_one_declaration_and_one_handler(
     assert found is not None and found[0] is ping
     assert cli._payload(found[1], args) == {"note": "hi"}
     assert re.search(r"ping\s+answer pong", cli.build_parser().format_help())
+
+
+def test_the_answer_contract_catches_a_drift() -> None:
+    from tests.contract import problems
+
+    assert problems("memory:list-branches", {"branches": []}) == []
+    found = problems("memory:list-branches", {"branches": [{"branch": 1}], "extra": True})
+    assert any("does not declare 'extra'" in p for p in found)
+    assert any("lacks 'project'" in p for p in found)
+    assert any("1 is not str" in p for p in found)
+    assert problems("memory:retrieve", {"error": True, "code": "X", "message": "m"}) == []
+
+
+def test_every_operation_names_an_answer_type() -> None:
+    import typing
+
+    for op in OPERATIONS:
+        kind = getattr(answers, op.reply)
+        assert typing.is_typeddict(kind), op.name
+        assert issubclass(kind, dict)
+
+
+def test_sources_and_key_test_answer_as_declared(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    sources = api.invoke("memory:sources", {})
+    assert "sources" in sources and not sources.get("error")
+    tested = api.invoke("memory:auth-test", {})
+    assert tested["ok"] is False and tested["message"]
+    api.index.close()

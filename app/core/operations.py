@@ -1,7 +1,8 @@
 """The `memory:*` operations, each declared once: the one table the API is made from.
 
-An `Operation` names the channel, its request model (in `app.core.requests`), what the answer
-holds, the errors it can give, whether it writes, and how the command line spells it. From
+An `Operation` names the channel, its request model (in `app.core.requests`), its answer type
+(a TypedDict in `app.core.answers`) and a sentence on what the answer holds, the errors it
+can give, whether it writes, and how the command line spells it. From
 this table come the API's routing (`MemoryApi.handle(OP, handler)`), the Qt channel members
 (`app/service/members.py`, generated), the `puffin-memory` subcommands (`app.cli`), the calls
 the running app answers for a cold CLI (`app.remote`), docs/api.md (generated) and the names
@@ -98,6 +99,7 @@ class Operation:
         "member",
         "name",
         "remote",
+        "reply",
         "request",
         "writes",
     )
@@ -107,6 +109,7 @@ class Operation:
         name: str,
         doc: str,
         request: str,
+        reply: str,
         answer: str,
         writes: bool,
         errors: tuple[str, ...] = ("INVALID_INPUT",),
@@ -117,6 +120,7 @@ class Operation:
         remote: bool = False,
     ) -> None:
         self.name, self.doc, self.request, self.answer = name, doc, request, answer
+        self.reply = reply
         self.writes, self.errors, self.commands, self.member = writes, errors, commands, member
         self.long, self.job, self.remote = long, job, remote
 
@@ -159,6 +163,7 @@ MEMORIZE = _op(
     "memory:memorize",
     "Extract what matters from one conversation into a branch memory.",
     "MemorizeRequest",
+    "MemorizeAnswer",
     "`itemsExtracted`, `categoriesUpdated`, `queuedForReview`, `dropped`, `engine`, `path` "
     "(which engine path wrote the file; `offline-fallback` when Claude failed and the offline "
     "engine stood in), `notes[]` (why), `stats`",
@@ -182,6 +187,7 @@ RETRIEVE = _op(
     "memory:retrieve",
     "Search the memory: the items that answer a question, best first.",
     "RetrieveRequest",
+    "RetrieveAnswer",
     "`memories[]` (branch, project, category, title, content, confidence, score, id, "
     "relevance), `conflicts[]` (category, description, itemIds, branches), `totalTokens`, "
     "`retrievalTime` (ms), `mode`; `semantic: true` when embeddings were fused in; "
@@ -238,6 +244,7 @@ GET_BRANCH_MEMORY = _op(
     "memory:get-branch-memory",
     "One branch memory file as text, with whether it validates.",
     "BranchRequest",
+    "BranchMemoryAnswer",
     "`branch`, `content`, `lastUpdated`, `itemCount`, `valid`, `problems`",
     False,
     _NF,
@@ -248,6 +255,7 @@ GET_STATS = _op(
     "memory:get-stats",
     "Counts across the memory: branches, items, review queue, usage today.",
     "Empty",
+    "StatsAnswer",
     "`totalBranches`, `totalItems`, `totalCategories`, `categories`, `lastMemorized`, "
     "`nextMaintenance`, `reviewQueue`, `tokensToday`, `costToday`",
     False,
@@ -259,6 +267,7 @@ GET_STATUS = _op(
     "memory:get-status",
     "Whether the memory is ready, busy or in trouble, and why.",
     "Empty",
+    "StatusAnswer",
     "`status` (ready/processing/maintenance/error/warning), `problems[]` (files moved aside "
     "or not parsing, with what to do; status is `warning` while any remains), `lastError`, "
     "`maintenanceInProgress`, `queueLength`, `engine`, `engineDetails`, `home`, `notes[]`",
@@ -271,6 +280,7 @@ CLEAR_BRANCH_MEMORY = _op(
     "memory:clear-branch-memory",
     "Empty a branch memory (the old file is kept as a version).",
     "BranchRequest",
+    "ClearAnswer",
     "`success`, `branch`, `version` (restore it to undo)",
     True,
     _ALL,
@@ -291,6 +301,7 @@ RUN_MAINTENANCE = _op(
     "memory:run-maintenance",
     "Consolidate, prune and check the memory (weekly, monthly or full).",
     "MaintenanceRequest",
+    "MaintenanceAnswer",
     "`success`, `type`, `duration`, `results` (branchesConsolidated, branchesUnchanged: not "
     "consolidated again because the file has not changed since, itemsMerged, itemsPruned, "
     "filesValid, filesInvalid, invalid[], indexRebuilt)",
@@ -310,6 +321,7 @@ LIST_BRANCHES = _op(
     "memory:list-branches",
     "Every branch memory with its project, size and state.",
     "Empty",
+    "BranchesAnswer",
     "`branches[]` (branch, project, itemCount, lastUpdated, valid)",
     False,
     (),
@@ -320,6 +332,7 @@ SAVE_BRANCH_MEMORY = _op(
     "memory:save-branch-memory",
     "Replace a branch memory with edited text (validated; the old text becomes a version).",
     "SaveBranchRequest",
+    "SaveAnswer",
     "`success`, `version` (the previous content), `secretsRedacted`; INVALID_INPUT with "
     "`context.problems` when the text does not validate",
     True,
@@ -329,6 +342,7 @@ LIST_VERSIONS = _op(
     "memory:list-versions",
     "The saved versions of a branch memory, newest first.",
     "BranchRequest",
+    "VersionsAnswer",
     "`versions[]` (version, timestamp, size), newest first",
     False,
     _NF,
@@ -339,6 +353,7 @@ GET_VERSION = _op(
     "memory:get-version",
     "The text of one saved version.",
     "VersionRequest",
+    "VersionAnswer",
     "`content`",
     False,
     _NF,
@@ -347,6 +362,7 @@ RESTORE_VERSION = _op(
     "memory:restore-version",
     "Put a saved version back (the current text becomes a version itself).",
     "VersionRequest",
+    "RestoreAnswer",
     "`success`, `restored`, `previousVersion`",
     True,
     _ALL,
@@ -362,6 +378,7 @@ ARCHIVE_LIST = _op(
     "memory:archive-list",
     "Items maintenance or merges took out of a branch, newest first.",
     "BranchRequest",
+    "ArchiveListAnswer",
     "`items[]` (the item's fields, `archived`, `reason`), newest first; `path` of the "
     "readable archive file",
     False,
@@ -372,6 +389,7 @@ ARCHIVE_RESTORE = _op(
     "memory:archive-restore",
     "Put an archived item back in its section.",
     "ArchiveRestoreRequest",
+    "ArchiveRestoreAnswer",
     "`success`, `title`, `alreadyPresent`; the item is back in its section and out of the archive",
     True,
     _ALL,
@@ -381,6 +399,7 @@ REVIEW_LIST = _op(
     "memory:review-list",
     "Medium-confidence items waiting for a person's approval.",
     "Empty",
+    "ReviewListAnswer",
     "`items[]` (id, branch, category, title, content, confidence, source, queued, sources[], "
     "extracted, tags[])",
     False,
@@ -391,6 +410,7 @@ REVIEW_APPROVE = _op(
     "memory:review-approve",
     "Approve a queued item (optionally edited) into its branch as a pinned user item.",
     "ReviewApproveRequest",
+    "ReviewDecisionAnswer",
     "`success`, `branch`, `id` (the item enters the file as a pinned user item), `entry` (the "
     "queued entry as it was, for undo)",
     True,
@@ -407,6 +427,7 @@ REVIEW_REJECT = _op(
     "memory:review-reject",
     "Reject a queued item.",
     "IdRequest",
+    "ReviewDecisionAnswer",
     "`success`, `branch`, `id`, `entry` (the queued entry as it was, for undo)",
     True,
     _ALL,
@@ -416,6 +437,7 @@ REVIEW_BULK = _op(
     "memory:review-bulk",
     "Approve or reject many queued items at once.",
     "ReviewBulkRequest",
+    "ReviewBulkAnswer",
     "`success`, `action`, `done[]` (id, branch, title, `entry`), `failed[]` (id, message; "
     "approvals whose branch write failed are put back), `missing[]` (ids no longer queued); "
     "one queue write and one file write per branch",
@@ -426,6 +448,7 @@ REVIEW_REQUEUE = _op(
     "memory:review-requeue",
     "Undo review decisions: put entries back in the queue.",
     "ReviewRequeueRequest",
+    "RequeueAnswer",
     "`success`, `requeued[]`, `alreadyQueued[]`; undo of a decision (after an approve, forget "
     "the `id` first)",
     True,
@@ -435,6 +458,7 @@ LIST_CONFLICTS = _op(
     "memory:list-conflicts",
     "Open contradictions, inside branches and across them.",
     "Empty",
+    "ConflictsAnswer",
     "`conflicts[]` (scope branch/cross-branch, id, category, title, description, status, "
     "items[] …)",
     False,
@@ -444,6 +468,7 @@ RESOLVE_CONFLICT = _op(
     "memory:resolve-conflict",
     "Settle a contradiction: keep the newer, keep both, or mark one outdated.",
     "ResolveConflictRequest",
+    "ResolveAnswer",
     "`success` (in-branch: `branch` + `id`; cross-branch: `itemIds`)",
     True,
     _ALL,
@@ -452,6 +477,7 @@ REMEMBER = _op(
     "memory:remember",
     "Add a statement a person wrote as a pinned user item.",
     "RememberRequest",
+    "RememberAnswer",
     "`success`, `id`, `added`",
     True,
     _ST,
@@ -477,6 +503,7 @@ GET_ITEM = _op(
     "memory:get-item",
     "One item by id.",
     "IdRequest",
+    "ItemAnswer",
     "`item`",
     False,
     _NF,
@@ -487,6 +514,7 @@ LIST_ITEMS = _op(
     "memory:list-items",
     "Items by category, branch and tags.",
     "ListItemsRequest",
+    "ItemsAnswer",
     "`items[]`, `count`",
     False,
     (),
@@ -508,6 +536,7 @@ FORGET = _op(
     "memory:forget",
     "Remove items by id, tags, pattern or age (undoable through versions).",
     "ForgetRequest",
+    "ForgetAnswer",
     "`forgotten`, `items[]`, `versions` (per branch, to undo)",
     True,
     _ALL,
@@ -530,6 +559,7 @@ ACTIVITY = _op(
     "memory:activity",
     "Recent activity: what was memorized, maintained, changed.",
     "ActivityRequest",
+    "ActivityAnswer",
     "`events[]` (timestamp, kind, message, branch)",
     False,
     (),
@@ -539,6 +569,7 @@ CONTEXT = _op(
     "memory:context",
     "A Markdown digest of the memory; with `branch`, what a session start there is given.",
     "ContextRequest",
+    "ContextAnswer",
     "`markdown`; with `branch`: `branch`, `markdown` (the session-start text, redacted), "
     "`items`, `constraints`, `ids`, or `message` when nothing is remembered",
     False,
@@ -559,6 +590,7 @@ HEALTH = _op(
     "memory:health",
     "Check every branch file (and the index).",
     "HealthRequest",
+    "HealthAnswer",
     "`healthy`, `branches`, `invalid[]`, `index`",
     False,
     (),
@@ -568,6 +600,7 @@ REPAIR = _op(
     "memory:repair",
     "Rebuild the index and fix what can be fixed.",
     "Empty",
+    "RepairAnswer",
     "`fixed[]`, `unfixable[]`, `index`",
     True,
     _ST,
@@ -577,6 +610,7 @@ EXPORT = _op(
     "memory:export",
     "Every branch memory in one document (JSON or Markdown).",
     "ExportRequest",
+    "ExportAnswer",
     "`content`, `format`, `branches`",
     False,
     (),
@@ -596,6 +630,7 @@ IMPORT = _op(
     "memory:import",
     "Merge an export into the memory (user items always kept).",
     "ImportRequest",
+    "ImportAnswer",
     "`branches[]` (branch, added, skipped), `added`",
     True,
     _ST,
@@ -615,6 +650,7 @@ GET_CONFIG = _op(
     "memory:get-config",
     "The settings in effect.",
     "Empty",
+    "ConfigAnswer",
     "`config`, `home`",
     False,
     (),
@@ -623,6 +659,7 @@ SET_CONFIG = _op(
     "memory:set-config",
     "Change settings (a partial config, validated whole).",
     "SetConfigRequest",
+    "SetConfigAnswer",
     "`success`, `config`",
     True,
     _ST,
@@ -631,6 +668,7 @@ SCAN = _op(
     "memory:scan",
     "Find agent conversations and memorize the complete ones not read yet.",
     "ScanRequest",
+    "ScanAnswer",
     "dry run: `threads[]`, `errors[]`, `skipped{}`, `size`; otherwise `memorized`, `failed`, "
     "`skipped`, `duplicates[]?` (threads not memorized because the same conversation already "
     "was, under another name), `errors[]` (unreadable files and failed threads), "
@@ -658,6 +696,7 @@ IMPROVE = _op(
     "memory:improve",
     "Re-read a branch's threads that only the offline engine read, with the LLM engine.",
     "ImproveRequest",
+    "ImproveAnswer",
     "`threads` (offline-only threads of the branch with a known transcript), `improved`, "
     "`failed`, `itemsAdded`, `errors[]`, `notes[]` (refused operations), `summary`; needs "
     "Claude or the local engine (else `INVALID_INPUT`)",
@@ -677,6 +716,7 @@ PROVENANCE = _op(
     "memory:provenance",
     "Where an item came from: agent, conversation, date, excerpt, transcript.",
     "ProvenanceRequest",
+    "ProvenanceAnswer",
     "`id`, `branch`, `title`, `extracted`, `pinned`, `sources[]` (ref, agent, date of the "
     "conversation, transcript `path`, `exists`, `branch`, `excerpt`: a few redacted lines "
     "around the statement, `note` when there is none)",
@@ -694,6 +734,7 @@ SOURCES = _op(
     "memory:sources",
     "The configured agent sources and what they hold.",
     "Empty",
+    "SourcesAnswer",
     "per source: locations, projects, branches, thread counts",
     False,
     (),
@@ -703,6 +744,7 @@ USAGE = _op(
     "memory:usage",
     "LLM tokens and estimated cost, today and this month.",
     "Empty",
+    "UsageAnswer",
     "`today`, `month` (tokens and estimated cost per model)",
     False,
     (),
@@ -712,6 +754,7 @@ AUTH_STATUS = _op(
     "memory:auth-status",
     "Whether an Anthropic key is configured, and from where.",
     "Empty",
+    "AuthStatusAnswer",
     "`configured`, `origin`, `masked`, `keyringAvailable`",
     False,
     (),
@@ -720,6 +763,7 @@ AUTH_SET = _op(
     "memory:auth-set",
     "Store an Anthropic key in the system keyring.",
     "KeyRequest",
+    "AuthSetAnswer",
     "`success` + status",
     True,
     _ST,
@@ -728,6 +772,7 @@ AUTH_TEST = _op(
     "memory:auth-test",
     "Check the configured key with one small request.",
     "Empty",
+    "AuthTestAnswer",
     "`ok`, `message`",
     False,
     (),
@@ -736,6 +781,7 @@ INSTALL_HOOKS = _op(
     "memory:install-hooks",
     "Install (or remove) the Claude Code hooks in a settings file.",
     "InstallHooksRequest",
+    "InstallHooksAnswer",
     "what changed in Claude Code's settings",
     True,
     _ST,

@@ -24,6 +24,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from app.core import answers
 from app.core import operations as ops
 from app.service.host import MUTATING_CHANNELS, HostListener, MemoryHost, Reply, is_error
 from app.service.members import ChannelMembers
@@ -54,7 +55,7 @@ class MemoryChannels(ChannelMembers):
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._owned: dict[int, set[asyncio.Task[Any]]] = {}
-        self._stats: Reply | None = None
+        self._stats: answers.StatsAnswer | None = None
         self._config: Reply | None = None
         self._closed = False
         host.listener.status = self._on_host_status
@@ -200,7 +201,7 @@ class MemoryChannels(ChannelMembers):
         return self._host.last_status
 
     @property
-    def stats(self) -> Reply | None:
+    def stats(self) -> answers.StatsAnswer | None:
         """The latest stats, if loaded."""
         return self._stats
 
@@ -215,7 +216,7 @@ class MemoryChannels(ChannelMembers):
         if self.status is not None:
             slot(self.status)
 
-    def watch_stats(self, slot: Callable[[Reply], Any]) -> None:
+    def watch_stats(self, slot: Callable[[answers.StatsAnswer], Any]) -> None:
         """Connect `slot` to `stats_changed` and call it now with the latest stats."""
         self.stats_changed.connect(slot)
         if self._stats is not None:

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -48,7 +48,7 @@ def error_reply(code: str, message: str) -> Reply:
     return {"error": True, "code": code, "message": message, "timestamp": stamp}
 
 
-def is_error(reply: Reply) -> bool:
+def is_error(reply: Mapping[str, Any]) -> bool:
     """Whether a reply is the API's error shape."""
     return bool(reply.get("error"))
 

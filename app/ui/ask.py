@@ -4,8 +4,6 @@ branch, category, confidence and score; conflicts found between branches are lis
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QMouseEvent, QShortcut
 from PySide6.QtWidgets import (
@@ -20,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.answers import CrossConflictFields, Memory, RetrieveAnswer
 from app.service.channels import MemoryChannels, is_error
 from app.ui import icons
 from app.ui.dashboard import CATEGORY_NAMES
@@ -39,7 +38,7 @@ class ResultCard(QFrame):
 
     opened = Signal(str, str)  # branch, item id
 
-    def __init__(self, memory: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(self, memory: Memory, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("resultCard")
         self.branch = str(memory.get("branch", ""))
@@ -95,7 +94,7 @@ class ResultCard(QFrame):
 class ConflictCard(QFrame):
     """A contradiction found between branches during retrieval."""
 
-    def __init__(self, conflict: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(self, conflict: CrossConflictFields, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("resultCard")
         layout = QHBoxLayout(self)
@@ -131,7 +130,7 @@ class AskPanel(Panel):
     ) -> None:
         super().__init__(channels, parent)
         self._seq = 0
-        self.last_reply: dict[str, Any] | None = None
+        self.last_reply: RetrieveAnswer | None = None
 
         row = QHBoxLayout()
         row.setSpacing(8)
@@ -267,7 +266,7 @@ class AskPanel(Panel):
         self.last_reply = reply
         self._show(text, mode, reply)
 
-    def _show(self, text: str, mode: str, reply: dict[str, Any]) -> None:
+    def _show(self, text: str, mode: str, reply: RetrieveAnswer) -> None:
         while self.results_layout.count() > 1:
             item = self.results_layout.takeAt(0)
             widget = item.widget() if item is not None else None

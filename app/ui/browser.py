@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import difflib
 import re
-from typing import Any
 from urllib.parse import quote
 
 from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
@@ -41,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+import app.core.answers as answers
 from app.service.channels import MemoryChannels, is_error
 from app.ui.provenance import ProvenanceView
 from app.ui.widgets import (
@@ -206,8 +206,8 @@ class BranchBrowserPanel(Panel):
         super().__init__(channels, parent)
         self.current: str | None = None
         self._content = ""
-        self._branches: list[dict[str, Any]] = []
-        self._versions: list[dict[str, Any]] = []
+        self._branches: list[answers.BranchSummary] = []
+        self._versions: list[answers.Version] = []
         self._undo_clear: tuple[str, str] | None = None
         self._resume_draft: str | None = None
         self._pending_select: str | None = None
@@ -450,7 +450,7 @@ class BranchBrowserPanel(Panel):
         splitter.addWidget(self.archive_detail)
         splitter.setSizes([300, 520])
         layout.addWidget(splitter, 1)
-        self._archived: list[dict[str, Any]] = []
+        self._archived: list[answers.ArchivedItem] = []
         return page
 
     # -- list -----------------------------------------------------------------------------
@@ -488,7 +488,7 @@ class BranchBrowserPanel(Panel):
         self.tree.blockSignals(True)
         self.tree.clear()
         groups: dict[str, QTreeWidgetItem] = {}
-        entry: dict[str, Any]
+        entry: answers.BranchSummary
         for entry in sorted(self._branches, key=lambda b: (b.get("project", ""), b["branch"])):
             project = entry.get("project") or ""
             group = groups.get(project)

@@ -4,6 +4,7 @@ the API: Keep newer, Keep both, Mark older as outdated."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -54,7 +55,7 @@ ACTIONS = (
 )
 
 
-def conflict_title(conflict: dict[str, Any]) -> str:
+def conflict_title(conflict: Mapping[str, Any]) -> str:
     """A short title: the statements' titles for conflicts across branches."""
     if conflict.get("scope") == "cross-branch":
         titles = [str(i.get("title")) for i in conflict.get("items", []) if i.get("title")]
@@ -63,7 +64,7 @@ def conflict_title(conflict: dict[str, Any]) -> str:
     return str(conflict.get("title", ""))
 
 
-def conflict_key(conflict: dict[str, Any]) -> str:
+def conflict_key(conflict: Mapping[str, Any]) -> str:
     """A key unique across scopes (branch conflicts share ids between files)."""
     return f"{conflict.get('scope')}|{conflict.get('branch', '')}|{conflict.get('id')}"
 
@@ -121,7 +122,7 @@ class ConflictsPanel(Panel):
 
     def __init__(self, channels: MemoryChannels, parent: QWidget | None = None) -> None:
         super().__init__(channels, parent)
-        self._conflicts: dict[str, dict[str, Any]] = {}
+        self._conflicts: dict[str, Mapping[str, Any]] = {}
         self.show_resolved = QCheckBox("Show resolved")
         self.show_resolved.toggled.connect(self._on_show_resolved_toggled)
         self.header_actions.addWidget(self.show_resolved)
@@ -203,7 +204,7 @@ class ConflictsPanel(Panel):
         self._conflicts = {conflict_key(c): c for c in reply.get("conflicts", [])}
         self._fill()
 
-    def _visible(self) -> list[dict[str, Any]]:
+    def _visible(self) -> list[Mapping[str, Any]]:
         show_all = self.show_resolved.isChecked()
         return [
             c for c in self._conflicts.values() if show_all or c.get("status", "open") == "open"
@@ -300,7 +301,7 @@ class ConflictsPanel(Panel):
             button.setEnabled(False)
         self.run(self._resolve(conflict, action))
 
-    async def _resolve(self, conflict: dict[str, Any], action: str) -> None:
+    async def _resolve(self, conflict: Mapping[str, Any], action: str) -> None:
         if conflict.get("scope") == "cross-branch":
             ids = conflict.get("itemIds") or [i.get("id") for i in conflict.get("items", [])]
             reply = await self.channels.resolve_conflict(

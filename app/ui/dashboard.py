@@ -5,6 +5,7 @@ and maintenance with a result summary. With nothing memorized yet it invites a s
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+import app.core.answers as answers
 from app.service.channels import MemoryChannels, is_error
 from app.ui.widgets import (
     SPACING,
@@ -98,7 +100,7 @@ class DashboardPanel(Panel):
         self.header_actions.addWidget(self.folder_button)
         self.header_actions.addWidget(self.scan_button)
 
-        self._events: list[dict[str, Any]] = []
+        self._events: list[answers.ActivityEvent] = []
         self.cards: dict[str, Card] = {}
         grid = QGridLayout()
         grid.setSpacing(SPACING)
@@ -246,7 +248,7 @@ class DashboardPanel(Panel):
             self._fill_activity(events)
         self._update_activity_view()
 
-    def _fill_activity(self, events: list[dict[str, Any]]) -> None:
+    def _fill_activity(self, events: Sequence[Mapping[str, Any]]) -> None:
         items = []
         for event in events:
             message = str(event.get("message", ""))
@@ -276,7 +278,7 @@ class DashboardPanel(Panel):
             self.run(self._load_activity())
 
     def _update_activity_view(self) -> None:
-        stats = self.channels.stats or {}
+        stats: Mapping[str, Any] = self.channels.stats or {}
         if not stats.get("totalBranches") and not self.activity.topLevelItemCount():
             self.activity_stack.setCurrentWidget(self.empty)
         elif not self.activity.topLevelItemCount():
@@ -285,7 +287,7 @@ class DashboardPanel(Panel):
             self.activity_stack.setCurrentWidget(self.activity)
 
     # -- channel events -----------------------------------------------------------------
-    def _on_channels_stats_changed(self, stats: dict[str, Any]) -> None:
+    def _on_channels_stats_changed(self, stats: answers.StatsAnswer) -> None:
         cats = stats.get("categories") or {}
         busiest = max(cats.items(), key=lambda kv: kv[1], default=(None, 0))
         self.cards["branches"].set_value(str(stats.get("totalBranches", 0)), "one file per branch")

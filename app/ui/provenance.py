@@ -8,6 +8,7 @@ the GUI thread; a newer request replaces an older one still on its way.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QUrl
@@ -114,7 +115,7 @@ class ProvenanceView(QFrame):
             return  # another item was asked for meanwhile
         self.show_reply(reply)
 
-    def show_reply(self, reply: dict[str, Any]) -> None:
+    def show_reply(self, reply: Mapping[str, Any]) -> None:
         """Fill the view from a `ops.PROVENANCE` answer."""
         self._clear()
         if is_error(reply):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+import app.core.answers as answers
 from app.service.channels import MemoryChannels, is_error
 from app.ui.dashboard import CATEGORY_NAMES
 from app.ui.provenance import ProvenanceView
@@ -62,7 +64,7 @@ class Decision:
     item_id: str
     title: str
     branch: str
-    entry: dict[str, Any] | None  # the queued entry as the API returned it
+    entry: Mapping[str, Any] | None  # the queued entry as the API returned it
     memory_id: str = ""  # id of the item written into the branch (approve only)
 
 
@@ -81,7 +83,7 @@ class UndoStep:
         return f"{verb} {len(self.decisions)} candidates"
 
 
-def _haystack(entry: dict[str, Any]) -> str:
+def _haystack(entry: Mapping[str, Any]) -> str:
     parts = [
         entry.get("title"),
         entry.get("content"),
@@ -112,7 +114,7 @@ class ReviewPanel(Panel):
 
     def __init__(self, channels: MemoryChannels, parent: QWidget | None = None) -> None:
         super().__init__(channels, parent)
-        self._items: dict[str, dict[str, Any]] = {}
+        self._items: dict[str, Mapping[str, Any]] = {}
         self._queue_size: int | None = None
         self._busy = False
         self._stop_requested = False
@@ -357,7 +359,7 @@ class ReviewPanel(Panel):
         self.stack.setCurrentWidget(self.splitter)
         self._apply_filter(keep=keep)
 
-    def _fill_branch_filter(self, items: list[dict[str, Any]]) -> None:
+    def _fill_branch_filter(self, items: Sequence[Mapping[str, Any]]) -> None:
         current = self.branch_filter.currentData()
         branches = sorted({str(i.get("branch", "")) for i in items})
         projects = sorted({_project(b) for b in branches})
@@ -389,7 +391,9 @@ class ReviewPanel(Panel):
         self.search.blockSignals(False)
         self._apply_filter()
 
-    def _matches(self, entry: dict[str, Any], words: list[str], category: str, place: str) -> bool:
+    def _matches(
+        self, entry: Mapping[str, Any], words: list[str], category: str, place: str
+    ) -> bool:
         if category and entry.get("category") != category:
             return False
         branch = str(entry.get("branch", ""))
@@ -473,7 +477,7 @@ class ReviewPanel(Panel):
         self.approve_button.setText(f"Approve {count}" if count > 1 else "Approve")
         self.reject_button.setText(f"Reject {count}" if count > 1 else "Reject")
 
-    def _reason(self, entry: dict[str, Any]) -> str:
+    def _reason(self, entry: Mapping[str, Any]) -> str:
         confidence = entry.get("confidence")
         if not isinstance(confidence, int | float):
             return ""
@@ -870,7 +874,7 @@ class ReviewPanel(Panel):
             return str(reply.get("message", "forget failed"))
         return ""
 
-    def _on_channels_stats_changed(self, stats: dict[str, Any]) -> None:
+    def _on_channels_stats_changed(self, stats: answers.StatsAnswer) -> None:
         size = int(stats.get("reviewQueue", 0) or 0)
         if size != self._queue_size:
             self._queue_size = size

@@ -492,9 +492,7 @@ class SettingsPanel(Panel):
             self.key_status.setText(f"Not stored — {reply.get('message', '')}")
             return
         self.api_key.clear()
-        text = f"Stored {reply.get('masked', 'the key')} in the {reply.get('storedIn', 'keyring')}."
-        if reply.get("note"):
-            text += f" {reply['note']}"
+        text = f"Stored {reply.get('masked') or 'the key'}. In use: {reply.get('origin', '')}."
         self.key_status.setText(text)
 
     def _on_key_test_button_clicked(self) -> None:
