@@ -231,3 +231,34 @@ def test_a_quick_request_runs_between_the_steps_of_a_long_job(
     run(qtbot, scenario())
     assert api.events == ["start memory:scan", "list-branches", "end memory:scan"], api.events
     run(qtbot, host.stop())
+
+
+def test_a_search_during_a_real_scan_waits_for_one_thread_not_the_scan(
+    qtbot: QtBot, qloop: qasync.QEventLoop, seeded_home: Path, corpus_dir: Path
+) -> None:
+    # The real core scanning the Puffin history of the corpus (32 threads): a search asked
+    # for once the scan is under way is answered between two of its threads.
+    host = MemoryHost(seeded_home, engine_override="offline")
+    under_way = asyncio.Event()
+
+    def on_progress(_job: str, done: int, _total: int) -> None:
+        if done:  # the scan has memorized at least one thread
+            under_way.set()
+
+    host.listener.progress = on_progress
+    host.start()
+    history = corpus_dir / "puffin" / "jdubray-puffin-todo-list__.puffin__history.json"
+    project = seeded_home.parent / "todo-list"
+    (project / ".puffin").mkdir(parents=True)
+    shutil.copyfile(history, project / ".puffin" / "history.json")
+
+    async def scenario() -> tuple[dict[str, Any], bool, dict[str, Any]]:
+        scan = asyncio.ensure_future(host.invoke("memory:scan", {"path": str(project)}))
+        await under_way.wait()
+        found = await host.invoke("memory:list-branches", {})
+        return found, scan.done(), await scan
+
+    found, scan_done, scanned = run(qtbot, scenario(), timeout=60_000)
+    assert len(found["branches"]) >= 2 and not scan_done
+    assert scanned["memorized"] >= 20, scanned
+    run(qtbot, host.stop())
