@@ -233,7 +233,8 @@ class MemoryHost:
         self.home = home
         self.engine_override = engine_override
         factory = api_factory or _default_factory
-        self._core = CoreWorker(lambda: factory(home, engine_override))
+        self._core = CoreWorker(lambda: self._hooked(factory(home, engine_override)))
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.listener = HostListener()
         self._queue: list[Job] = []
         self._running: list[Job] = []
@@ -253,6 +254,7 @@ class MemoryHost:
         if self._started:
             return
         self._started = True
+        self._loop = asyncio.get_running_loop()
         self._core.start()
         self.spawn(self._start_up())
 
@@ -260,7 +262,6 @@ class MemoryHost:
         await self.refresh_status()
         if self._core.build_error:
             return
-        self._install_core_hooks()
         reply = await self.invoke(ops.GET_CONFIG.name, {})
         self._config = reply.get("config", {}) if not is_error(reply) else {}
         if self._config.get("maintenance_on_start", True):
@@ -362,10 +363,11 @@ class MemoryHost:
             )
         )
 
-    def _install_core_hooks(self) -> None:
-        """Let the core report scan progress and the queue length (called from its thread)."""
-        api = self._core.api
-        loop = asyncio.get_running_loop()
+    def _hooked(self, api: Any) -> Any:
+        """Let the core report scan progress and the queue length; runs on the core thread
+        as soon as the core is built, so every request, the first scan included, has them."""
+        loop = self._loop
+        assert loop is not None  # set by start(), which starts the core thread
 
         def progress(done: int, total: int, label: str) -> None:
             with contextlib.suppress(RuntimeError):  # GUI loop closed during shutdown
@@ -375,6 +377,7 @@ class MemoryHost:
 
         api.progress = progress
         api.queue_length = lambda: len(self._queue) + len(self._running)
+        return api
 
     # -- jobs ---------------------------------------------------------------------------
     def scan(self, *, source: str | None = None, path: str | None = None) -> asyncio.Future[Reply]:

@@ -238,7 +238,27 @@ def test_a_search_during_a_real_scan_waits_for_one_thread_not_the_scan(
 ) -> None:
     # The real core scanning the Puffin history of the corpus (32 threads): a search asked
     # for once the scan is under way is answered between two of its threads.
-    host = MemoryHost(seeded_home, engine_override="offline")
+    order: list[str] = []
+    asked = threading.Event()
+
+    def factory(home: Path, engine: str | None) -> Any:
+        from app.container import build_api
+
+        api = build_api(home, engine_override=engine)
+        invoke = api.invoke
+
+        def recorded(channel: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+            order.append(f"start {channel}")
+            if channel == "memory:memorize" and order.count("start memory:memorize") == 2:
+                asked.wait(10)  # hold the scan at its second thread until the search is sent
+            reply = invoke(channel, payload)
+            order.append(f"end {channel}")
+            return reply
+
+        api.invoke = recorded
+        return api
+
+    host = MemoryHost(seeded_home, api_factory=factory, engine_override="offline")
     under_way = asyncio.Event()
 
     def on_progress(_job: str, done: int, _total: int) -> None:
@@ -252,13 +272,17 @@ def test_a_search_during_a_real_scan_waits_for_one_thread_not_the_scan(
     (project / ".puffin").mkdir(parents=True)
     shutil.copyfile(history, project / ".puffin" / "history.json")
 
-    async def scenario() -> tuple[dict[str, Any], bool, dict[str, Any]]:
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
         scan = asyncio.ensure_future(host.invoke("memory:scan", {"path": str(project)}))
         await under_way.wait()
-        found = await host.invoke("memory:list-branches", {})
-        return found, scan.done(), await scan
+        search = asyncio.ensure_future(host.invoke("memory:list-branches", {}))
+        await asyncio.sleep(0.05)  # the request reaches the core's queue
+        asked.set()
+        return await search, await scan
 
-    found, scan_done, scanned = run(qtbot, scenario(), timeout=60_000)
-    assert len(found["branches"]) >= 2 and not scan_done
+    found, scanned = run(qtbot, scenario(), timeout=60_000)
+    assert len(found["branches"]) >= 2
     assert scanned["memorized"] >= 20, scanned
+    searched = order.index("start memory:list-branches")
+    assert order.index("start memory:scan") < searched < order.index("end memory:scan"), order
     run(qtbot, host.stop())
