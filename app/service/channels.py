@@ -1,6 +1,7 @@
 """MemoryChannels: the Qt face of the memory API, the one object every widget talks to.
 
-Each operation of the table (`app.core.operations`) is an async member, a fire-and-forget
+Each operation of the table (`app.core.operations`) is an awaitable member returning the
+operation's answer type (`app.core.answers`), a fire-and-forget
 slot and a result signal, generated in `app/service/members.py` (Qt names cannot hold ':'
 or '-', so `CHANNEL_MEMBERS` maps each channel to its Python name); every answered request
 is announced on its operation's `<name>_done(request_id, reply)` and on

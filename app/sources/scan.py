@@ -6,7 +6,8 @@ completion rule (a newer thread on the same branch id, or idle longer than `idle
 `memorize_pending` renders each complete, unprocessed thread (only its new part when it
 grew), redacts it, hands it to the memorize callback and records it in the ledger when the
 reply has no error. `dry_run_report` and `sources_report` are the JSON the CLI prints.
-File reading runs in a worker thread from `memorize_pending` so the event loop stays free.
+Everything here is synchronous: in the app it runs on the core's worker thread, and the
+progress callback it calls at each thread lets waiting searches run in between.
 Every reader runs behind `_guarded`: whatever one transcript holds, the worst it can do is
 be named in the scan's errors; the other transcripts are still read and memorized.
 """
