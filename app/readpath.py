@@ -4,7 +4,7 @@ A fresh process that only searches has no use for the composition root (pydantic
 asyncio, the Markdown parser, the SDKs, every engine): importing them costs several times
 the search. When the command line is a plain `[--home DIR] retrieve QUERY [--max-results N]
 [--branch B] [--project P] [--mode fast]`, this module answers it from `index.sqlite`
-(`app.core.index.open_current`: a query-only connection, trusted only when every branch
+(`app.core.indexread.open_current`: a query-only connection, trusted only when every branch
 file's signature matches) with the same ranking and packing as `MemoryReader.retrieve`, and
 prints the same JSON; a plain `list [--type T] [--branch B] [--limit N]` is listed from the
 index's rows as `ops.LIST_ITEMS` lists it. Anything else returns None and the caller
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from app.core import index as core_index
+from app.core import indexread
 from app.core import operations as ops
 from app.core.errors import InvalidInput
 from app.core.paths import project_of, resolve_home, validate_branch_id
@@ -230,7 +231,7 @@ def list_items(home: Path, request: ListRequest) -> dict[str, Any] | None:
             validate_branch_id(request.branch)
         except InvalidInput:
             return None
-    conn = core_index.open_current(home / "index.sqlite", home / "branches")
+    conn = indexread.open_current(home / "index.sqlite", home / "branches")
     if conn is None:
         return None
     try:
@@ -287,7 +288,7 @@ def retrieve(home: Path, request: Request) -> dict[str, Any] | None:
     config = _config(home)
     if config is None or _semantic_would_run(home, config):
         return None
-    conn = core_index.open_current(home / "index.sqlite", home / "branches")
+    conn = indexread.open_current(home / "index.sqlite", home / "branches")
     if conn is None:
         return None
     try:

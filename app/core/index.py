@@ -31,15 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.errors import InvalidInput, PuffinError, StorageError
-from app.core.paths import encode_branch, project_of
+from app.core.indexread import BUSY_TIMEOUT_MS, SCHEMA_VERSION
+from app.core.paths import project_of
 from app.core.words import STOP_WORDS
 
 if TYPE_CHECKING:
     # Imported where used: a cold read (app/readpath.py) opens the index without pydantic.
     from app.core.models import BranchMemory, Category, MemoryItem
 
-SCHEMA_VERSION = 3
-BUSY_TIMEOUT_MS = 5_000
 MAX_QUERY_TERMS = 32
 # A prefix term shorter than this would match a large part of the vocabulary.
 MIN_PREFIX_CHARS = 3
@@ -307,63 +306,6 @@ def item_rows(
             [*params, -1 if limit is None else max(0, limit)],
         ).fetchall()
     ]
-
-
-def open_current(path: Path, branches_dir: Path) -> sqlite3.Connection | None:
-    """A query-only connection to an FTS5 index built from exactly the files on disk, or None.
-
-    None when the index is missing, of another schema or search mode, damaged, or when any
-    branch file's (mtime_ns, size) differs from what it was indexed from: the caller then
-    takes the full path, which syncs. Nothing is written: the connection is `query_only`
-    and access counts go to `ACCESS_LOG` (see `note_access`).
-    """
-    if not path.is_file():
-        return None
-    try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    except sqlite3.Error:
-        return None
-    try:
-        conn.execute("PRAGMA query_only=ON")
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row is None or row[0] != f"{SCHEMA_VERSION}-fts5":
-            conn.close()
-            return None
-        indexed = {
-            str(branch): (int(mtime_ns), int(size))
-            for branch, mtime_ns, size in conn.execute("SELECT branch, mtime_ns, size FROM files")
-        }
-    except sqlite3.Error:
-        conn.close()
-        return None
-    if not _files_match(indexed, branches_dir):
-        conn.close()
-        return None
-    return conn
-
-
-def _files_match(indexed: dict[str, tuple[int, int]], branches_dir: Path) -> bool:
-    """Whether the branch files on disk are exactly those `indexed` (the store's listing)."""
-    expected: dict[str, tuple[int, int]] = {}
-    try:
-        for branch, signature in indexed.items():
-            expected[f"{encode_branch(branch)}.md"] = signature
-    except InvalidInput:
-        return False
-    try:
-        with os.scandir(branches_dir) as entries:
-            for entry in entries:
-                name = entry.name
-                if not name.endswith(".md") or (name.startswith(".") and "%" not in name):
-                    continue  # temp files of atomic writes, hidden files
-                st = entry.stat()
-                if expected.pop(name, None) != (st.st_mtime_ns, st.st_size):
-                    return False
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return False
-    return not expected
 
 
 # -- access counts -----------------------------------------------------------------------

@@ -13,9 +13,10 @@ The hook must answer within 300 ms, so the fast path reads `index.sqlite` with p
 file's (mtime_ns, size) matches what it was built from. Otherwise the core index is synced
 first, and when even that fails the branch files are parsed. Those slow paths build only a
 store and an index, not the whole API: the hook reads, needs no engine or writer, and must
-work when one of those cannot be built. Columns and file-name encoding mirror
-`app.core.index` and `app.core.store` (tests keep them equal); a query failing on a changed
-layout only sends the hook down the slow path.
+work when one of those cannot be built. The index is opened and queried through
+`app.core.indexread`, the core's cold read half of the index (the same freshness check and
+queries as the command line's cold `retrieve`); a query failing on a changed layout only
+sends the hook down the slow path.
 
 A cold start should cost at most twice the CPU of `python -c "import sqlite3, json"`
 (issue 16), so the hook reads the rows of only the best-ranked constraint candidates,
@@ -28,14 +29,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from app.core import paths
+from app.core import indexread, paths
 from app.core.errors import InvalidInput
 from app.integrations.gitref import Location
 from app.integrations.hookio import source_stamp, write_cache
@@ -68,6 +68,8 @@ CONSTRAINT_ORDER: tuple[str, ...] = (
     "architectural_decisions",
     "coding_preferences",
 )
+# How long a hook waits for a writer holding index.sqlite before it reads the files instead.
+HOOK_DB_WAIT_S = 1.0
 _HEADING_RE = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 _SPACE_RE = re.compile(r"\s+")
 # Labelled fields shown after an item's content, as the branch file writes them.
@@ -79,11 +81,6 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ("fix", "Fix"),
     ("approach", "Approach"),
     ("lessons", "Lessons"),
-)
-_SELECT = (
-    "SELECT i.item_id, i.branch, i.project, i.category, i.title, i.content, i.confidence, "
-    "i.pinned, i.extracted, i.data, COALESCE(a.count, 0) "
-    "FROM items i LEFT JOIN access a ON a.item_id = i.item_id"
 )
 
 
@@ -172,35 +169,12 @@ def read_summary(path: Path | None) -> str:
     return ""
 
 
-# -- the index, read directly --------------------------------------------------------------
-def _connect(path: Path) -> sqlite3.Connection | None:
-    if not path.is_file():
-        return None  # connecting would create an empty file
-    try:
-        conn = sqlite3.connect(path, timeout=1.0, isolation_level=None)
-    except sqlite3.Error:
-        return None
-    return conn
-
-
-def _fresh(conn: sqlite3.Connection, branches_dir: Path) -> bool:
-    """Whether the index was built from exactly the branch files now on disk."""
-    expected: dict[str, tuple[int, int]] = {}
-    for branch, mtime_ns, size in conn.execute("SELECT branch, mtime_ns, size FROM files"):
-        stem = encode_branch(str(branch))
-        if stem is None:
-            return False
-        expected[f"{stem}.md"] = (int(mtime_ns), int(size))
-    with os.scandir(branches_dir) as entries:
-        for entry in entries:
-            name = entry.name
-            if not name.endswith(".md") or name.startswith("."):
-                continue  # temp files of atomic writes, hidden files
-            signature = expected.pop(name, None)
-            stat = entry.stat()
-            if signature != (stat.st_mtime_ns, stat.st_size):
-                return False
-    return not expected
+# -- the index, through app.core.indexread -------------------------------------------------
+def _open(home: Path, *, fts: bool = False) -> sqlite3.Connection | None:
+    """A query-only connection to the index when it matches the branch files, else None."""
+    return indexread.open_current(
+        home / "index.sqlite", home / "branches", fts=fts, timeout_s=HOOK_DB_WAIT_S
+    )
 
 
 def _row_item(row: Sequence[Any]) -> Item:
@@ -217,21 +191,6 @@ def _row_item(row: Sequence[Any]) -> Item:
         access_count=int(row[10]),
         data=str(row[9] or ""),
     )
-
-
-def _query(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[Item]:
-    rows = conn.execute(f"{_SELECT} WHERE {where} ORDER BY i.branch, i.position", params)
-    return [_row_item(r) for r in rows]
-
-
-# `_constraint_rank` in SQL (all candidates share the project; `extracted` is an ISO date,
-# whose text sorts as `_day` does), ties in file order as the stable sort keeps them.
-_RANK_SQL = (
-    "CASE i.category "
-    + " ".join(f"WHEN '{c}' THEN {n}" for n, c in enumerate(CONSTRAINT_ORDER))
-    + " ELSE 9 END, i.extracted DESC, i.pinned DESC, i.confidence DESC, "
-    "COALESCE(a.count, 0) DESC, "
-)
 
 
 def _sync_index(home: Path) -> None:
@@ -254,23 +213,17 @@ def _read_index(
     """
     path = "index"
     for attempt in range(2):
-        conn = _connect(home / "index.sqlite")
+        conn = _open(home)
         try:
-            if conn is not None and _fresh(conn, home / "branches"):
-                own = {b: _query(conn, "i.branch = ?", (b,)) for b in branches}
+            if conn is not None:
+                own = {b: [_row_item(r) for r in indexread.branch_rows(conn, b)] for b in branches}
                 others: list[Item] = []
                 unread: tuple[tuple[str, str], ...] = ()
                 if project:
-                    marks = ", ".join("?" for _ in branches)
-                    cats = ", ".join("?" for _ in CONSTRAINT_ORDER)
-                    where = (
-                        f"i.project = ? AND i.branch NOT IN ({marks}) AND i.category IN ({cats})"
+                    rows, unread = indexread.constraint_rows(
+                        conn, project, branches, CONSTRAINT_ORDER, best
                     )
-                    params = (project, *branches, *CONSTRAINT_ORDER)
-                    if best is None:
-                        others = _query(conn, where, params)
-                    else:
-                        others, unread = _best(conn, where, params, best)
+                    others = [_row_item(r) for r in rows]
                 return own, others, path, unread
         except sqlite3.DatabaseError:
             pass  # damaged or mid-rebuild: the core's sync resets and rebuilds it
@@ -281,33 +234,6 @@ def _read_index(
             _sync_index(home)
             path = "synced"
     return None
-
-
-def _best(
-    conn: sqlite3.Connection, where: str, params: Sequence[Any], best: int
-) -> tuple[list[Item], tuple[tuple[str, str], ...]]:
-    """The `best` top-ranked candidates matching `where`, and (category, id) of the rest.
-
-    Ids, not only counts, of the rest: the same lesson kept in two branches has one id,
-    and the note of what was left out does not count an item whose id is shown.
-    """
-    ranked = conn.execute(
-        "SELECT i.rowid, i.category, i.item_id FROM items i "
-        f"LEFT JOIN access a ON a.item_id = i.item_id WHERE {where} "
-        f"ORDER BY {_RANK_SQL}i.branch, i.position",
-        params,
-    ).fetchall()
-    head = [row[0] for row in ranked[:best]]
-    marks = ", ".join("?" for _ in head)
-    rows = {
-        row[0]: row[1:]
-        for row in conn.execute(
-            f"{_SELECT.replace('SELECT ', 'SELECT i.rowid, ', 1)} WHERE i.rowid IN ({marks})",
-            head,
-        )
-    }
-    rest = tuple((str(category), str(item_id)) for _, category, item_id in ranked[best:])
-    return [_row_item(rows[rowid]) for rowid in head], rest
 
 
 def _read_files(
@@ -862,19 +788,11 @@ def prompt_context(
     terms = prompt_terms(prompt)
     if len(terms) < 1:
         return None
-    conn = _connect(home / "index.sqlite")
+    conn = _open(home, fts=True)
     if conn is None:
         return None
     try:
-        if not _fresh(conn, home / "branches"):
-            return None
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        scope = "AND i.project = ?" if location.project else ""
-        rows = conn.execute(
-            f"{_SELECT} JOIN items_fts f ON f.rowid = i.rowid "
-            f"WHERE items_fts MATCH ? {scope} ORDER BY f.rank LIMIT 40",
-            (match, location.project) if location.project else (match,),
-        ).fetchall()
+        rows = indexread.matching_rows(conn, terms, location.project, 40)
     except sqlite3.DatabaseError:
         return None
     finally:
