@@ -245,3 +245,28 @@ def test_no_switch_interval_tuning() -> None:
         if "setswitchinterval" in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+def test_only_the_core_queries_sqlite() -> None:
+    # One read path: the index (and the vectors) are opened and queried in app/core only;
+    # the hooks and the cold command line read through app/core/indexread.py.
+    offenders = []
+    for path in sorted(APP.rglob("*.py")):
+        if path.is_relative_to(APP / "core"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        offenders += [
+            f"{path.relative_to(APP)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and (
+                node.func.attr in {"execute", "executemany", "executescript"}
+                or (
+                    node.func.attr == "connect"
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "sqlite3"
+                )
+            )
+        ]
+    assert offenders == []
