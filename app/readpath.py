@@ -37,17 +37,21 @@ from app.core import indexread
 from app.core import operations as ops
 from app.core.errors import InvalidInput
 from app.core.paths import project_of, resolve_home, validate_branch_id
+from app.core.ranking import (
+    CONFLICT_POOL,
+    FAST_POOL,
+    HEADINGS,
+    MAX_RESULTS,
+    NOTHING,
+    Ranked,
+    locality,
+    pack,
+    score,
+)
 
-# Mirrors of app.core.reader and app.core.config (tests/test_readpath.py keeps them equal).
-FAST_POOL = 50
-CONFLICT_POOL = 20
-SAME_BRANCH, SAME_PROJECT, ELSEWHERE = 1.0, 0.9, 0.8
-CHARS_PER_TOKEN = 4
-CONFLICT_BUDGET_SHARE = 0.5
-MIN_TRUNCATED_TOKENS = 16
-MAX_RESULTS = 100
+# Mirrors of app.core.requests and app.core.config (tests/test_readpath.py keeps them equal);
+# scoring and packing are app.core.ranking's, shared with MemoryReader.
 MAX_QUERY_CHARS = 2000
-NOTHING: dict[str, Any] = {"nothing": True, "message": "nothing in memory about this"}
 CONFIG_DEFAULTS: dict[str, Any] = {
     "retrieval_token_budget": 2_000,
     "relevance_threshold": 0.05,
@@ -55,13 +59,6 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "confidence_weight": 0.3,
     "frequency_weight": 0.1,
     "semantic_search": True,
-}
-CATEGORY_HEADINGS: dict[str, str] = {
-    "coding_preferences": "Coding Preferences",
-    "architectural_decisions": "Architectural Decisions",
-    "project_conventions": "Project Conventions",
-    "bug_patterns": "Bug Patterns",
-    "implementation_notes": "Implementation Notes",
 }
 _OPTIONS = {
     "--max-results": "max_results",
@@ -146,7 +143,7 @@ def parse_list(argv: list[str]) -> ListRequest | None:
         values[rest[0]] = rest[1]
         rest = rest[2:]
     category = values.get("--type")
-    if category is not None and category not in CATEGORY_HEADINGS:
+    if category is not None and category not in HEADINGS:
         return None
     raw = values.get("--limit")
     if raw is not None and not (raw.isascii() and raw.isdigit()):
@@ -307,8 +304,24 @@ def retrieve(home: Path, request: Request) -> dict[str, Any] | None:
     )
     near = scored[: max(CONFLICT_POOL, 2 * request.max_results)]
     conflicts = _conflicts(near, scored) if _may_conflict([h for h, _ in near]) else []
-    packed_conflicts, memories, used = _pack(
-        conflicts, scored, request.max_results, int(config["retrieval_token_budget"])
+    packed_conflicts, memories, used = pack(
+        conflicts,
+        [
+            Ranked(
+                h.id,
+                h.branch,
+                h.project,
+                h.category,
+                h.title,
+                h.content,
+                h.confidence,
+                h.relevance,
+                value,
+            )
+            for h, value in scored
+        ],
+        request.max_results,
+        int(config["retrieval_token_budget"]),
     )
     if memories:
         core_index.note_access(home / "index.sqlite", (m["id"] for m in memories))
@@ -392,20 +405,8 @@ def _score(hit: _Hit, config: dict[str, Any], branch: str | None, project: str |
         float(config["confidence_weight"]),
         float(config["frequency_weight"]),
     )
-    total = sum(weights)
-    if total <= 0:
-        weights, total = (0.6, 0.3, 0.1), 1.0
-    frequency = min(hit.access_count / 100, 1.0)
-    base = (
-        weights[0] * hit.relevance + weights[1] * hit.confidence + weights[2] * frequency
-    ) / total
-    if (branch is None and project is None) or (branch is not None and hit.branch == branch):
-        locality = SAME_BRANCH
-    elif project and hit.project == project:
-        locality = SAME_PROJECT
-    else:
-        locality = ELSEWHERE
-    return base * locality
+    near = locality(hit.branch, hit.project, branch, project)
+    return score(hit.relevance, hit.confidence, hit.access_count, weights, near)
 
 
 def _may_conflict(near: list[_Hit]) -> bool:
@@ -442,8 +443,8 @@ def _conflicts(
         [(h.branch, MemoryItem.model_validate_json(h.item_json)) for h, _ in near]
     )
     best: dict[str, float] = {}
-    for hit, score in scored:
-        best.setdefault(hit.id, score)
+    for hit, value in scored:
+        best.setdefault(hit.id, value)
     merged: list[dict[str, Any]] = []
     seen: set[frozenset[str]] = set()
     for conflict in detected:
@@ -461,60 +462,3 @@ def _conflicts(
         )
     merged.sort(key=lambda c: -max(best[i] for i in c["itemIds"]))
     return merged
-
-
-def _tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def _memory_text(hit: _Hit, content: str) -> str:
-    return (
-        f"**{CATEGORY_HEADINGS.get(hit.category, hit.category)}** "
-        f"(confidence: {round(hit.confidence * 100)}%)\n{hit.title}: {content}\n\n"
-    )
-
-
-def _pack(
-    conflicts: list[dict[str, Any]],
-    scored: list[tuple[_Hit, float]],
-    max_results: int,
-    budget: int,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    """Conflict warnings first, then memories by score, within the token budget."""
-    used = 0
-    packed_conflicts: list[dict[str, Any]] = []
-    for conflict in conflicts[:max_results]:
-        cost = _tokens(f"**CONFLICT** in {conflict['category']}: {conflict['description']}\n")
-        if used + cost > budget * CONFLICT_BUDGET_SHARE:
-            continue
-        used += cost
-        packed_conflicts.append(conflict)
-    memories: list[dict[str, Any]] = []
-    for hit, score in scored:
-        if len(memories) >= max_results:
-            break
-        content = hit.content
-        cost = _tokens(_memory_text(hit, content))
-        if used + cost > budget:
-            left = budget - used
-            if memories or left < MIN_TRUNCATED_TOKENS:
-                continue
-            overhead = _tokens(_memory_text(hit, ""))
-            keep = max(0, (left - overhead) * CHARS_PER_TOKEN - 1)
-            content = content[:keep].rstrip() + "…"
-            cost = _tokens(_memory_text(hit, content))
-        used += cost
-        memories.append(
-            {
-                "branch": hit.branch,
-                "project": hit.project,
-                "category": hit.category,
-                "title": hit.title,
-                "content": content,
-                "confidence": hit.confidence,
-                "score": round(score, 4),
-                "id": hit.id,
-                "relevance": round(hit.relevance, 4),
-            }
-        )
-    return packed_conflicts, memories, used

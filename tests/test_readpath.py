@@ -285,36 +285,23 @@ def test_semantic_search_that_would_run_takes_the_full_path(tmp_path: Path) -> N
 
 
 def test_mirrors_match_the_core() -> None:
-    from app.core import reader
+    from app.core import ranking
     from app.core.config import Config
     from app.core.models import CATEGORY_HEADINGS
+    from app.core.requests import RetrieveRequest
 
     defaults = Config()
     assert {k: getattr(defaults, k) for k in readpath.CONFIG_DEFAULTS} == readpath.CONFIG_DEFAULTS
-    assert {c.value: h for c, h in CATEGORY_HEADINGS.items()} == readpath.CATEGORY_HEADINGS
-    assert (
-        readpath.FAST_POOL,
-        readpath.CONFLICT_POOL,
-        readpath.SAME_BRANCH,
-        readpath.SAME_PROJECT,
-        readpath.ELSEWHERE,
-        readpath.CHARS_PER_TOKEN,
-        readpath.CONFLICT_BUDGET_SHARE,
-        readpath.MIN_TRUNCATED_TOKENS,
-        readpath.MAX_RESULTS,
-        readpath.NOTHING,
-    ) == (
-        reader.FAST_POOL,
-        reader.CONFLICT_POOL,
-        reader.SAME_BRANCH,
-        reader.SAME_PROJECT,
-        reader.ELSEWHERE,
-        reader.CHARS_PER_TOKEN,
-        reader.CONFLICT_BUDGET_SHARE,
-        reader.MIN_TRUNCATED_TOKENS,
-        reader.MAX_RESULTS,
-        reader.NOTHING,
-    )
+    # Scoring and packing are shared (app.core.ranking); the headings it packs with are the
+    # branch file's.
+    assert {c.value: h for c, h in CATEGORY_HEADINGS.items()} == ranking.HEADINGS
+    limits = {
+        type(m).__name__: m
+        for name in ("query", "max_results")
+        for m in RetrieveRequest.model_fields[name].metadata
+    }
+    assert limits["MaxLen"].max_length == readpath.MAX_QUERY_CHARS
+    assert limits["Le"].le == ranking.MAX_RESULTS
 
 
 def _snapshot(home: Path) -> dict[str, tuple[int, int, bytes]]:

@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.core.ranking import HEADINGS
+
 
 class Category(StrEnum):
     """The five knowledge categories of seed 001, in file order."""
@@ -37,13 +39,8 @@ class Category(StrEnum):
         return CATEGORY_PREFIXES[self]
 
 
-CATEGORY_HEADINGS: dict[Category, str] = {
-    Category.CODING_PREFERENCES: "Coding Preferences",
-    Category.ARCHITECTURAL_DECISIONS: "Architectural Decisions",
-    Category.PROJECT_CONVENTIONS: "Project Conventions",
-    Category.BUG_PATTERNS: "Bug Patterns",
-    Category.IMPLEMENTATION_NOTES: "Implementation Notes",
-}
+# The section headings are defined once, in app.core.ranking (the cold paths read them).
+CATEGORY_HEADINGS: dict[Category, str] = {c: HEADINGS[c.value] for c in Category}
 CATEGORY_PREFIXES: dict[Category, str] = {
     Category.CODING_PREFERENCES: "pref",
     Category.ARCHITECTURAL_DECISIONS: "arch",

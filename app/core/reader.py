@@ -14,7 +14,6 @@ reads never write the index), which lifts them a little once the index folds it 
 from __future__ import annotations
 
 import logging
-import math
 import sqlite3
 import time
 from collections.abc import Callable
@@ -33,8 +32,18 @@ from app.core.index import (
     note_access,
     query_terms,
 )
-from app.core.models import CATEGORY_HEADINGS
 from app.core.paths import project_of
+from app.core.ranking import (
+    CONFLICT_POOL,
+    DEEP_POOL,
+    FAST_POOL,
+    MAX_RESULTS,
+    NOTHING,
+    Ranked,
+    locality,
+    pack,
+    score,
+)
 
 if TYPE_CHECKING:
     from app.core.vectors import VectorStore
@@ -42,23 +51,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Mode = Literal["fast", "deep"]
-MAX_RESULTS = 100
-# Candidate pools: generous, so that confidence and access counts can reorder more than
-# the top few bm25 hits; deep mode gives the engine more to choose from.
-FAST_POOL = 50
-DEEP_POOL = 120
-CONFLICT_POOL = 20
-# Locality is a factor on the score, not a tier: with the same match, the same branch
-# wins over the same project, which wins over other projects, yet a clearly better match
-# elsewhere (more than 10-20 % better) still comes first.
-SAME_BRANCH = 1.0
-SAME_PROJECT = 0.9
-ELSEWHERE = 0.8
-CHARS_PER_TOKEN = 4
-# Conflicts are packed first but may take at most this share of the budget.
-CONFLICT_BUDGET_SHARE = 0.5
-# Below this many tokens left, a truncated first memory would say too little to be useful.
-MIN_TRUNCATED_TOKENS = 16
 # Hybrid retrieval: weight of the lexical part (term coverage x bm25 ratio) added to the
 # absolute cosine.
 LEX_WEIGHT = 0.2
@@ -66,14 +58,6 @@ LEX_WEIGHT = 0.2
 # memory with more missing vectors is searched lexically until a scan or `remember` has
 # computed them. Queries write nothing otherwise.
 QUERY_BACKFILL = 0
-NOTHING_MESSAGE = "nothing in memory about this"
-# Explicit empty answer for the API, CLI, MCP `search` and the per-prompt hook.
-NOTHING: dict[str, Any] = {"nothing": True, "message": NOTHING_MESSAGE}
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count (seed 001 section 4.3: about four characters per token)."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +137,33 @@ class MemoryReader:
             find_conflicts([(s.hit.branch, s.hit.memory_item()) for s in near]),
             scored,
         )
-        packed_conflicts, memories, used = self._pack(conflicts, scored, max_results)
+        packed_conflicts, memories, used = pack(
+            [
+                {
+                    "category": c.category.value,
+                    "description": c.description,
+                    "itemIds": list(c.item_ids),
+                    "branches": list(c.branches),
+                }
+                for c in conflicts
+            ],
+            [
+                Ranked(
+                    s.hit.id,
+                    s.hit.branch,
+                    s.hit.project,
+                    s.hit.category.value,
+                    s.hit.title,
+                    s.hit.content,
+                    s.hit.confidence,
+                    s.hit.relevance,
+                    s.score,
+                )
+                for s in scored
+            ],
+            max_results,
+            self.config.retrieval_token_budget,
+        )
         if memories:
             # Reads never write the index: the uses go to the side log it folds in later.
             note_access(self.index.path, (m["id"] for m in memories))
@@ -310,68 +320,8 @@ class MemoryReader:
     def _score(self, hit: IndexedItem, branch: str | None, project: str | None) -> float:
         cfg = self.config
         weights = (cfg.relevance_weight, cfg.confidence_weight, cfg.frequency_weight)
-        total = sum(weights)
-        if total <= 0:
-            weights, total = (0.6, 0.3, 0.1), 1.0
-        frequency = min(hit.access_count / 100, 1.0)
-        base = (
-            weights[0] * hit.relevance + weights[1] * hit.confidence + weights[2] * frequency
-        ) / total
-        return base * _locality(hit, branch, project)
-
-    def _pack(
-        self, conflicts: list[CrossConflict], scored: list[_Scored], max_results: int
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-        """Seed 001 section 4.3: conflict warnings first, then memories by score."""
-        budget = self.config.retrieval_token_budget
-        used = 0
-        packed_conflicts: list[dict[str, Any]] = []
-        for conflict in conflicts[:max_results]:
-            cost = estimate_tokens(
-                f"**CONFLICT** in {conflict.category.value}: {conflict.description}\n"
-            )
-            if used + cost > budget * CONFLICT_BUDGET_SHARE:
-                continue
-            used += cost
-            packed_conflicts.append(
-                {
-                    "category": conflict.category.value,
-                    "description": conflict.description,
-                    "itemIds": list(conflict.item_ids),
-                    "branches": list(conflict.branches),
-                }
-            )
-        memories: list[dict[str, Any]] = []
-        for entry in scored:
-            if len(memories) >= max_results:
-                break
-            hit = entry.hit
-            content = hit.content
-            cost = estimate_tokens(_memory_text(hit, content))
-            if used + cost > budget:
-                left = budget - used
-                if memories or left < MIN_TRUNCATED_TOKENS:
-                    continue  # a shorter item further down may still fit
-                # The best match alone is over the budget: send its start rather than nothing.
-                overhead = estimate_tokens(_memory_text(hit, ""))
-                keep = max(0, (left - overhead) * CHARS_PER_TOKEN - 1)
-                content = content[:keep].rstrip() + "…"
-                cost = estimate_tokens(_memory_text(hit, content))
-            used += cost
-            memories.append(
-                {
-                    "branch": hit.branch,
-                    "project": hit.project,
-                    "category": hit.category.value,
-                    "title": hit.title,
-                    "content": content,
-                    "confidence": hit.confidence,
-                    "score": round(entry.score, 4),
-                    "id": hit.id,
-                    "relevance": round(hit.relevance, 4),
-                }
-            )
-        return packed_conflicts, memories, used
+        near = locality(hit.branch, hit.project, branch, project)
+        return score(hit.relevance, hit.confidence, hit.access_count, weights, near)
 
 
 # -- helpers -----------------------------------------------------------------------------
@@ -395,21 +345,6 @@ def _coverage(query: str, text: str) -> float:
         return 0.0
     words = {w.strip(".,;:!?()[]{}\"'`").casefold() for w in text.split()}
     return len(terms & words) / len(terms)
-
-
-def _locality(hit: IndexedItem, branch: str | None, project: str | None) -> float:
-    if branch is None and project is None:
-        return SAME_BRANCH
-    if branch is not None and hit.branch == branch:
-        return SAME_BRANCH
-    if project and hit.project == project:
-        return SAME_PROJECT
-    return ELSEWHERE
-
-
-def _memory_text(hit: IndexedItem, content: str) -> str:
-    heading = CATEGORY_HEADINGS[hit.category]
-    return f"**{heading}** (confidence: {round(hit.confidence * 100)}%)\n{hit.title}: {content}\n\n"
 
 
 def _merge_conflicts(

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from app.core import indexread, paths
+from app.core import indexread, paths, ranking
 from app.core.errors import InvalidInput
 from app.integrations.gitref import Location
 from app.integrations.hookio import source_stamp, write_cache
@@ -54,13 +54,8 @@ LINE_CHARS = 600
 CONSTRAINT_RESERVE = 3_000
 
 # Mirrors of app.core (tests/integrations/test_context.py checks each against the core).
-CATEGORY_HEADINGS: dict[str, str] = {
-    "coding_preferences": "Coding Preferences",
-    "architectural_decisions": "Architectural Decisions",
-    "project_conventions": "Project Conventions",
-    "bug_patterns": "Bug Patterns",
-    "implementation_notes": "Implementation Notes",
-}
+# The branch file's section headings, by category value (the core's, app.core.ranking).
+CATEGORY_HEADINGS: dict[str, str] = ranking.HEADINGS
 # Seed 003: constraints are lessons; bug patterns first, then rules that bind a project.
 CONSTRAINT_ORDER: tuple[str, ...] = (
     "bug_patterns",

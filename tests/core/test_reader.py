@@ -22,7 +22,8 @@ from app.core.models import (
     ExtractionResult,
     MemoryItem,
 )
-from app.core.reader import MemoryReader, estimate_tokens
+from app.core.ranking import estimate_tokens
+from app.core.reader import MemoryReader
 from app.core.store import MemoryStore
 
 PREF = Category.CODING_PREFERENCES
