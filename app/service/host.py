@@ -334,6 +334,12 @@ class MemoryHost:
         self._in_flight.add(future)
         try:
             reply: Reply = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if future.cancelled() and self._stopping and task is not None and not task.cancelling():
+                # Cancelled by the shutdown, not by its caller: an answer, not an exception.
+                return error_reply("INTERNAL_ERROR", "The app is shutting down.")
+            raise
         finally:
             self._in_flight.discard(future)
         if not is_error(reply) and channel in MUTATING_CHANNELS:

@@ -286,3 +286,42 @@ def test_a_search_during_a_real_scan_waits_for_one_thread_not_the_scan(
     searched = order.index("start memory:list-branches")
     assert order.index("start memory:scan") < searched < order.index("end memory:scan"), order
     run(qtbot, host.stop())
+
+
+def test_quitting_while_the_core_is_busy_does_not_hang(
+    qtbot: QtBot, qloop: qasync.QEventLoop, quiet_home: Path, monkeypatch: Any
+) -> None:
+    # A step that cannot be interrupted (a stuck network call, a huge transcript): quitting
+    # waits a few seconds for it, cancels what was queued behind it, and goes.
+    from app.service import host as host_module
+
+    monkeypatch.setattr(host_module, "STOP_TIMEOUT_S", 0.5)
+    release, running = threading.Event(), threading.Event()
+    api = _SlowApi()
+    original = api.invoke
+
+    def invoke(channel: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if channel == "memory:scan":
+            running.set()
+            release.wait(10)
+            return {"success": True}
+        return original(channel, payload)
+
+    api.invoke = invoke  # type: ignore[method-assign]
+    host = MemoryHost(quiet_home, api_factory=lambda _h, _e: api)
+    host.start()
+    stuck = host.scan()
+    qtbot.waitUntil(running.is_set, timeout=3000)
+
+    async def quit_now() -> tuple[float, dict[str, Any]]:
+        queued = asyncio.ensure_future(host.invoke("memory:list-branches", {}))
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await host.stop()
+        return time.monotonic() - started, await queued
+
+    took, queued_reply = run(qtbot, quit_now())
+    release.set()
+    assert took < 2.0, took
+    assert stuck.cancelled()
+    assert is_error(queued_reply) and "shutting down" in queued_reply["message"]
