@@ -56,6 +56,29 @@ def test_always_async_await_never_then_is_a_committed_coding_preference() -> Non
 # ---------------------------------------------------------------------------- signal families
 
 
+def test_a_choice_taken_back_in_the_same_breath_is_no_item() -> None:
+    result = run(
+        "User: also we keep sessions in redis for auth... actually scratch that, we moved "
+        "sessions to postgres last month, use postgres.\nAssistant: Got it, postgres it is."
+    )
+
+    texts = [i.content for i in result.items]
+    assert not any("redis for auth" in t for t in texts), texts
+    item = only(result)
+    assert item.content.startswith("We moved sessions to postgres"), item.content
+
+
+def test_a_correction_of_an_earlier_turn_is_not_a_retraction() -> None:
+    result = run(
+        "User: we always deploy with helm, never kubectl apply by hand.\n"
+        "Assistant: Noted.\nUser: scratch that, we deploy with argocd now, never helm.\n"
+        "Assistant: Understood."
+    )
+
+    assert any("argocd" in i.content for i in result.items)
+    assert any("kubectl" in i.content for i in result.items)
+
+
 def test_directive_with_reason_scores_higher_than_a_plain_preference() -> None:
     directive = only(run("User: Never use print() for logging, because it bypasses structlog."))
     preference = only(run("User: I prefer structlog over the stdlib logging module."))

@@ -82,9 +82,13 @@ def _with_dialogue_units(
     )
 
     dialogue = read_dialogue(turns)
-    found = _with_reversals(found, find_reversals(dialogue), statements)
+    reversals = find_reversals(dialogue)
+    taken_back = _retracted(reversals, statements)
+    found = [c for c in found if c.index not in taken_back]
+    found = _with_reversals(found, reversals, statements)
     found = _with_standing_rules(found, statements)
     found = _with_acknowledged(found, turns, statements)
+    found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
     found = _with_disputes(found, find_disputes(dialogue))
     found = _with_answers(found, find_proposals(dialogue), statements)
     fixes = find_fixes(dialogue)
@@ -195,6 +199,36 @@ def _with_reversals(
         )
     found.sort(key=lambda c: c.index)
     return found
+
+
+_RETRACTS = re.compile(
+    r"(?i)^\W*(?:actually[,\s]+)?(?:scratch that|no wait|wait,? no|never ?mind)\b"
+)
+
+
+def _retracted(reversals: list[Reversal], statements: list[Statement]) -> set[int]:
+    """ "X... actually scratch that, Y": X is taken back in the same breath, so it is no item.
+
+    Returns the indexes of the statements taken back: only the user's statement just before
+    the retraction, in the same turn. A reversal of something said in an earlier turn or
+    thread is the evolution's job.
+    """
+    taken: set[int] = set()
+    for reversal in reversals:
+        if not _RETRACTS.search(reversal.text):
+            continue
+        at = next(
+            (
+                i
+                for i, s in enumerate(statements)
+                if s.turn == reversal.turn and reversal.text.startswith(s.text[:40])
+            ),
+            0,
+        )
+        before = statements[at - 1] if at > 0 else None
+        if before is not None and before.turn == reversal.turn and before.speaker is Speaker.USER:
+            taken.add(at - 1)
+    return taken
 
 
 # Closed-class words that make a statement general (a standing rule), not a one-off task.
@@ -503,12 +537,13 @@ def _with_answers(
 
 def _unhedged(text: str) -> str:
     """Without the chat openers ("actually,", "heads up:") that carry no content."""
-    return (
-        re.sub(
-            r"(?i)^\W*(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note)\b[,:]?\s*", "", text
-        ).strip()
-        or text
-    )
+    return _OPENER.sub("", text).strip() or text
+
+
+_OPENER = re.compile(
+    r"(?i)^\W*(?:(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note)\b[,:]?\s*)*"
+    r"(?:(?:scratch that|no wait|never ?mind)\b[,:;.]?\s*)?"
+)
 
 
 def _sentence_of(text: str) -> str:
