@@ -24,6 +24,7 @@ from app.engines.offline.extract_text import (
     MAX_PATTERN_LINE,
     Speaker,
     Turn,
+    looks_like_code,
     split_sentences,
 )
 
@@ -285,14 +286,96 @@ def _first_error(text: str) -> str:
     lines = [
         line.strip() for line in text.replace("[tool result:", "").splitlines() if line.strip()
     ]
-    hit = next((line for line in lines if _FAILED.search(line)), lines[0] if lines else "")
+    hit = next(
+        (line for line in lines if _FAILED.search(_ZERO_FAIL.sub(" ", line))),
+        lines[0] if lines else "",
+    )
     return hit.rstrip("]").strip()
 
 
-def _symptom(text: str) -> str:
+# Words that say something is wrong: a symptom sentence holds one ("fails", "missing").
+_TROUBLE = re.compile(
+    r"(?i)\b(?:fail\w*|error\w*|crash\w*|broke\w*|wrong|missing|slow\w*|drop\w*|lost|"
+    r"los(?:e|es|ing)|never|no longer|(?:does|do|is|are|was|were|did|can)(?:n'?t| not)|"
+    r"stuck|hang\w*|hung|timing out|leak\w*|time[sd]? ?out|exception|flak\w*|empty|"
+    r"duplicat\w*|twice|"
+    r"doubl\w*|blank|freez\w*|stopp?\w*|instead of|only|strange|weird|odd|"
+    r"unexpected\w*|keeps?|sometimes|random\w*|intermittent\w*|until|any ?more|"
+    r"problem|issue|bug)\b"
+)
+_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_GREETING = re.compile(
+    r"(?i)^\W*(?:hello|hi|hey|dear|good (?:morning|afternoon|evening)|greetings)\b\W*"
+    r"(?:\w+\W*){0,5}$"
+)
+# "Need rate limiting…", "I need add a favourites feature…": asking for work.
+_ASKS_FOR_WORK = re.compile(
+    r"(?i)^\W*(?:(?:hello|hi|hey)\W+)?(?:(?:i|we)(?: really)? (?:need|want|would like)|"
+    r"i'?d like|we'?d like|need|let'?s|lets|can you|could you|would you|please|pls|add|"
+    r"implement|build|create|make)\b"
+)
+
+
+# What went wrong, told as a description: the main clause names trouble ("the build job fails
+# on every pull request", "event never shows up") with no modal or imperative, so it reports a
+# problem rather than setting a rule ("never edit requirements.txt", "X must never …").
+_DESCRIBED_TROUBLE = re.compile(
+    r"(?i)\b(?:fail(?:s|ed|ing)|errors? out|crash(?:es|ed|ing)|broke(?:n)?|wrong|missing|"
+    r"slow(?:er|s)?\b|dropp(?:ed|ing)|drops|lost|los(?:es|ing)|no longer|hung|hangs|stuck|"
+    r"timing out|times out|timed out|leak(?:s|ed|ing)|flaky|doubled|twice|freez(?:es|ing)|"
+    r"never (?:\w+(?:s|ed)|got|came|went|shows?)\b|(?:does|did|is|are|was|were)(?:n'?t| not) "
+    r"(?:work|show|appear|arrive|load|start|run|happen|get)\w*)"
+)
+_DIRECTIVE = re.compile(
+    r"(?i)\b(?:must|should|shall|have to|has to|need to|needs to|always|from now on|going "
+    r"forward|make sure)\b|^\W*(?:please |pls )?(?:do not|don'?t|never|avoid|use|keep|put|"
+    r"prefer|stop)\b"
+)
+_SUBORDINATE = re.compile(
+    r"(?i)(?<=\S)(?:,? (?:so|because|since|which|otherwise|or else|"
+    r"instead of|if)\b|[:;—–])"
+)
+
+
+def describes_trouble(text: str) -> bool:
+    """Whether a statement reports a problem instead of stating a rule or a choice."""
+    if _DIRECTIVE.search(text):
+        return False
+    main = _SUBORDINATE.split(text, maxsplit=1)[0]
+    return _DESCRIBED_TROUBLE.search(main) is not None
+
+
+def _symptom(text: str, cause: str = "") -> str:
+    """The sentence of a problem report that says what goes wrong.
+
+    Not the greeting or the request around it ("Good morning.", "Could you look?"): the
+    sentence that names trouble, sharing most words with the diagnosis; the first such one
+    on a tie.
+    """
     text = re.split(r"(?i)\btraceback \(most recent", text, maxsplit=1)[0].rstrip(" :")
     sentences = _sentences(text)
-    return sentences[0] if sentences else text
+    if not sentences:
+        return text
+    explained = set(_WORD.findall(cause.lower()))
+
+    def weight(sentence: str) -> tuple[int, int]:
+        words = set(_WORD.findall(sentence.lower()))
+        prose = (
+            len(sentence.split()) >= 4
+            and not sentence.rstrip().endswith("?")
+            and not looks_like_code(sentence)
+        )
+        return (int(prose), int(bool(_TROUBLE.search(sentence))) + len(words & explained))
+
+    content = [x for x in sentences if not _GREETING.match(x)]
+    if (
+        content
+        and _ASKS_FOR_WORK.match(content[0])
+        and not any(_TROUBLE.search(sentence) for sentence in sentences)
+    ):
+        return ""  # nothing goes wrong: a request for new work, not a problem
+    best = max(range(len(sentences)), key=lambda k: (weight(sentences[k]), -k))
+    return sentences[best] if min(weight(sentences[best])) >= 1 else ""
 
 
 def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
@@ -303,6 +386,12 @@ def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
     replaces an earlier, hedged one (the agent's first guess is often wrong).
     """
     found: list[Fix] = []
+    _find_fixes(classified, found)
+    # A fix with no described trouble was work the user asked for, not a bug.
+    return [fix for fix in found if fix.symptom]
+
+
+def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
     report: DialogueTurn | None = None
     cause: tuple[str, str, bool] | None = None
     cause_turn = -1
@@ -354,10 +443,14 @@ def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
             if _explained(report, cause):
                 found.append(_fix(report, cause, cause_turn, turn.index))
             cause, edited = None, False
-        elif turn.kind == "result" and cause is None and _FAILED.search(turn.text):
+        elif (
+            turn.kind == "result"
+            and cause is None
+            and _FAILED.search(_ZERO_FAIL.sub(" ", turn.text))
+        ):
             # A failing run after a request is the symptom ("error: gcc failed").
             report = DialogueTurn(turn.speaker, turn.index, "result", _first_error(turn.text))
-    return found
+    return None
 
 
 # A turn that asks for work ("let's…", "can you…", "add…") rather than describing what
@@ -390,7 +483,7 @@ def _explained(report: DialogueTurn | None, cause: tuple[str, str, bool]) -> boo
 
 
 def _fix(report: DialogueTurn | None, cause: tuple[str, str, bool], start: int, end: int) -> Fix:
-    symptom = _symptom(report.text) if report is not None else ""
+    symptom = _symptom(report.text, cause[0]) if report is not None else ""
     return Fix(
         symptom=symptom,
         cause=cause[0],

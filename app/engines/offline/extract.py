@@ -23,6 +23,7 @@ from app.engines.offline.extract_items import (
     Family,
     find_candidates,
     recurrence,
+    rule_category,
     skip_section,
 )
 from app.engines.offline.extract_merge import finalize
@@ -74,6 +75,7 @@ def _with_dialogue_units(
 ) -> list[Candidate]:
     """Bug patterns from confirmed fixes (replacing sentence-level bug guesses inside them)."""
     from app.engines.offline.dialogue import (
+        describes_trouble,
         find_disputes,
         find_fixes,
         find_proposals,
@@ -91,6 +93,16 @@ def _with_dialogue_units(
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
     found = _with_disputes(found, find_disputes(dialogue))
     found = _with_answers(found, find_proposals(dialogue), statements)
+    # "The build job fails on every pull request": a problem report, not a standing rule.
+    found = [
+        c
+        for c in found
+        if c.category is Category.BUG_PATTERNS
+        or c.speaker is not Speaker.USER
+        or c.family in (Family.LESSON, Family.DECISION)
+        or any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
+        or not describes_trouble(c.content)
+    ]
     fixes = find_fixes(dialogue)
     if not fixes:
         return found
@@ -145,7 +157,6 @@ def _with_reversals(
     """
     from app.core.screen import is_unsafe
     from app.engines.offline import extract_rules as r
-    from app.engines.offline.category import choose
     from app.engines.offline.extract_items import tokens
 
     tainted = (
@@ -178,12 +189,12 @@ def _with_reversals(
                     # "We dropped X." + "Y is our ORM now.": the new choice belongs in it.
                     candidate.content = _sentence_of(_unhedged(reversal.text))
                 if candidate.category is Category.IMPLEMENTATION_NOTES:
-                    candidate.category = choose(candidate.content, _RULES) or candidate.category
+                    candidate.category = rule_category(candidate.content)
             continue
         index = next(
             (i for i, s in enumerate(statements) if s.turn >= reversal.turn), len(statements)
         )
-        category = choose(reversal.text, _RULES)
+        category: Category | None = rule_category(reversal.text)
         found.append(
             Candidate(
                 category=category or Category.PROJECT_CONVENTIONS,
@@ -292,7 +303,6 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
     """
     from app.core.screen import is_unsafe
     from app.engines.offline import extract_rules as r
-    from app.engines.offline.category import choose
     from app.engines.offline.extract_items import tokens
 
     used = {c.index for c in found}
@@ -331,7 +341,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         content = _sentence_of(_unhedged(s.text))
         found.append(
             Candidate(
-                category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
+                category=rule_category(content),
                 speaker=Speaker.USER,
                 turn=s.turn,
                 index=i,
@@ -365,7 +375,6 @@ def _with_acknowledged(
     """
     from app.core.screen import is_unsafe
     from app.engines.offline import extract_rules as r
-    from app.engines.offline.category import choose
     from app.engines.offline.dialogue import PROBLEM_GONE_RE
     from app.engines.offline.extract_items import tokens
 
@@ -411,7 +420,7 @@ def _with_acknowledged(
             content = _sentence_of(_unhedged(s.text))
             found.append(
                 Candidate(
-                    category=choose(content, _RULES) or Category.PROJECT_CONVENTIONS,
+                    category=rule_category(content),
                     speaker=Speaker.USER,
                     turn=s.turn,
                     index=i,
@@ -493,7 +502,6 @@ def _with_answers(
     review when the user only said "yes"). Rejected with a reason ("no, keep the hand
     parser: clap adds 300 KB"): the reason is the decision. A bare "no" decides nothing.
     """
-    from app.engines.offline.category import choose
 
     for proposal in proposals:
         reply_turn = next(
@@ -521,7 +529,7 @@ def _with_answers(
         content = _sentence_of(content)
         found.append(
             Candidate(
-                category=choose(content, _RULES) or Category.ARCHITECTURAL_DECISIONS,
+                category=rule_category(content),
                 speaker=Speaker.USER,
                 turn=reply_turn,
                 index=index,

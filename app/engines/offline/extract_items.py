@@ -829,7 +829,19 @@ def _build_lesson(ctx: _Context, i: int, s: Statement, core: str) -> Candidate:
 def _rule_category(core: str, sig: _Signals, section: Category | None) -> Category:
     if section is not None:
         return section
-    if sig.convention or (r.CONVENTION_SUBJECT.search(core) and not r.ARCH_SUBJECT.search(core)):
+    if sig.convention:
+        return Category.PROJECT_CONVENTIONS
+    return rule_category(core)
+
+
+def rule_category(core: str) -> Category:
+    """Preference, convention or decision for a rule's wording.
+
+    A rule scoped to the repository or team, or about where things go and how they are
+    named, built or reviewed, is a convention; otherwise a model trained on labeled
+    statements decides (see category.py).
+    """
+    if r.CONVENTION_SUBJECT.search(core) and not r.ARCH_SUBJECT.search(core):
         return Category.PROJECT_CONVENTIONS
     # Otherwise the wording decides between a code preference, a team convention and a
     # design choice (a model trained on labeled statements, see category.py).

@@ -472,7 +472,7 @@ CONVENTION_STRONG: Final = (
 )
 CONVENTION_SUBJECT: Final = _rx(r"""
       \b(?:names?|prefix(?:ed)?|suffix(?:ed)?|layout|lives?\ (?:in|under)
-        |goes?\ (?:in|into|under)|belongs?\ in|indentation|tabs|formatter|formatting|formatted
+        |go(?:es)?\ (?:in|into|under)|belongs?\ in|indentation|tabs|formatter|formatting|formatted
         |lint(?:er|ing)?|ruff|black|isort|prettier|eslint|flake8|pylint|mypy|pyright|tsc
         |type-?check(?:ing)?|pre-commit|commit\ messages?|main\ branch|feature\ branch(?:es)?
         |branching|changelog|docstrings?|type\ hints?|npm|pnpm|yarn|pip|uv|poetry|makefile

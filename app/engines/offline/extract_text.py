@@ -127,6 +127,7 @@ _ABBREV_END_RE = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|resp|Mr|Ms|Dr|No|Fig|Sec)\.|\b[A-Z]\.)$"
 )
 _MD_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_DUNDER_RE = re.compile(r"(?<!\w)__[A-Za-z0-9]\w{0,40}?__(?!\w)")
 _EMPHASIS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _ITALIC_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _STRIKE_RE = re.compile(r"~~(.+?)~~")
@@ -243,11 +244,17 @@ def _clean_inline(text: str) -> str:
     if "](" in text:
         text = _MD_LINK_RE.sub(r"\1", text)
     if "*" in text or "__" in text:
+        # `__init__`, `__tests__`: a name, not bold markup; kept while the markers go.
+        dunders = _DUNDER_RE.findall(text) if "__" in text else []
+        if dunders:
+            text = _DUNDER_RE.sub("\x00", text)
         # Pairing many markers costs quadratic time and means nothing: just drop them.
         if text.count("*") <= MAX_MARKERS:
             text = _EMPHASIS_RE.sub(r"\2", text)
             text = _ITALIC_RE.sub(r"\1", text)
         text = text.replace("**", "").replace("__", " ")
+        for name in dunders:
+            text = text.replace("\x00", name, 1)
     if "~~" in text:
         text = _STRIKE_RE.sub(r"\1", text)
     return " ".join(text.split())
