@@ -495,3 +495,41 @@ def test_rule_gates_never_hide_a_match(fixtures_dir: Path) -> None:
             if in_index and rule not in opened:
                 hidden.append((f"{name} (index)", text))
     assert hidden == []
+
+
+# ------------------------------------------------------------------ reports of finished work
+
+_REPORT = (
+    "User: add offline favourites to the recipe app\n"
+    'Assistant: [tool: Write {"file_path": "src/stores/favorites.ts"}]\n'
+    "User: [tool result: File written]\n"
+    'Assistant: [tool: Bash {"command": "npm test"}]\n'
+    "User: [tool result: 12 passed]\n"
+    "Assistant: Done. What I built:\n"
+    "- `src/stores/favorites.ts`: the favourite ids are persisted with the zustand persist "
+    "middleware on MMKV under the key `favorites`.\n"
+    "- `toggleFavorite(id)` flips one id and returns the new list to the caller.\n"
+    "- 12 tests pass.\n"
+)
+
+
+def test_a_design_fact_from_an_accepted_report_is_kept() -> None:
+    result = run(_REPORT + "User: great, thanks\n")
+
+    item = only(result)
+    assert item.category is Category.ARCHITECTURAL_DECISIONS
+    assert "MMKV" in item.content and "`" not in item.content
+    assert item.confidence >= COMMIT
+
+
+def test_a_rejected_report_yields_nothing() -> None:
+    result = run(_REPORT + "User: no, revert that, we don't use zustand here\n")
+
+    assert not any("MMKV" in i.content for i in result.items)
+
+
+def test_what_one_function_does_is_left_to_the_code() -> None:
+    result = run(_REPORT + "User: great, thanks\n")
+
+    assert not any("toggleFavorite" in i.content for i in result.items)
+    assert not any("tests pass" in i.content for i in result.items)

@@ -684,3 +684,207 @@ def find_disputes(classified: list[DialogueTurn]) -> list[Dispute]:
         if names:
             found.append(Dispute(turn.index, names[:4]))
     return found
+
+
+# -- implementation reports --------------------------------------------------------------
+@dataclass
+class ReportFact:
+    """A statement of how the built system works, from the agent's report of finished work.
+
+    `engaged`: the user's next words take it up (share its words) without rejecting the
+    report; `accepted`: they accept the report as a whole ("correct", "fine", "thanks").
+    """
+
+    text: str
+    turn: int
+    engaged: bool
+    accepted: bool
+
+
+# A name from the code: `backticked`, a path, snake_case, CamelCase or a file name.
+_CODE_NAME = re.compile(
+    r"`[^`\n]{2,80}`|\b[\w.-]+/[\w./-]+|\b[a-z]+_[a-z0-9_]+\b|\b[A-Z][a-z]+[A-Z]\w*\b|"
+    r"\b[a-z]+[A-Z]\w*\b|\b\w+\.(?:py|ts|tsx|js|jsx|rs|go|java|kt|swift|rb|lua|sql|ya?ml|"
+    r"toml|json|c|h|cpp|cs|php|ex|exs|dart|vue|svelte)\b"
+)
+# What a report says about the work itself rather than the system: plans, offers,
+# questions, test and lint results, and the opening "Done."
+_ABOUT_THE_WORK = re.compile(
+    r"(?i)^\W*(?:i'?ll|i will|let me|next|want me|shall i|should i|if you want|do you want|"
+    r"done\b|summary\b|all (?:\d+ )?tests?)|\b(?:tests? (?:pass|passed|are green)|\d+ "
+    r"(?:tests? )?passed|clippy is clean|lint(?:er)? is clean|no (?:lint )?warnings)\b"
+)
+_REPORT_ACCEPT = re.compile(
+    r"(?i)^\W*(?:yes|yep|yeah|great|perfect|good|nice|thanks|thank you|agreed|exactly|"
+    r"correct|right|cool|fine|ok(?:ay)?|sounds good|makes sense|lgtm|looks good|ship it|"
+    r"push it|merge it|👍|🎉)\b"
+)
+_REPORT_REJECT = re.compile(
+    r"(?i)^\W*(?:no\b|nope|nah|wrong|that'?s (?:wrong|not)|not quite|revert|undo)|"
+    r"\b(?:don'?t|do not|shouldn'?t|instead)\b"
+)
+_FACT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_CLAIMS_CHANGE = re.compile(
+    r"(?i)\b(?:i'?ve|i have) (?:now )?(?:created|implemented|built|added|updated|changed|"
+    r"written|refactored|moved|replaced)\b|\bimplementation (?:is )?complete\b"
+)
+_REPORT_MAX_FACTS = 3
+
+
+def _fact_words(text: str) -> set[str]:
+    return {w for w in _FACT_WORD.findall(text.lower()) if w not in _COMMON}
+
+
+_COMMON = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "into",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "but",
+        "not",
+        "you",
+        "your",
+        "our",
+        "its",
+        "it's",
+        "can",
+        "will",
+        "would",
+        "should",
+        "could",
+        "all",
+        "any",
+        "one",
+        "two",
+        "each",
+        "per",
+        "via",
+        "also",
+        "only",
+        "then",
+        "when",
+        "what",
+        "which",
+        "who",
+        "how",
+        "why",
+        "there",
+        "here",
+        "they",
+        "them",
+        "their",
+        "than",
+        "just",
+        "now",
+        "new",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "add",
+        "added",
+        "adds",
+        "make",
+        "made",
+        "keep",
+        "kept",
+        "fine",
+        "good",
+        "great",
+        "thanks",
+        "okay",
+        "yes",
+        "push",
+        "done",
+        "work",
+        "works",
+        "test",
+        "tests",
+        "pass",
+        "passed",
+    }
+)
+
+
+def find_reports(classified: list[DialogueTurn]) -> list[ReportFact]:
+    """Facts from the agent's reports of finished work that the user let stand.
+
+    A report is the agent's last prose before the user speaks again, after it changed
+    files (an edit tool or an editing command) in that stretch of work. Its statements
+    naming something in the code (a file, a function, a key) describe the system as
+    built. The user's next turn decides what they are worth: rejected, nothing; accepted
+    or taken up (its words reused), they are the user's knowledge too.
+    """
+    found: list[ReportFact] = []
+    edited = False
+    last_prose: DialogueTurn | None = None
+    for turn in [*classified, None]:
+        if turn is not None and turn.speaker is Speaker.AGENT:
+            if turn.kind == "call" and (
+                any(_EDIT_TOOLS.match(t) for t in turn.tools) or _EDIT_COMMAND.search(turn.text)
+            ):
+                edited = True
+            elif turn.kind == "prose":
+                last_prose = turn
+                # Histories that keep only the prose: the agent says it made the change.
+                edited = edited or _CLAIMS_CHANGE.search(turn.text) is not None
+            continue
+        if turn is not None and (turn.speaker is not Speaker.USER or turn.kind != "prose"):
+            continue
+        if edited and last_prose is not None:
+            reply = turn.text if turn is not None else ""
+            found.extend(_report_facts(last_prose, reply))
+        edited, last_prose = False, None
+    return found
+
+
+def _report_facts(report: DialogueTurn, reply: str) -> list[ReportFact]:
+    if reply and _REPORT_REJECT.search(reply[:80]):
+        return []
+    accepted = bool(_REPORT_ACCEPT.match(reply)) or not reply
+    taken = _fact_words(reply)
+    facts: list[tuple[int, int, str]] = []
+    pieces = [p for s in report.sentences for p in _BULLET_BREAK.split(s)]
+    for k, piece in enumerate(pieces):
+        text = _REPORT_LEAD.sub("", piece.lstrip("-*•# ").replace("**", "")).strip()
+        if (
+            len(text.split()) < 6
+            or text.rstrip().endswith("?")
+            or _ABOUT_THE_WORK.search(text)
+            or _FUTURE.search(text)
+            or looks_like_code(text)
+            or not _CODE_NAME.search(text)
+            or _LABEL_ONLY.search(text)
+        ):
+            continue
+        shared = len(_fact_words(text) & taken)
+        if _TROUBLE.search(text) and shared < 2:
+            continue  # the problem and its cause: the bug unit's part, unless taken up
+        facts.append((shared, -k, text))
+    facts.sort(reverse=True)
+    return [
+        ReportFact(text, report.index, shared >= 2, accepted)
+        for shared, _k, text in facts[:_REPORT_MAX_FACTS]
+    ]
+
+
+# Bullets the prose reader joined into one line, and the labels opening a report.
+_BULLET_BREAK = re.compile(r"\s+(?:[-*•]|#{1,6})\s+(?=[`A-Za-z(*])")
+_REPORT_LEAD = re.compile(
+    r"(?i)^(?:what (?:i built|changed|i did)|changes?|summary of the \w+|"
+    r"implemented in [^:]{1,60}|for context, as i read the code)\s*:\s*"
+)
+# A template's field with nothing after it ("Description:"), or a ticket header.
+_LABEL_ONLY = re.compile(r"(?i)[:\-–—]\s*$|\b(?:depends on|epic|task \d+|story \d+)\s*:")
+_FUTURE = re.compile(r"(?i)\b(?:i'?ll|i will|we'?ll|i'?m going to|next i)\b")

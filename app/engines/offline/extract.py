@@ -17,8 +17,9 @@ from datetime import date
 
 from app.core.errors import InvalidInput
 from app.core.models import Category, ExtractionResult, MemoryItem, clean_token, utc_now
-from app.engines.offline.dialogue import Dispute, Proposal, Reversal
+from app.engines.offline.dialogue import Dispute, Proposal, ReportFact, Reversal
 from app.engines.offline.extract_items import (
+    MAX_CONTENT_CHARS,
     Candidate,
     Family,
     find_candidates,
@@ -79,6 +80,7 @@ def _with_dialogue_units(
         find_disputes,
         find_fixes,
         find_proposals,
+        find_reports,
         find_reversals,
         read_dialogue,
     )
@@ -93,6 +95,7 @@ def _with_dialogue_units(
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
     found = _with_disputes(found, find_disputes(dialogue))
     found = _with_answers(found, find_proposals(dialogue), statements)
+    found = _with_reports(found, find_reports(dialogue), statements)
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
         c
@@ -133,6 +136,77 @@ def _with_dialogue_units(
         )
     kept.sort(key=lambda c: c.index)
     return kept
+
+
+# How the system is put together (where state lives, how parts talk), as opposed to what a
+# function does: a report's statement of this kind is worth keeping without asking.
+_DESIGN = re.compile(
+    r"(?i)\b(?:persist(?:s|ed|ence)?|storage|stored|cached?|caches|queues?|pattern|layers?|"
+    r"middleware|repositor(?:y|ies)|adapters?|ports?|channels?|pub/?sub|single source)\b"
+)
+REPORT_KEPT = 0.75
+_FACT_LEAD = re.compile(r"^([\w/ .-]{2,40}?)\s*(?:\(|—|–|:)")
+REPORT_REVIEW = 0.6
+
+
+def _with_reports(
+    found: list[Candidate], facts: list[ReportFact], statements: list[Statement]
+) -> list[Candidate]:
+    """How the built system works, from reports of finished work the user let stand.
+
+    A statement of how the system is put together (where state lives, its layers, queues
+    and patterns) that the user accepted, took up or left unchallenged at the end enters
+    the memory; one from a report the user answered otherwise waits for review; the rest
+    (what one function does) is left to the code.
+    """
+    from app.engines.offline.extract_rules import ARCH_SUBJECT
+
+    for fact in facts:
+        index = next((i for i, s in enumerate(statements) if s.turn >= fact.turn), len(statements))
+        content = _sentence_of(fact.text.replace("`", ""))
+        design = ARCH_SUBJECT.search(content) is not None or _DESIGN.search(content) is not None
+        if design and (fact.engaged or fact.accepted):
+            confidence = REPORT_KEPT
+        elif design:
+            confidence = REPORT_REVIEW
+        else:
+            continue  # what one function does: the code says it better than a memory
+        # "Model (app.js) — holds state…" under "Architecture: SAM Pattern": a part of the
+        # named design already found; the report's standing backs the design instead.
+        lead = _FACT_LEAD.match(content)
+        named = next(
+            (
+                c
+                for c in found
+                if lead is not None
+                and c.turn == fact.turn
+                and c.category is Category.ARCHITECTURAL_DECISIONS
+                and f"{lead.group(1)}," in c.content.replace(")", ",")
+            ),
+            None,
+        )
+        if named is not None:
+            named.confidence = max(named.confidence, confidence)
+            detail = _sentence_of(re.sub(r"\s*\([^)]*\)", "", content, count=1))
+            if len(named.content) + len(detail) < MAX_CONTENT_CHARS:
+                named.content = f"{_sentence_of(named.content)} {detail}"
+            continue
+        found.append(
+            Candidate(
+                category=Category.ARCHITECTURAL_DECISIONS
+                if design
+                else Category.IMPLEMENTATION_NOTES,
+                speaker=Speaker.AGENT,
+                turn=fact.turn,
+                index=index,
+                content=content,
+                confidence=confidence,
+                family=Family.LESSON,
+                speakers={Speaker.AGENT},
+            )
+        )
+    found.sort(key=lambda c: c.index)
+    return found
 
 
 REVERSAL_CONFIDENCE = 0.85
