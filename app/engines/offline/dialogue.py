@@ -703,7 +703,8 @@ class ReportFact:
 
 # A name from the code: `backticked`, a path, snake_case, CamelCase or a file name.
 _CODE_NAME = re.compile(
-    r"`[^`\n]{2,80}`|\b[\w.-]+/[\w./-]+|\b[a-z]+_[a-z0-9_]+\b|\b[A-Z][a-z]+[A-Z]\w*\b|"
+    r"`[^`\n]{2,80}`|\b(?:[a-z][\w.-]*/[\w./-]*|[\w-]+(?:/[\w-]+)*\.[a-z]{1,5}\b)|"
+    r"\b[a-z]+_[a-z0-9_]+\b|\b[A-Z][a-z]+[A-Z]\w*\b|"
     r"\b[a-z]+[A-Z]\w*\b|\b\w+\.(?:py|ts|tsx|js|jsx|rs|go|java|kt|swift|rb|lua|sql|ya?ml|"
     r"toml|json|c|h|cpp|cs|php|ex|exs|dart|vue|svelte)\b"
 )
