@@ -267,9 +267,13 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     plan = next((s for s in sentences if _PLAN.match(s)), "")
     # The plan is what will be done, not why it broke ("I'd switch to X so a rerun ...").
     causes = [
-        s
-        for s in sentences
-        if _CAUSAL_GATED.search(s) and not s.rstrip().endswith("?") and s != plan
+        _with_antecedent(sentences, k)
+        for k, s in enumerate(sentences)
+        if _CAUSAL_GATED.search(s)
+        and not s.rstrip().endswith("?")
+        and s != plan
+        # "Add a Dependabot config, so the SHAs get updated": advice, not a cause.
+        and not is_request(s.split(maxsplit=1)[0] if s.split() else "")
     ]
     if not causes and plan and looked:
         # "X only exists from iOS 16. It's called unconditionally. I'll wrap it": after
@@ -280,6 +284,16 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         return None
     hedged = all(_HEDGE.search(s) for s in causes)
     return " ".join(causes[:2]), plan, hedged
+
+
+_ANAPHOR = re.compile(r"(?i)^\W*(?:it|its|it'?s|this|that|they|these|those|there|which)\b")
+
+
+def _with_antecedent(sentences: list[str], k: int) -> str:
+    """The sentence, led by the one before it when it opens by pointing back ("It gets None")."""
+    if k > 0 and _ANAPHOR.match(sentences[k]) and not sentences[k - 1].rstrip().endswith("?"):
+        return f"{sentences[k - 1]} {sentences[k]}"
+    return sentences[k]
 
 
 def _first_error(text: str) -> str:
@@ -304,6 +318,7 @@ _TROUBLE = re.compile(
     r"problem|issue|bug)\b"
 )
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_VAGUE_TROUBLE = frozenset({"problem", "issue", "bug", "only"})
 _GREETING = re.compile(
     r"(?i)^\W*(?:hello|hi|hey|dear|good (?:morning|afternoon|evening)|greetings)\b\W*"
     r"(?:\w+\W*){0,5}$"
@@ -358,14 +373,18 @@ def _symptom(text: str, cause: str = "") -> str:
         return text
     explained = set(_WORD.findall(cause.lower()))
 
-    def weight(sentence: str) -> tuple[int, int]:
+    def weight(sentence: str) -> tuple[int, int, int]:
         words = set(_WORD.findall(sentence.lower()))
         prose = (
             len(sentence.split()) >= 4
             and not sentence.rstrip().endswith("?")
             and not looks_like_code(sentence)
         )
-        return (int(prose), int(bool(_TROUBLE.search(sentence))) + len(words & explained))
+        # A named failure ("missing", "fails") says more than "I have a problem".
+        trouble = {m.group(0).lower() for m in _TROUBLE.finditer(sentence)}
+        named = bool(trouble - _VAGUE_TROUBLE)
+        vague = bool(trouble & _VAGUE_TROUBLE)
+        return (int(prose), int(named), int(vague) + len(words & explained))
 
     content = [x for x in sentences if not _GREETING.match(x)]
     if (
@@ -375,7 +394,8 @@ def _symptom(text: str, cause: str = "") -> str:
     ):
         return ""  # nothing goes wrong: a request for new work, not a problem
     best = max(range(len(sentences)), key=lambda k: (weight(sentences[k]), -k))
-    return sentences[best] if min(weight(sentences[best])) >= 1 else ""
+    prose, named, other = weight(sentences[best])
+    return sentences[best] if prose and (named or other) else ""
 
 
 def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:

@@ -96,6 +96,7 @@ def _with_dialogue_units(
     found = _with_disputes(found, find_disputes(dialogue))
     found = _with_answers(found, find_proposals(dialogue), statements)
     found = _with_reports(found, find_reports(dialogue), statements)
+    found = _self_contained(found, statements)
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
         c
@@ -207,6 +208,55 @@ def _with_reports(
         )
     found.sort(key=lambda c: c.index)
     return found
+
+
+# Words that open a statement without adding to it ("yeah", "also", "and").
+_LEAD_FILLER = re.compile(r"(?i)^\W*(?:(?:yeah|yes|ok(?:ay)?|also|and|but|so|btw|oh)\b[\s,]*)+")
+# "It lives only in .env", "That folder is old stuff": the subject is in what came before.
+_POINTS_BACK = re.compile(
+    r"(?i)^(?:it|its|it'?s|this|that|they|these|those|them)\b(?!\s+(?:is|was)\s+(?:important|why|how))"
+)
+# "Keep it that way: repositories are …": the label points back, the rest stands alone.
+_BACK_LABEL = re.compile(r"(?i)^[^:]{0,40}\b(?:it|that|this)\b[^:]{0,20}:\s+(?=\S)")
+UNANCHORED = 0.6
+
+
+def _self_contained(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """A user's rule that opens by pointing back takes the sentence it points to.
+
+    "HF_TOKEN is the name everywhere now. It lives only in .env …": the item holds both
+    sentences, so it reads alone in the memory file. With nothing before it in the turn the
+    statement cannot be read alone and waits for review.
+    """
+    by_index = {c.index: c for c in found}
+    dropped: set[int] = set()
+    for c in found:
+        if c.speaker is not Speaker.USER or c.category is Category.BUG_PATTERNS:
+            continue
+        label = _BACK_LABEL.match(c.content)
+        if label:
+            c.content = _sentence_of(c.content[label.end() :])
+            continue
+        if not _POINTS_BACK.match(_LEAD_FILLER.sub("", c.content)):
+            continue
+        k = c.index - 1
+        before = statements[k] if k >= 0 else None
+        if (
+            before is None
+            or before.turn != statements[c.index].turn
+            or before.speaker is not Speaker.USER
+            or before.text.rstrip().endswith("?")
+        ):
+            c.confidence = min(c.confidence, UNANCHORED)
+            continue
+        c.content = f"{_sentence_of(_LEAD_FILLER.sub('', before.text))} {c.content}"
+        if len(c.content) > MAX_CONTENT_CHARS:
+            c.content = c.content[: MAX_CONTENT_CHARS - 1].rstrip() + "…"
+        other = by_index.get(k)
+        if other is not None and other is not c:
+            c.confidence = max(c.confidence, other.confidence)
+            dropped.add(id(other))
+    return [c for c in found if id(c) not in dropped]
 
 
 REVERSAL_CONFIDENCE = 0.85
