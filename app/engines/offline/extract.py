@@ -26,6 +26,7 @@ from app.engines.offline.extract_items import (
     recurrence,
     rule_category,
     skip_section,
+    tokens,
 )
 from app.engines.offline.extract_merge import finalize
 from app.engines.offline.extract_text import (
@@ -97,6 +98,7 @@ def _with_dialogue_units(
     found = _with_answers(found, find_proposals(dialogue), statements)
     found = _with_reports(found, find_reports(dialogue), statements)
     found = _self_contained(found, statements)
+    _demote_unanchored(found, statements)
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
         c
@@ -257,6 +259,52 @@ def _self_contained(found: list[Candidate], statements: list[Statement]) -> list
             c.confidence = max(c.confidence, other.confidence)
             dropped.add(id(other))
     return [c for c in found if id(c) not in dropped]
+
+
+# Something a rule can be about: a name from the code, a proper or all-caps name past the
+# first word, or a number.
+_NAMED = re.compile(
+    r"`[^`]+`|\b[a-z][\w.-]*/[\w./-]*|\b\w+\.[a-z]{1,5}\b|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|"
+    r"(?<=\S )[A-Z][\w+#.-]*|\d"
+)
+_RULE_FAMILIES = (Family.DIRECTIVE, Family.PREFERENCE, Family.CONVENTION)
+# Words that stand for something said elsewhere, and the length of a rule short enough to
+# be a remark ("Also dont touch the precision.").
+_VAGUE = re.compile(
+    r"(?i)\b(?:it|thing|things|stuff)\b|\b(?:that|this|those|these)\b(?=\s*(?:[.,;:!?]|$|is\b|"
+    r"was\b|are\b|were\b))"
+)
+_SHORT_RULE = 5
+
+
+def _demote_unanchored(found: list[Candidate], statements: list[Statement]) -> None:
+    """A short or vague user rule about nothing the conversation names waits for review.
+
+    "Dunno, nobody asked for it." has a rule's quantifier but no subject: no name from the
+    code, no proper name or number, it points at something ("it") and none of its words is
+    what the rest of the conversation talks about.
+    """
+    rules = [
+        c
+        for c in found
+        if c.speaker is Speaker.USER
+        and c.family in _RULE_FAMILIES
+        and c.confidence >= UNANCHORED
+        and not _NAMED.search(c.content)
+    ]
+    if not rules:
+        return
+    spoken: dict[str, set[int]] = {}
+    for statement in statements:
+        for word in tokens(statement.text):
+            spoken.setdefault(word, set()).add(statement.turn)
+    for c in rules:
+        text = _LEAD_FILLER.sub("", c.content)
+        if len(text.split()) > _SHORT_RULE and not _VAGUE.search(text):
+            continue
+        words = [w for w in tokens(c.content) if len(w) >= 4]
+        if not any(spoken.get(w, set()) - {c.turn} for w in words):
+            c.confidence = min(c.confidence, UNANCHORED)
 
 
 REVERSAL_CONFIDENCE = 0.85
