@@ -264,7 +264,7 @@ def _self_contained(found: list[Candidate], statements: list[Statement]) -> list
 # Something a rule can be about: a name from the code, a proper or all-caps name past the
 # first word, or a number.
 _NAMED = re.compile(
-    r"`[^`]+`|\b[a-z][\w.-]*/[\w./-]*|\b\w+\.[a-z]{1,5}\b|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|"
+    r"`[^`]+`|\w\(\)|\b[a-z][\w.-]*/[\w./-]*|\b\w+\.[a-z]{1,5}\b|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|"
     r"(?<=\S )[A-Z][\w+#.-]*|\d"
 )
 _RULE_FAMILIES = (Family.DIRECTIVE, Family.PREFERENCE, Family.CONVENTION)
@@ -300,7 +300,8 @@ def _demote_unanchored(found: list[Candidate], statements: list[Statement]) -> N
             spoken.setdefault(word, set()).add(statement.turn)
     for c in rules:
         text = _LEAD_FILLER.sub("", c.content)
-        if len(text.split()) > _SHORT_RULE and not _VAGUE.search(text):
+        main = re.split(r"(?i)\b(?:because|since|so that|which|as)\b", text, maxsplit=1)[0]
+        if len(text.split()) > _SHORT_RULE and not _VAGUE.search(main):
             continue
         words = [w for w in tokens(c.content) if len(w) >= 4]
         if not any(spoken.get(w, set()) - {c.turn} for w in words):
