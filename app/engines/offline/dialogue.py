@@ -557,7 +557,8 @@ _REPLACES = (
     ),
     re.compile(
         rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
-        rf"using|mov(?:e|ing)\s+off(?:\s+of)?|dropp?(?:ed|ing)?|got\s+rid\s+of|getting\s+rid"
+        rf"using|(?:mov|migrat)(?:e|ed|ing)\s+(?:off|away\s+from)(?:\s+of)?|dropp?(?:ed|ing)?|"
+        rf"got\s+rid\s+of|getting\s+rid"
         rf"\s+of|ditch(?:ed|ing)?|moving\s+away\s+from|scratch)\s+{_SKIP}"
         rf"{_NAME.format(g='old')}"
     ),

@@ -92,6 +92,7 @@ def _with_dialogue_units(
     found = [c for c in found if c.index not in taken_back]
     found = _with_reversals(found, reversals, statements)
     found = _with_standing_rules(found, statements)
+    found = _with_marked(found, statements)
     found = _with_acknowledged(found, turns, statements)
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
     found = _with_disputes(found, find_disputes(dialogue))
@@ -465,6 +466,91 @@ _RULE_OPENERS = frozenset(
 )
 STANDING_RULE = 0.8
 MIN_RULE_WORDS, MAX_RULE_WORDS = 5, 60
+
+
+# "fyi CI is jenkins for all our repos", "… btw": the user hands over a fact to keep.
+_FOR_YOUR_INFORMATION = re.compile(
+    r"(?i)^\W*(?:fyi|btw|for the record|heads up|note|keep in mind|just so you know|for context)"
+    r"\b[\s,:-]*(?=\S)|[,\s]+(?:btw|fyi)\W*$"
+)
+# "…, so it's the obvious choice. decided.": a one-word verdict ratifies what it follows.
+_RATIFIED = re.compile(
+    r"(?i)^\W*(?:ok(?:ay)?[,\s]+)?(?:decided|that'?s (?:decided|final|settled)|final(?: "
+    r"decision)?|settled)\W*$"
+)
+MARKED = 0.8
+# "Where did that SYSTEM line even come from.": a question typed without its mark.
+_ASKED_WITHOUT_MARK = re.compile(
+    r"(?i)^\W*(?:where|what|why|how|who|when|which)\s+(?:did|does|do|is|are|was|were|can|"
+    r"could|should|would|will|has|have)\b|^\W*(?:do|does|did|is|are|can|could|should|would)"
+    r"\s+(?:we|you|i|it|they|this|that)\b"
+)
+RATIFIED = 0.85
+
+
+def _with_marked(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """User statements marked as information to keep, or ratified as a decision.
+
+    "fyi CI is jenkins for all our repos" and "min target stays iOS 15 btw" hand over a fact;
+    "X will go through RabbitMQ. … decided." makes the first statement of the turn a
+    decision. Questions, requests, hedged or pasted text and turns carrying instructions
+    for the agent are left out, as for standing rules.
+    """
+    from app.core.screen import is_unsafe
+    from app.engines.offline import extract_rules as r
+
+    used = {c.index for c in found}
+    added: list[Candidate] = []
+    for i, s in enumerate(statements):
+        if s.speaker is not Speaker.USER or s.pasted:
+            continue
+        target, category, confidence = -1, None, MARKED
+        if _RATIFIED.match(s.text):
+            first = next(
+                (
+                    k
+                    for k in range(i - 1, -1, -1)
+                    if statements[k].turn == s.turn and (k == 0 or statements[k - 1].turn != s.turn)
+                ),
+                -1,
+            )
+            target, category, confidence = first, Category.ARCHITECTURAL_DECISIONS, RATIFIED
+        elif _FOR_YOUR_INFORMATION.search(s.text):
+            target = i
+        if target < 0 or target in used:
+            continue
+        t = statements[target]
+        text = _FOR_YOUR_INFORMATION.sub("", t.text).strip()
+        if (
+            t.speaker is not Speaker.USER
+            or t.pasted
+            or text.endswith("?")
+            or _ASKED_WITHOUT_MARK.match(text)
+            or len(text.split()) < MIN_RULE_WORDS
+            or _TENTATIVE.search(text)
+            or _ASKS.match(text)
+            or _opens_with_request(text)
+            or r.INJECTION.search(text, text.lower())
+            or is_unsafe(text)
+        ):
+            continue
+        content = _sentence_of(_unhedged(text))
+        used.add(target)
+        added.append(
+            Candidate(
+                category=category or rule_category(content),
+                speaker=Speaker.USER,
+                turn=t.turn,
+                index=target,
+                content=content,
+                confidence=confidence,
+                family=Family.DECISION if category else Family.DIRECTIVE,
+                speakers={Speaker.USER},
+            )
+        )
+    if not added:
+        return found
+    return sorted([*found, *added], key=lambda c: c.index)
 
 
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
