@@ -318,6 +318,7 @@ _TROUBLE = re.compile(
     r"problem|issue|bug)\b"
 )
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_CORRECTS_THE_AGENT = re.compile(r"(?i)^\W*(?:(?:hmm|hm|uh|um|wait)\W+)?(?:no|nope|nah)\b")
 _VAGUE_TROUBLE = frozenset({"problem", "issue", "bug", "only"})
 _GREETING = re.compile(
     r"(?i)^\W*(?:hello|hi|hey|dear|good (?:morning|afternoon|evening)|greetings)\b\W*"
@@ -393,6 +394,8 @@ def _symptom(text: str, cause: str = "") -> str:
         and not any(_TROUBLE.search(sentence) for sentence in sentences)
     ):
         return ""  # nothing goes wrong: a request for new work, not a problem
+    if content and _CORRECTS_THE_AGENT.match(content[0]):
+        return ""  # "hmm no, we don't use floats here": the agent's plan was wrong, not the code
     best = max(range(len(sentences)), key=lambda k: (weight(sentences[k]), -k))
     prose, named, other = weight(sentences[best])
     return sentences[best] if prose and (named or other) else ""

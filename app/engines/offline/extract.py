@@ -217,7 +217,8 @@ def _with_reports(
 _LEAD_FILLER = re.compile(r"(?i)^\W*(?:(?:yeah|yes|ok(?:ay)?|also|and|but|so|btw|oh)\b[\s,]*)+")
 # "It lives only in .env", "That folder is old stuff": the subject is in what came before.
 _POINTS_BACK = re.compile(
-    r"(?i)^(?:it|its|it'?s|this|that|they|these|those|them)\b(?!\s+(?:is|was)\s+(?:important|why|how))"
+    r"(?i)^(?:[—–-]|(?:it|its|it'?s|this|that|they|these|those|them)\b)"
+    r"(?!\s+(?:is|was)\s+(?:important|why|how))"
 )
 # "Keep it that way: repositories are …": the label points back, the rest stands alone.
 _BACK_LABEL = re.compile(r"(?i)^[^:]{0,40}\b(?:it|that|this)\b[^:]{0,20}:\s+(?=\S)")
@@ -416,16 +417,21 @@ def _retracted(reversals: list[Reversal], statements: list[Statement]) -> set[in
     return taken
 
 
+# "every" quantifies ("every migration"), except as a frequency ("every 10 s", "every day").
+_EVERY = (
+    r"every(?!\s+(?:\d+\s*)?(?:other\s+)?(?:s|secs?|seconds?|ms|minutes?|mins?|hours?|h|days?|"
+    r"weeks?|months?|years?|nights?|mornings?|times?|sprints?|releases?)\b)"
+)
 # Closed-class words that make a statement general (a standing rule), not a one-off task.
 _GENERAL = re.compile(
-    r"(?i)\b(?:every|all|always|never|whenever|everywhere|nobody|no longer|from "
+    rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|no longer|from "
     r"now on|going forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|"
     r"project|codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
 )
 # "all" is general only with a modal ("all index migrations should use …"); the others are
 # general on their own.
 _STRONG_GENERAL = re.compile(
-    r"(?i)\b(?:every|always|never|whenever|everywhere|nobody|no longer|from now on|going "
+    rf"(?i)\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|no longer|from now on|going "
     r"forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|project|"
     r"codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
 )
