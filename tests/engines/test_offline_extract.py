@@ -533,3 +533,27 @@ def test_what_one_function_does_is_left_to_the_code() -> None:
 
     assert not any("toggleFavorite" in i.content for i in result.items)
     assert not any("tests pass" in i.content for i in result.items)
+
+
+@pytest.mark.parametrize(
+    ("turn", "kept"),
+    [
+        ("no viper. too much magic and the dep tree is huge", "viper"),
+        ("hmm no, we dont use floats in this firmware", "floats"),
+        ("fyi CI is jenkins for all our repos, the pipeline lives in the Jenkinsfile", "jenkins"),
+    ],
+)
+def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None:
+    result = run(f"User: {turn}\nAssistant: ok")
+
+    assert any(kept in i.content.lower() and i.confidence >= COMMIT for i in result.items)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    ["no, only english", "no idea honestly", "read the sensor every 10 s and log it"],
+)
+def test_answers_idioms_and_frequencies_are_no_rules(turn: str) -> None:
+    result = run(f"User: {turn}\nAssistant: ok")
+
+    assert not [i for i in result.items if i.confidence >= COMMIT]

@@ -435,6 +435,15 @@ _STRONG_GENERAL = re.compile(
     r"forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|project|"
     r"codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
 )
+# "no viper", "no hardcoded text in composables", "we dont use floats in this firmware": a
+# ban on a thing, not an answer ("no, only english") or an idiom ("no idea").
+_PROHIBITION = re.compile(
+    r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|no(?=,))\W+)*(?:(?:no|zero)\s+(?!(?:one|idea|"
+    r"problem|problems|worries|need|way|thanks|rush|longer|more|matter|clue|big deal|"
+    r"offense|pressure|changes?|luck)\b)[a-z][\w-]*|we\s+(?:do\s+not|don'?t|dont|never)\s+"
+    r"(?:use|want|allow|ship|write|add|run|commit|call|touch|import|store|log)\b)"
+)
+_PROHIBITION_LEAD = re.compile(r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|no(?=,))\W+)+")
 _MODAL = re.compile(r"(?i)\b(?:must|should|shall|need to|needs to|has to|have to|are to|is to)\b")
 _TENTATIVE = re.compile(
     r"(?i)\b(?:if we ever|maybe|might|probably|i think|not sure|perhaps|"
@@ -585,9 +594,13 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue  # a slash command or markup the agent's tool put in the user's turn
         # The cheap tests first: most sentences are not general statements at all.
         words = len(s.text.split())
-        if not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
-            continue
-        if not _STRONG_GENERAL.search(s.text) and not _MODAL.search(s.text):
+        banned = _PROHIBITION.match(s.text) is not None
+        if banned and words < MIN_RULE_WORDS:
+            pass  # "no viper." is a rule; its reason follows
+        elif not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
+            if not banned:
+                continue
+        elif not _STRONG_GENERAL.search(s.text) and not _MODAL.search(s.text) and not banned:
             continue  # "all" alone ("update the file to match all the changes") is a task
         if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or _SCOPED.search(s.text):
             continue
@@ -603,7 +616,16 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         words_of = tokens(s.text)
         if words_of and any(len(words_of & known) >= 0.6 * len(words_of) for known in said):
             continue  # already part of an item (a fix, a rationale)
-        content = _sentence_of(_unhedged(s.text))
+        content = _sentence_of(_PROHIBITION_LEAD.sub("", _unhedged(s.text)))
+        after = statements[i + 1] if i + 1 < len(statements) else None
+        if (
+            words < MIN_RULE_WORDS
+            and after is not None
+            and after.turn == s.turn
+            and not after.text.endswith("?")
+            and not _opens_with_request(after.text)
+        ):
+            content = f"{content} {_sentence_of(after.text)}"  # "No viper. Too much magic."
         found.append(
             Candidate(
                 category=rule_category(content),
