@@ -265,6 +265,21 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     `looked`: the agent read code or ran something since the problem was reported.
     """
     plan = next((s for s in sentences if _PLAN.match(s)), "")
+    # "That confirms it. The workflow references X@main, and upstream renamed …": what the
+    # agent states right after confirming is the established cause.
+    marked = next((k for k, s in enumerate(sentences) if _FOUND_IT.match(s)), -1)
+    if marked >= 0:
+        confirmed = [
+            s
+            for s in sentences[marked + 1 : marked + 3]
+            if not s.rstrip().endswith("?")
+            and not _PLAN.match(s)
+            and not _FIRST_PERSON.match(s)
+            and not _WOULD.search(s)
+            and len(s.split()) >= 5
+        ]
+        if confirmed:
+            return " ".join(confirmed), plan, False
     # The plan is what will be done, not why it broke ("I'd switch to X so a rerun ...").
     causes = [
         _with_antecedent(sentences, k)
@@ -272,9 +287,23 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         if _CAUSAL_GATED.search(s)
         and not s.rstrip().endswith("?")
         and s != plan
+        and not _PLAN.match(s)
+        # "…, so the token is fine": a suspect ruled out, not the cause.
+        and not _RULED_OUT.search(s)
         # "Add a Dependabot config, so the SHAs get updated": advice, not a cause.
         and not is_request(s.split(maxsplit=1)[0] if s.split() else "")
     ]
+    if not causes:
+        # "The messages do arrive, so the token is fine. The system suppresses them: …": what
+        # follows a ruled-out suspect is the explanation.
+        causes = [
+            _with_antecedent(sentences, k + 1)
+            for k, s in enumerate(sentences[:-1])
+            if _RULED_OUT.search(s)
+            and not sentences[k + 1].rstrip().endswith("?")
+            and not _PLAN.match(sentences[k + 1])
+            and len(sentences[k + 1].split()) >= 5
+        ][:1]
     if not causes and plan and looked:
         # "X only exists from iOS 16. It's called unconditionally. I'll wrap it": after
         # looking at the code, what the agent states before its change is its diagnosis.
@@ -286,6 +315,18 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     return " ".join(causes[:2]), plan, hedged
 
 
+_FOUND_IT = re.compile(
+    r"(?i)^\W*(?:that confirms it|confirmed|found it|there it is|that'?s the (?:culprit|cause|"
+    r"problem|bug)|got it|this is the (?:culprit|cause|bug))\W*$"
+)
+# "I propose…", "We could…", "Let me…": the agent's next step, not what went wrong.
+_FIRST_PERSON = re.compile(r"(?i)^\W*(?:i|we|let me|let'?s)\b")
+_WOULD = re.compile(r"(?i)\b(?:would|could|might)\b")
+_RULED_OUT = re.compile(
+    r"(?i)\b(?:(?:is|are|was|were)(?:n'?t| not) (?:it|the (?:cause|problem|issue|culprit))|"
+    r"(?:is|are|looks?|seems?) (?:fine|ok(?:ay)?|correct|right|good)\b|rules? (?:that |it )?out|"
+    r"not (?:the|a) (?:cause|problem|culprit)|that'?s not it)"
+)
 _ANAPHOR = re.compile(r"(?i)^\W*(?:it|its|it'?s|this|that|they|these|those|there|which)\b")
 
 
