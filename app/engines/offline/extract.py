@@ -293,21 +293,24 @@ def _demote_unanchored(found: list[Candidate], statements: list[Statement]) -> N
         and c.family in _RULE_FAMILIES
         and c.confidence >= UNANCHORED
         and not _NAMED.search(c.content)
+        and _short_or_vague(c.content)
     ]
     if not rules:
         return
-    spoken: dict[str, set[int]] = {}
-    for statement in statements:
-        for word in tokens(statement.text):
-            spoken.setdefault(word, set()).add(statement.turn)
     for c in rules:
-        text = _LEAD_FILLER.sub("", c.content)
-        main = re.split(r"(?i)\b(?:because|since|so that|which|as)\b", text, maxsplit=1)[0]
-        if len(text.split()) > _SHORT_RULE and not _VAGUE.search(main):
-            continue
-        words = [w for w in tokens(c.content) if len(w) >= 4]
-        if not any(spoken.get(w, set()) - {c.turn} for w in words):
+        words = {w for w in tokens(c.content) if len(w) >= 4}
+        # A cheap substring test first; the token test decides.
+        if not any(
+            s.turn != c.turn and any(w in s.low for w in words) and words & tokens(s.text)
+            for s in statements
+        ):
             c.confidence = min(c.confidence, UNANCHORED)
+
+
+def _short_or_vague(content: str) -> bool:
+    text = _LEAD_FILLER.sub("", content)
+    main = re.split(r"(?i)\b(?:because|since|so that|which|as)\b", text, maxsplit=1)[0]
+    return len(text.split()) <= _SHORT_RULE or _VAGUE.search(main) is not None
 
 
 REVERSAL_CONFIDENCE = 0.85
