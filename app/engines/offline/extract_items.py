@@ -834,6 +834,13 @@ def _rule_category(core: str, sig: _Signals, section: Category | None) -> Catego
     return rule_category(core)
 
 
+_CHOICE = re.compile(
+    r"(?i)\b(?:decid\w*|chose|chosen|choice|go(?:ing)? with|switch\w*|mov(?:e|ed|ing) to|"
+    r"instead of|rather than|over\b|because|since|so that|trade-?offs?|keep (?:the|our)|"
+    r"stays?|stay on|adds?\b|costs?|no \w+[.,]|not worth|we (?:use|are using|went)|approach)"
+)
+
+
 def rule_category(core: str) -> Category:
     """Preference, convention or decision for a rule's wording.
 
@@ -855,6 +862,14 @@ def rule_category(core: str) -> Category:
             Category.ARCHITECTURAL_DECISIONS,
         ),
     )
+    if (
+        chosen is Category.ARCHITECTURAL_DECISIONS
+        and not r.ARCH_SUBJECT.search(core)
+        and not _CHOICE.search(core)
+    ):
+        # A decision chooses (between options, for a reason); a standing "do / don't" with
+        # neither is how the team works.
+        return Category.PROJECT_CONVENTIONS
     if chosen is not None:
         return chosen
     if r.ARCH_SUBJECT.search(core):
