@@ -841,6 +841,15 @@ _CHOICE = re.compile(
 )
 
 
+_SPEAKS_TO_A_PERSON = re.compile(
+    r"(?i)^\W*(?:[^:]{1,30}:\s*)?(?:(?:and|also|so|but|ok(?:ay)?|basically|pls|please|"
+    r"actually|from now on|going forward|in (?:this|our) (?:repo|codebase|project))\W+)*"
+    r"(?:we|i|you|let'?s|use|using|never|always|don'?t|dont|do|avoid|prefer|"
+    r"keep|wrap|write|put|make|add|no|stop|return|call|pass|log|catch|handle|throw|raise|"
+    r"only|check|validate|name|test|import|run|pin|move|go)\b"
+)
+
+
 def rule_category(core: str) -> Category:
     """Preference, convention or decision for a rule's wording.
 
@@ -869,6 +878,11 @@ def rule_category(core: str) -> Category:
     ):
         # A decision chooses (between options, for a reason); a standing "do / don't" with
         # neither is how the team works.
+        return Category.PROJECT_CONVENTIONS
+    if chosen is Category.CODING_PREFERENCES and not _SPEAKS_TO_A_PERSON.match(core):
+        # "Every migration starts with SET lock_timeout", "DTO fields … are nullable": a
+        # statement about the project's things is a convention; a preference tells someone
+        # how to write code ("never use print()", "we always wrap errors").
         return Category.PROJECT_CONVENTIONS
     if chosen is not None:
         return chosen
