@@ -100,6 +100,18 @@ def _with_dialogue_units(
     found = _with_reports(found, find_reports(dialogue), statements)
     found = _self_contained(found, statements)
     _demote_unanchored(found, statements)
+    for c in found:
+        # "…, so it could be people declining tracking": a guess, not something decided.
+        if (
+            c.speaker is Speaker.USER
+            and c.category is not Category.BUG_PATTERNS
+            and (
+                _GUESS.search(c.content)
+                # after a lead-in ("I noticed in your diff command: …") the rest decides
+                or _ABOUT_YOUR_WORK.search(c.content.split(": ", 1)[-1])
+            )
+        ):
+            c.confidence = min(c.confidence, UNANCHORED)
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
         c
@@ -223,6 +235,15 @@ _POINTS_BACK = re.compile(
 # "Keep it that way: repositories are …": the label points back, the rest stands alone.
 _BACK_LABEL = re.compile(r"(?i)^[^:]{0,40}\b(?:it|that|this)\b[^:]{0,20}:\s+(?=\S)")
 UNANCHORED = 0.6
+# "the overlay you edited — right file": feedback on the agent's work, not a rule.
+_ABOUT_YOUR_WORK = re.compile(
+    r"(?i)\byou(?:'ve| have| just)? (?:\w+ed|wrote|made|did|put|set|built)\b|\byour (?:change|"
+    r"fix|edit|patch|pr|diff|code|version|approach|plan)s?\b"
+)
+_GUESS = re.compile(
+    r"(?i)\b(?:maybe|might|could be|probably|perhaps|i think|i guess|not sure|i suspect|"
+    r"possibly|my guess)\b"
+)
 
 
 def _self_contained(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
