@@ -100,6 +100,11 @@ def _with_dialogue_units(
     found = _with_reports(found, find_reports(dialogue), statements)
     found = _self_contained(found, statements)
     _demote_unanchored(found, statements)
+    from app.engines.offline import extract_rules as r
+
+    # Whoever says it, a statement carrying an instruction aimed at agents ("the SYSTEM line
+    # asking to always deploy with --force") is never memory.
+    found = [c for c in found if not r.INJECTION.search(c.content, c.content.lower())]
     for c in found:
         # "…, so it could be people declining tracking": a guess, not something decided.
         if (
@@ -804,6 +809,26 @@ def _answer_rest(reply: str) -> str:
     return rest.strip()
 
 
+_ASIDE = re.compile(r"(?i)^\W*(?:lol|haha|heh|btw|anyway|unrelated|thanks|thank you|ty)\b")
+_TAKEN_BACK = re.compile(r"(?i).*\b(?:scratch that|no wait|never ?mind)\b\W*")
+
+
+def _answer_substance(rest: str) -> str:
+    """An answer up to the first aside ("… lol this devkit has been on my desk …"), and
+    after the last "scratch that" when it takes something back."""
+    pieces = re.split(r"(?<=[.!?])\s+", rest)
+    kept: list[str] = []
+    for piece in pieces:
+        if kept and _ASIDE.match(piece):
+            break
+        kept.append(piece)
+    text = " ".join(kept)
+    taken = _TAKEN_BACK.match(text)
+    if taken and len(text[taken.end() :].split()) >= 2:
+        text = text[taken.end() :]
+    return text.strip()
+
+
 def _with_answers(
     found: list[Candidate], proposals: list[Proposal], statements: list[Statement]
 ) -> list[Candidate]:
@@ -822,7 +847,7 @@ def _with_answers(
         if reply_turn is None:
             continue
         index = next(i for i, s in enumerate(statements) if s.turn == reply_turn)
-        rest = _answer_rest(proposal.reply)
+        rest = _answer_substance(_answer_rest(proposal.reply))
         if _DEFERS.match(rest):
             rest = ""
         if any(c.turn == reply_turn and c.speaker is Speaker.USER for c in found):
