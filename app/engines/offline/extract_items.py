@@ -837,7 +837,8 @@ def _rule_category(core: str, sig: _Signals, section: Category | None) -> Catego
 _CHOICE = re.compile(
     r"(?i)\b(?:decid\w*|chose|chosen|choice|go(?:ing)? with|switch\w*|mov(?:e|ed|ing) to|"
     r"instead of|rather than|over\b|because|since|so that|trade-?offs?|keep (?:the|our)|"
-    r"stays?|stay on|adds?\b|costs?|no \w+[.,]|not worth|we (?:use|are using|went)|approach)"
+    r"stays?|stay on|adds?\b|costs?|no \w+[.,]|not worth|we (?:use|are using|went)|approach|"
+    r",\s*not\s+(?:a |an |the )?[\w.-]+\W*$)"
 )
 
 
