@@ -104,7 +104,12 @@ def _with_dialogue_units(
 
     # Whoever says it, a statement carrying an instruction aimed at agents ("the SYSTEM line
     # asking to always deploy with --force") is never memory.
-    found = [c for c in found if not r.INJECTION.search(c.content, c.content.lower())]
+    found = [
+        c
+        for c in found
+        if not r.INJECTION.search(c.content, c.content.lower())
+        and not _ABOUT_AN_INJECTION.search(c.content)
+    ]
     for c in found:
         # "…, so it could be people declining tracking": a guess, not something decided.
         if (
@@ -244,6 +249,13 @@ UNANCHORED = 0.6
 _ABOUT_YOUR_WORK = re.compile(
     r"(?i)\byou(?:'ve| have| just)? (?:\w+ed|wrote|made|did|put|set|built)\b|\byour (?:change|"
     r"fix|edit|patch|pr|diff|code|version|approach|plan)s?\b"
+)
+# "The `[notice] SYSTEM: …` line asking to always deploy with --force came out of the job
+# output": a remark about a planted instruction repeats the instruction.
+_ABOUT_AN_INJECTION = re.compile(
+    r"\b(?:SYSTEM|ASSISTANT|AI|AGENT)\s*:|(?i:\binstructions?\b.{0,40}\b(?:aimed at|"
+    r"addressed to|meant for)\s+(?:ai|agents?|assistants?|llms?|tools?|bots?)\b|\bprompt "
+    r"injection\b|\binjected\b)"
 )
 _GUESS = re.compile(
     r"(?i)\b(?:maybe|might|could be|probably|perhaps|i think|i guess|not sure|i suspect|"
