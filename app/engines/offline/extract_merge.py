@@ -148,11 +148,13 @@ def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
 
 
 TITLE_WORDS = 6
+TITLE_CHARS = 60
 # "For this repo: dependencies go…", "Going forward: pin…": the label is not the subject.
 _LABEL = re.compile(r"^[^:]{1,30}:\s+(?=\S)")
 _OPENERS = re.compile(
     r"(?i)^(?:we(?:'re| are|'ve)?|i(?:'ve|'m|'ll|'d)?|you|please|pls|also|and|"
-    r"so|then|ok|basically|rule|they|it|scratch that|actually)\b[\s,]*"
+    r"so|then|ok|basically|rule|they|it'?s|it|scratch that|actually|from now on|going forward|"
+    r"do it now|now)\b[\s,;]*"
 )
 
 
@@ -168,6 +170,8 @@ def _phrase_title(content: str) -> str:
             continue
         if not picked and word.lower() in STOPWORDS:
             continue
+        if picked and len(" ".join(picked)) + len(word) + 1 > TITLE_CHARS:
+            break
         picked.append(word)
         if len(picked) == TITLE_WORDS or word.endswith((",", ";")):
             break
@@ -175,6 +179,18 @@ def _phrase_title(content: str) -> str:
         picked.pop()
     title = " ".join(picked) or "Note"
     return capitalize(title)
+
+
+_SUFFIX = re.compile(r"(?:ings|ing|ers|er|es|ed|s|e)$")
+
+
+def _stems(text: str) -> set[str]:
+    words = (part for w in tokens(text) for part in re.split(r"[/._-]+", w) if part)
+    return {_SUFFIX.sub("", w) if len(w) > 3 else w for w in words}
+
+
+def _speaks_of(topic: str, candidate: Candidate) -> bool:
+    return bool(topic) and bool(_stems(topic) & _stems(candidate.content))
 
 
 def _assign_titles(candidates: list[Candidate]) -> None:
@@ -188,7 +204,10 @@ def _assign_titles(candidates: list[Candidate]) -> None:
     for candidate in ordered:
         phrase = _phrase_title(candidate.content)
         title = ""
-        for option in (candidate.lead, candidate.topic_title, phrase):
+        # A topic's name is a title only when the statement speaks of it ("Error handling"
+        # for "always wrap errors…", not "HTTP calls" for "SET lock_timeout = '5s'").
+        topic = candidate.topic_title if _speaks_of(candidate.topic_title, candidate) else ""
+        for option in (candidate.lead, topic, phrase):
             option = option.replace("*", "").replace("`", "").strip(" :.-")
             if option and (candidate.category, option.lower()) not in used:
                 title = option
