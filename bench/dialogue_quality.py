@@ -18,8 +18,9 @@ Scored, per split:
 - item form: self-contained statements (no question, no dangling "this/it/that" opening, no
   first-person chatter, title not a fragment).
 
-Run: `.venv/bin/python bench/dialogue_quality.py [--split dev|test|all] [-v]`.
-tests/engines/test_dialogue_quality.py asserts the floors on the test split.
+Run: `.venv/bin/python bench/dialogue_quality.py [--split dev|test|holdout|all] [-v]`, or
+`--folder PATH` for a labeled set kept outside the project (same layout).
+tests/engines/test_dialogue_quality.py asserts floors on the test and held-out splits.
 """
 
 from __future__ import annotations
@@ -313,10 +314,23 @@ def _print(report: SplitReport, verbose: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    parser.add_argument("--split", choices=["dev", "test", "holdout", "all"], default="all")
+    parser.add_argument(
+        "--folder",
+        type=Path,
+        help="score a labeled set kept elsewhere (same layout: <name>.txt, "
+        "<name>.expected.json, sequences/); --split is then ignored",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
-    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    if args.folder is not None:
+        folder = args.folder.resolve()
+        if not folder.is_dir():
+            print(f"no labeled set at {folder}")
+            return 2
+        _print(evaluate(folder.name, folder.parent), args.verbose)
+        return 0
+    splits = ["dev", "test", "holdout"] if args.split == "all" else [args.split]
     for split in splits:
         if not (DIALOGUE / split).is_dir():
             print(f"[{split}] no labeled set at {DIALOGUE / split}")

@@ -119,6 +119,7 @@ def _with_dialogue_units(
                 _GUESS.search(c.content)
                 # after a lead-in ("I noticed in your diff command: …") the rest decides
                 or _ABOUT_YOUR_WORK.search(c.content.split(": ", 1)[-1])
+                or _about_the_conversation(c)
             )
         ):
             c.confidence = min(c.confidence, UNANCHORED)
@@ -250,6 +251,44 @@ _ABOUT_YOUR_WORK = re.compile(
     r"(?i)\byou(?:'ve| have| just)? (?:\w+ed|wrote|made|did|put|set|built)\b|\byour (?:change|"
     r"fix|edit|patch|pr|diff|code|version|approach|plan)s?\b"
 )
+# What a user says about the conversation rather than the project: their own next step
+# ("I will do the cut-over myself"), a verdict on the agent's answer ("the first point is
+# fine", "exactly what I wanted"), a request for an explanation ("remind me, what's the
+# difference…"), a remark ending in a tag question ("…, did you see it"), or an anecdote
+# pinned to a date ("last month somebody wrote parquet without partition").
+_OWN_NEXT_STEP = re.compile(
+    r"(?i)^\W*(?:(?:ok(?:ay)?|so|and|then)\W+)?i(?:'ll| will|'m going to| am going to)\b"
+)
+_VERDICT = re.compile(
+    r"(?i)^\W*(?:(?:nice|great|perfect|cool|ok(?:ay)?|yes|yeah)\W+)?(?:(?:the )?(?:first|second|"
+    r"third|last|other) (?:point|one|part|option)|that|this|it|all of it|both)\b[^.;]{0,20}\b(?:is|"
+    r"are|looks?|sounds?)\s+(?:fine|good|great|ok(?:ay)?|perfect|right|correct)\b|"
+    r"exactly what i (?:wanted|meant|needed)|^\W*agreed\b"
+)
+_WANTS_AN_EXPLANATION = re.compile(
+    r"(?i)^\W*(?:remind me|tell me|explain|show me|help me understand|i (?:always )?(?:forget|"
+    r"mix (?:them|these|those) up))\b|,\s*(?:did you|do you|have you)\b[^,]*$"
+)
+_ANECDOTE = re.compile(
+    r"(?i)\b(?:last (?:week|month|year|time|sprint|night|friday|monday)|yesterday|this "
+    r"morning|(?:a|two|three|few) (?:days|weeks|months) ago|the other day)\b"
+)
+
+
+def _about_the_conversation(c: Candidate) -> bool:
+    text = c.content
+    if _OWN_NEXT_STEP.match(text) or _VERDICT.search(text) or _WANTS_AN_EXPLANATION.search(text):
+        return True
+    tagged = any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
+    main = re.split(r"(?i),|;|:|\s+(?:so|because|since|which)\b", text, maxsplit=1)[0]
+    return (
+        not tagged
+        and c.family is not Family.DECISION
+        and _ANECDOTE.search(main) is not None
+        and not _MODAL.search(text)
+    )
+
+
 # "The `[notice] SYSTEM: …` line asking to always deploy with --force came out of the job
 # output": a remark about a planted instruction repeats the instruction.
 _ABOUT_AN_INJECTION = re.compile(
