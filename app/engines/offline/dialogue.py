@@ -84,10 +84,11 @@ _CAUSAL = re.compile(
 )
 _HEDGE = re.compile(
     r"(?i)\b(?:maybe|might|could be|possibly|perhaps|probably|i think|not "
-    r"sure|let me check|i suspect)\b"
+    r"sure|let me check|i suspect|my (?:first )?guess|i guess|guessing)\b"
 )
 _PLAN = re.compile(
-    r"(?i)^(?:i'?ll|i will|i'?d|i set|i replaced|i added|i removed|i moved|fixed:?|moving|"
+    r"(?i)^(?:(?:so )?(?:\w+ )?fix(?:es)?:|i'?ll|i will|i'?d|i set|i replaced|i added|"
+    r"i removed|i moved|fixed:?|moving|"
     r"i(?:'ve)? fixed|i (?:changed|memoized|wrapped|switched)|"
     r"setting|using|adding|wrapping|replacing|switching|removing|injecting|a fix is|the fix is|"
     r"let me (?:add|fix|change|remove|wrap|move|use|switch|replace|return|set|guard))\b"
@@ -286,6 +287,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         for k, s in enumerate(sentences)
         if _CAUSAL_GATED.search(s)
         and not s.rstrip().endswith("?")
+        and not s.startswith("(")  # an aside
         and s != plan
         and not _PLAN.match(s)
         # "…, so the token is fine": a suspect ruled out, not the cause.
@@ -477,7 +479,14 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
             if _DENY.search(turn.text):
                 cause, edited = None, False
                 continue
-            if cause is None:
+            if cause is None and (
+                report is None
+                or report.kind == "result"
+                or not _TROUBLE.search(report.text)
+                or _DESCRIBED_TROUBLE.search(turn.text)
+            ):
+                # A follow-up ("I already tried 16g executor memory") keeps the report that
+                # described the problem; a new description of trouble replaces it.
                 report, looked = turn, False
             continue
         if turn.kind == "prose" and turn.speaker is Speaker.AGENT:
@@ -511,6 +520,8 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
             turn.kind == "result"
             and cause is None
             and _FAILED.search(_ZERO_FAIL.sub(" ", turn.text))
+            # the user's own description of the problem outranks a failing run after it
+            and (report is None or report.kind == "result" or not _TROUBLE.search(report.text))
         ):
             # A failing run after a request is the symptom ("error: gcc failed").
             report = DialogueTurn(turn.speaker, turn.index, "result", _first_error(turn.text))
