@@ -83,7 +83,7 @@ class Embedder:
 
     def __init__(self, folder: Path) -> None:
         import numpy as np
-        from safetensors.numpy import load_file
+        from safetensors import safe_open
         from tokenizers import Tokenizer
 
         self._np = np
@@ -92,7 +92,10 @@ class Embedder:
         tok.no_padding()
         self._tok = tok
         self._tok_lock = threading.Lock()
-        w: dict[str, Any] = load_file(str(folder / "model.safetensors"))
+        # One tensor per call, not the whole file in one: the read holds the GIL, and one
+        # 40 ms hold is a visible stall for the window while a scan loads the model.
+        with safe_open(str(folder / "model.safetensors"), framework="numpy") as weights:
+            w: dict[str, Any] = {k: weights.get_tensor(k) for k in weights.keys()}  # noqa: SIM118
         # Some exports prefix every weight with "bert." (or "0.auto_model.").
         self._w = {
             _strip_prefix(k): v.astype(np.float32) for k, v in w.items() if v.dtype != np.int64
