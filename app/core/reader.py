@@ -54,6 +54,7 @@ Mode = Literal["fast", "deep"]
 # Hybrid retrieval: weight of the lexical part (term coverage x bm25 ratio) added to the
 # absolute cosine.
 LEX_WEIGHT = 0.2
+WHOLE_QUESTION_TERMS = 2
 # Item vectors a query computes itself (about 15 ms each): a query never waits for more; a
 # memory with more missing vectors is searched lexically until a scan or `remember` has
 # computed them. Queries write nothing otherwise.
@@ -245,12 +246,27 @@ class MemoryReader:
         if query is None:
             return None
         cosine = matrix @ query[0]
-        lex = {h.id: h.relevance * _coverage(text, h.text) for h in lexical}
+        covered = {h.id: _coverage(text, h.text) for h in lexical}
+        lex = {h.id: h.relevance * covered[h.id] for h in lexical}
+        # An item holding every term of a question of two or more terms answers it, however
+        # little a long item's embedding resembles the short question ("Local Storage").
+        whole = (
+            {i for i, share in covered.items() if share == 1.0}
+            if len(query_terms(text)) >= WHOLE_QUESTION_TERMS
+            else set()
+        )
         top = cosine.argsort()[::-1][:pool].tolist()
         positions = self._positions(items)
         chosen = dict.fromkeys([*top, *(positions[i] for i in lex if i in positions)])
+        floor = self.config.min_relevance
         fused = [
-            replace(items[i], relevance=float(cosine[i]) + LEX_WEIGHT * lex.get(items[i].id, 0.0))
+            replace(
+                items[i],
+                relevance=max(
+                    float(cosine[i]) + LEX_WEIGHT * lex.get(items[i].id, 0.0),
+                    floor if items[i].id in whole else 0.0,
+                ),
+            )
             for i in chosen
         ]
         fused.sort(key=lambda h: -h.relevance)

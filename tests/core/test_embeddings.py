@@ -122,3 +122,44 @@ def test_a_chosen_model_folder_is_used_and_vectors_follow_the_model(tmp_path: Pa
     finally:
         embeddings.configure(None)
     assert embeddings.model_dir() == bundled
+
+
+@needs_model
+def test_a_long_item_holding_every_term_of_the_question_answers_it(home: Path) -> None:
+    from app.core.config import Config
+    from app.core.format import render
+    from app.core.index import MemoryIndex
+    from app.core.models import BranchMemory, Category, MemoryItem
+    from app.core.reader import MemoryReader
+    from app.core.store import MemoryStore
+
+    store = MemoryStore(home)
+    store.ensure()
+    content = (
+        "Architecture follows the SAM Pattern (Model, Actions, State/Render). Model holds "
+        "authoritative state, validates business rules, persists to Local Storage on every "
+        "mutation. Actions are a thin layer that delegates to the model and triggers render. "
+        "State/Render computes derived data (filtered todos, counts) and updates the DOM."
+    )
+    item = MemoryItem(
+        category=Category.ARCHITECTURAL_DECISIONS,
+        title="SAM Pattern",
+        content=content,
+        confidence=0.75,
+        sources=["t"],
+        tags=[],
+    )
+    memory = BranchMemory(
+        branch_id="todo/main",
+        items={c: ([item] if c is Category.ARCHITECTURAL_DECISIONS else []) for c in Category},
+        summary="",
+    )
+    store.write_text("todo/main", render(memory))
+    with MemoryIndex(store.index_path) as index:
+        reader = MemoryReader(store, index, None, Config(), semantic=True)  # type: ignore[arg-type]
+        assert reader.backfill_vectors() == 1  # as after a scan
+        found = reader.retrieve("Local Storage")
+        elsewhere = reader.retrieve("office wifi password")
+    assert found.get("semantic") is True
+    assert [m["title"] for m in found["memories"]] == ["SAM Pattern"]
+    assert elsewhere["memories"] == []
