@@ -396,12 +396,16 @@ _SUBORDINATE = re.compile(
 )
 
 
+def main_clause(text: str) -> str:
+    """The statement up to its first subordinate clause ("…, so …", "because …", ": …")."""
+    return _SUBORDINATE.split(text, maxsplit=1)[0]
+
+
 def describes_trouble(text: str) -> bool:
     """Whether a statement reports a problem instead of stating a rule or a choice."""
     if _DIRECTIVE.search(text):
         return False
-    main = _SUBORDINATE.split(text, maxsplit=1)[0]
-    return _DESCRIBED_TROUBLE.search(main) is not None
+    return _DESCRIBED_TROUBLE.search(main_clause(text)) is not None
 
 
 def _symptom(text: str, cause: str = "") -> str:

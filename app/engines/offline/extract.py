@@ -17,7 +17,7 @@ from datetime import date
 
 from app.core.errors import InvalidInput
 from app.core.models import Category, ExtractionResult, MemoryItem, clean_token, utc_now
-from app.engines.offline.dialogue import Dispute, Proposal, ReportFact, Reversal
+from app.engines.offline.dialogue import Dispute, Proposal, ReportFact, Reversal, main_clause
 from app.engines.offline.extract_items import (
     MAX_CONTENT_CHARS,
     Candidate,
@@ -280,7 +280,8 @@ def _about_the_conversation(c: Candidate) -> bool:
     if _OWN_NEXT_STEP.match(text) or _VERDICT.search(text) or _WANTS_AN_EXPLANATION.search(text):
         return True
     tagged = any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
-    main = re.split(r"(?i),|;|:|\s+(?:so|because|since|which)\b", text, maxsplit=1)[0]
+    # the first clause, up to a comma as well: "We train in bf16, fp16 gave us NaN last time"
+    main = main_clause(text).split(",", 1)[0]
     return (
         not tagged
         and c.family is not Family.DECISION
@@ -386,8 +387,7 @@ def _demote_unanchored(found: list[Candidate], statements: list[Statement]) -> N
 
 def _short_or_vague(content: str) -> bool:
     text = _LEAD_FILLER.sub("", content)
-    main = re.split(r"(?i)\b(?:because|since|so that|which|as)\b", text, maxsplit=1)[0]
-    return len(text.split()) <= _SHORT_RULE or _VAGUE.search(main) is not None
+    return len(text.split()) <= _SHORT_RULE or _VAGUE.search(main_clause(text)) is not None
 
 
 REVERSAL_CONFIDENCE = 0.85
