@@ -568,3 +568,31 @@ def test_a_remark_about_a_planted_instruction_is_not_kept() -> None:
     )
 
     assert not any("--force" in i.content for i in result.items)
+
+
+@pytest.mark.parametrize(
+    ("turn", "old"),
+    [
+        ("we're going with ky now, axios is out. rewrite the http client", "axios"),
+        ("we've retired Mailgun, transactional email goes through Postmark now", "mailgun"),
+        ("no more pickle, use msgpack for the cache", "pickle"),
+        ("Zustand was a mistake, we're back on Redux Toolkit for the storefront", "zustand"),
+        ("MkDocs Material replaces Docusaurus going forward", "docusaurus"),
+    ],
+)
+def test_natural_replacements_name_what_they_replace(turn: str, old: str) -> None:
+    result = run(f"User: {turn}\nAssistant: Understood.")
+
+    assert any(f"replaces:{old}" in i.tags for i in result.items), [
+        (i.content, i.tags) for i in result.items
+    ]
+
+
+def test_fire_and_forget_is_not_a_replacement() -> None:
+    result = run(
+        "User: gotcha worth remembering: qasync does not keep strong references to tasks, "
+        "so a fire-and-forget task can be garbage collected. Always keep a reference.\n"
+        "Assistant: Noted."
+    )
+
+    assert not any(t.startswith("replaces:") for i in result.items for t in i.tags)

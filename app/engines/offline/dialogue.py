@@ -622,11 +622,30 @@ _REPLACES = (
         rf"{_NAME.format(g='old')}"
     ),
     re.compile(rf"(?i)\b(?:instead\s+of|rather\s+than)\s+{_SKIP}{_NAME.format(g='old')}"),
+    # "we've retired Mailgun", "no more pickle", "forget Liquibase", "ripped out mkdocs"
+    re.compile(
+        rf"(?i)\b(?:retir(?:e|ed|ing)|no\s+more|(?<!-)forget(?:\s+about)?(?!\s+(?:what|that|it|this|"
+        rf"everything|about\s+what)\b)|ripp(?:ed|ing)\s+out|rip\s+out|we(?:'ve|\s+have)?\s+"
+        rf"removed|kill(?:ed|ing)?|abandon(?:ed|ing)?|sunset(?:ted|ting)?|"
+        rf"gave\s+up\s+on|giving\s+up\s+on|phas(?:ed|ing)\s+out)\s+{_SKIP}"
+        rf"{_NAME.format(g='old')}"
+    ),
+    # "axios is out", "Joda is deprecated here", "Zustand was a mistake"
+    re.compile(
+        rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}{_NAME.format(g='old')}\s+(?:is|was|are|"
+        rf"were)\s+(?:out|gone|dead|deprecated|a\s+mistake|no\s+longer\s+used|retired)\b"
+    ),
+    # "MkDocs Material replaces Docusaurus", "(it used to be Europe/Berlin local time)"
+    re.compile(
+        rf"(?i)\b(?:replaces|supersedes|used\s+to\s+be|was\s+previously)\s+{_SKIP}"
+        rf"{_NAME.format(g='old')}"
+    ),
 )
 # Cheap test before the patterns above: one of their words must be there.
 _REPLACE_GATE = re.compile(
     r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
-    r"away|scratch|instead|rather)"
+    r"away|scratch|instead|rather|retir|no more|forget|rip|remov|kill|abandon|sunset|"
+    r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|supersede|used to)"
 )
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
 _CORRECTION = re.compile(
