@@ -596,3 +596,84 @@ def test_fire_and_forget_is_not_a_replacement() -> None:
     )
 
     assert not any(t.startswith("replaces:") for i in result.items for t in i.tags)
+
+
+# ------------------------------------------------------------ disagreements left undecided
+
+
+def _evolved(*threads: str) -> BranchMemory:
+    from app.core.config import Config
+    from app.engines.offline.evolve import evolve
+
+    memory: BranchMemory | None = None
+    for n, text in enumerate(threads):
+        items = [i for i in run(text, source=f"thread-{n}").items if i.confidence >= COMMIT]
+        memory = evolve(memory, items, branch_id="shop/main", config=Config()).memory
+    assert memory is not None
+    return memory
+
+
+RULE = "User: prices in the API are always integer minor units (cents), never decimals.\n"
+DEFERRED = (
+    "User: the payments team says prices should be decimal strings, the billing guide says"
+    " integer minor units. no idea who's right, I'll ask Dana on monday.\n\n"
+    "Assistant: Understood, I'll leave the serializer alone until then.\n"
+)
+
+
+def test_a_disagreement_left_undecided_waits_as_an_open_contradiction() -> None:
+    memory = _evolved(RULE, DEFERRED)
+    rule = next(i for i in memory.all_items() if "minor units" in i.text)
+    [entry] = [c for c in memory.contradictions if c.status == "open"]
+    assert rule.id in entry.refs  # the earlier rule stays, named by the open entry
+    assert "decimal strings" in entry.items[0].text
+    assert not any("decimal strings" in i.text for i in memory.all_items())
+    assert parse(render(memory)).contradictions[0].refs == entry.refs
+
+
+def test_the_same_undecided_thread_read_again_adds_no_second_entry() -> None:
+    memory = _evolved(RULE, DEFERRED, DEFERRED)
+    assert len([c for c in memory.contradictions if c.status == "open"]) == 1
+
+
+def test_an_agent_pointing_out_a_conflict_then_the_user_deferring_is_open() -> None:
+    text = (
+        "Assistant: The README says releases are cut from main, but earlier you said"
+        " releases are cut from the release branch. Which one applies?\n\n"
+        "User: hm. not sure who's right, Kim owns releases. leave it for now.\n"
+    )
+    [item] = run(text).items
+    assert "undecided" in item.tags and "release" in item.content
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "User: I'll ask Dana to review the PR tomorrow.\n",
+        "User: Dana wants the button blue. Do it.\n",
+        "User: no idea who's right about that, whatever.\n",
+    ],
+)
+def test_a_deferral_or_two_opinions_alone_are_not_open_points(turn: str) -> None:
+    assert not any("undecided" in i.tags for i in run(turn).items)
+
+
+# ------------------------------------------------------- a retirement and its replacement
+
+
+def test_a_retired_choice_and_its_replacement_are_one_rule() -> None:
+    text = (
+        "User: we are not using Meilisearch anymore, the hosted plan got too pricey.\n\n"
+        "Assistant: OK.\n\n"
+        "User: docs search goes through SQLite FTS5 instead, one virtual table per locale.\n"
+    )
+    items = [i for i in run(text).items if i.confidence >= COMMIT]
+    [rule] = items
+    assert "replaces:meilisearch" in rule.tags
+    assert "FTS5" in rule.content and "Meilisearch" in rule.rationale
+
+
+def test_a_retirement_with_no_replacement_stays_on_its_own() -> None:
+    text = "User: we are not using Meilisearch anymore, the hosted plan got too pricey.\n"
+    [rule] = [i for i in run(text).items if i.confidence >= COMMIT]
+    assert "replaces:meilisearch" in rule.tags and "Meilisearch" in rule.content

@@ -785,6 +785,155 @@ def find_disputes(classified: list[DialogueTurn]) -> list[Dispute]:
     return found
 
 
+# -- disagreements left open ---------------------------------------------------------------
+@dataclass
+class OpenPoint:
+    """Two sources that disagree, which the user explicitly left undecided.
+
+    `text` states the disagreement (the user's own sentence, or the agent's when it was the
+    agent that pointed it out); `names` are its distinctive words, which name the earlier
+    rule it concerns.
+    """
+
+    turn: int
+    text: str
+    names: list[str]
+
+
+# The user leaving a question of who is right to someone else or to later.
+_UNDECIDED = re.compile(
+    r"(?i)\b(?:(?:no idea|(?:i )?(?:don'?t|do not) know|not sure|unclear) (?:who'?s|who is|who|"
+    r"which (?:one|of them|is)) ?(?:right|wins|correct|applies)?|who wins|"
+    r"(?:haven'?t|have not|hasn'?t|has not|didn'?t|did not|never) (?:yet )?(?:agreed|decided)|"
+    r"not (?:yet )?(?:agreed|decided)|undecided|no decision(?: yet)?|(?:still )?an open "
+    r"(?:point|question)|(?:i'?ll|i will|let me|need to|have to|gotta) (?:ask|check with|talk "
+    r"to|sync with)\b|pending (?:a |the )?decision)"
+)
+# One sentence giving two sides: "the guidelines doc says X, Lena's doc says Y", "Priya
+# wants X, Tomás wants Y", "X contradicts Y", "but earlier you said".
+_SIDE = r"(?:says?|said|wants?|prefers?|insists? on|argues? for|requires?|asks? for)"
+_TWO_SIDES = re.compile(
+    rf"(?i)\b{_SIDE}\b.{{3,}}?\b{_SIDE}\b|\b(?:contradicts?|disagree(?:s|ment)?|conflicts? "
+    r"with|inconsistent with|at odds with)\b|\bbut (?:earlier|before|last time) you said\b"
+)
+_OPEN_GENERIC = frozenset(
+    [
+        "about",
+        "also",
+        "always",
+        "another",
+        "because",
+        "before",
+        "being",
+        "between",
+        "both",
+        "but",
+        "can",
+        "cannot",
+        "could",
+        "does",
+        "doesn",
+        "each",
+        "earlier",
+        "either",
+        "every",
+        "from",
+        "have",
+        "here",
+        "into",
+        "just",
+        "like",
+        "more",
+        "most",
+        "must",
+        "never",
+        "only",
+        "other",
+        "ours",
+        "same",
+        "says",
+        "said",
+        "should",
+        "some",
+        "such",
+        "than",
+        "that",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "want",
+        "wants",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "will",
+        "with",
+        "would",
+        "your",
+        "yours",
+        "one",
+        "ones",
+        "applies",
+        "apply",
+        "right",
+        "wins",
+        "correct",
+        "doc",
+        "docs",
+        "team",
+    ]
+)
+
+
+def _open_names(text: str) -> list[str]:
+    words = re.findall(r"[\w.+#-]+", text.lower())
+    names = [w.strip(".") for w in words]
+    return list(
+        dict.fromkeys(w for w in names if len(w) > 3 and w not in _OPEN_GENERIC and w.isascii())
+    )[:8]
+
+
+def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
+    """Disagreements the user says are not decided ("no idea who's right", "they haven't
+    agreed yet"): the sentence giving both sides, from the user's turn or from the agent's
+    turn just before that pointed the conflict out."""
+    found: list[OpenPoint] = []
+    for i, turn in enumerate(classified):
+        if turn.speaker is not Speaker.USER or turn.kind != "prose":
+            continue
+        sentences = turn.sentences
+        cue = next((k for k, t in enumerate(sentences) if _UNDECIDED.search(t)), None)
+        if cue is None:
+            continue
+        sides = next(
+            (t for t in reversed(sentences[: cue + 1]) if _TWO_SIDES.search(t)),
+            None,
+        )
+        if sides is None:
+            before = next(
+                (t for t in reversed(classified[:i]) if t.kind == "prose"),
+                None,
+            )
+            if before is not None and before.speaker is Speaker.AGENT:
+                sides = next((t for t in before.sentences if _TWO_SIDES.search(t)), None)
+        if sides is None:
+            continue
+        names = _open_names(sides)
+        if names:
+            found.append(OpenPoint(turn.index, sides.strip(), names))
+    return found
+
+
 # -- implementation reports --------------------------------------------------------------
 @dataclass
 class ReportFact:

@@ -57,6 +57,8 @@ REINFORCE_STEP = 0.25
 REPLACES = "replaces:"
 # Tag of an item the conversation said disagrees with an earlier rule, naming that rule.
 DISPUTES = "disputes:"
+# Tag of an item stating a disagreement the user left undecided: always an open entry.
+UNDECIDED = "undecided"
 _REPLACEABLE = (
     Category.CODING_PREFERENCES,
     Category.ARCHITECTURAL_DECISIONS,
@@ -519,6 +521,21 @@ def _open_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Co
     )
 
 
+def _undecided_entry(new: MemoryItem, refs: list[str], moment: datetime) -> Contradiction:
+    about = f" It concerns {', '.join(refs)}." if refs else ""
+    return Contradiction(
+        title=f"Open: {new.title}",
+        description=(
+            f"Two sources disagree and the conversation left it undecided: "
+            f"{describe_statement(new)}.{about} Decide which one holds."
+        ),
+        status="open",
+        detected=moment.date(),
+        refs=refs,
+        items=[new],
+    )
+
+
 def _wins(new: MemoryItem, old: MemoryItem) -> bool:
     # Pinned items are never replaced; a pinned (user-written) new item beats any unpinned one.
     if old.pinned:
@@ -583,6 +600,17 @@ def evolve(
 
     for incoming in items:
         new = incoming
+        if UNDECIDED in new.tags:
+            # "No idea who's right, I'll ask Sam": the disagreement waits for a person, next
+            # to the rules it names; it is never a rule itself.
+            refs = [o.id for o in work.disputed_by(new)]
+            if work.matching_open(new, refs) is not None:
+                continue
+            new = work.unique_id(new)
+            work.add_contradiction(_undecided_entry(new, refs, moment))
+            stats["conflicts"] += 1
+            notes.append(f"{new.id}: a disagreement left undecided")
+            continue
         replaced = [o for o in work.replaced_by(new) if not o.pinned]
         disputed = [] if replaced else work.disputed_by(new)
         if disputed:

@@ -17,7 +17,14 @@ from datetime import date
 
 from app.core.errors import InvalidInput
 from app.core.models import Category, ExtractionResult, MemoryItem, clean_token, utc_now
-from app.engines.offline.dialogue import Dispute, Proposal, ReportFact, Reversal, main_clause
+from app.engines.offline.dialogue import (
+    Dispute,
+    OpenPoint,
+    Proposal,
+    ReportFact,
+    Reversal,
+    main_clause,
+)
 from app.engines.offline.extract_items import (
     MAX_CONTENT_CHARS,
     Candidate,
@@ -36,6 +43,7 @@ from app.engines.offline.extract_text import (
     read_statements,
     split_turns,
 )
+from app.engines.offline.judge import Context, Judge, features, load_judge, prepare
 
 __all__ = ["MAX_ITEMS", "MIN_CONFIDENCE", "extract"]
 
@@ -77,9 +85,9 @@ def _with_dialogue_units(
 ) -> list[Candidate]:
     """Bug patterns from confirmed fixes (replacing sentence-level bug guesses inside them)."""
     from app.engines.offline.dialogue import (
-        describes_trouble,
         find_disputes,
         find_fixes,
+        find_open_points,
         find_proposals,
         find_reports,
         find_reversals,
@@ -95,9 +103,48 @@ def _with_dialogue_units(
     found = _with_marked(found, statements)
     found = _with_acknowledged(found, turns, statements)
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
+    found = _folded_retirements(found)
     found = _with_disputes(found, find_disputes(dialogue))
+    found = _with_open_points(found, find_open_points(dialogue), statements)
     found = _with_answers(found, find_proposals(dialogue), statements)
     found = _with_reports(found, find_reports(dialogue), statements)
+    found = _cleaned(found, statements)
+    fixes = find_fixes(dialogue)
+    if not fixes:
+        return found
+    spans = [(f.start, f.end) for f in fixes]
+    kept = [
+        c
+        for c in found
+        if not (c.category is Category.BUG_PATTERNS and any(a <= c.turn <= b for a, b in spans))
+    ]
+    for fix in fixes:
+        index = next((i for i, s in enumerate(statements) if s.turn >= fix.end), len(statements))
+        symptom = fix.symptom or fix.cause
+        report = [i for i, s in enumerate(statements) if fix.start <= s.turn <= fix.end]
+        kept.append(
+            Candidate(
+                category=Category.BUG_PATTERNS,
+                speaker=Speaker.AGENT,
+                turn=fix.end,
+                index=index,
+                content=_sentence_of(symptom),
+                confidence=FIX_HEDGED if fix.hedged else FIX_CONFIRMED,
+                family=Family.BUG,
+                root_cause=fix.cause.rstrip("."),
+                fix=fix.fix.rstrip("."),
+                speakers={Speaker.AGENT},
+                occurrences=recurrence(statements, report[0], report[-1] + 1) if report else 1,
+            )
+        )
+    kept.sort(key=lambda c: c.index)
+    return kept
+
+
+def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """Candidates made to read alone, with instructions, guesses and problem reports out."""
+    from app.engines.offline.dialogue import describes_trouble
+
     found = _self_contained(found, statements)
     _demote_unanchored(found, statements)
     from app.engines.offline import extract_rules as r
@@ -133,36 +180,7 @@ def _with_dialogue_units(
         or any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
         or not describes_trouble(c.content)
     ]
-    fixes = find_fixes(dialogue)
-    if not fixes:
-        return found
-    spans = [(f.start, f.end) for f in fixes]
-    kept = [
-        c
-        for c in found
-        if not (c.category is Category.BUG_PATTERNS and any(a <= c.turn <= b for a, b in spans))
-    ]
-    for fix in fixes:
-        index = next((i for i, s in enumerate(statements) if s.turn >= fix.end), len(statements))
-        symptom = fix.symptom or fix.cause
-        report = [i for i, s in enumerate(statements) if fix.start <= s.turn <= fix.end]
-        kept.append(
-            Candidate(
-                category=Category.BUG_PATTERNS,
-                speaker=Speaker.AGENT,
-                turn=fix.end,
-                index=index,
-                content=_sentence_of(symptom),
-                confidence=FIX_HEDGED if fix.hedged else FIX_CONFIRMED,
-                family=Family.BUG,
-                root_cause=fix.cause.rstrip("."),
-                fix=fix.fix.rstrip("."),
-                speakers={Speaker.AGENT},
-                occurrences=recurrence(statements, report[0], report[-1] + 1) if report else 1,
-            )
-        )
-    kept.sort(key=lambda c: c.index)
-    return kept
+    return found
 
 
 # How the system is put together (where state lives, how parts talk), as opposed to what a
@@ -466,6 +484,74 @@ def _with_reversals(
     found.sort(key=lambda c: c.index)
     return found
 
+
+# A statement naming what comes in place of the old choice ("…, Postgres full-text search
+# instead", "we use ky now"), as opposed to one that only retires it ("we're not doing
+# OpenSearch anymore", "please rip out the OpenSearch bits").
+_NEW_CHOICE = re.compile(
+    r"(?i)\b(?:instead|in favou?r of|replac\w*|switch\w* to|mov\w* to|migrat\w* to|"
+    r"go(?:ing)? with|now|from now on|going forward|from today)\b|->|→"
+)
+_FOLD_TURNS = 2
+
+
+def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
+    """A statement that only retires a choice joins the statement of what replaces it.
+
+    "We're not doing OpenSearch anymore. … product search goes into Postgres full-text
+    search instead": one rule, the Postgres one, which carries the replacement (so the old
+    item is superseded) and the retirement as its reason, instead of a second active rule
+    that names OpenSearch. A retirement with no replacement nearby stays as it is.
+    """
+    retiring = [
+        c
+        for c in found
+        if c.speaker is Speaker.USER
+        and any(t.startswith(REPLACES) and t != REPLACES + ANY for t in c.topic_tags)
+        and not _NEW_CHOICE.search(c.content)
+    ]
+    if not retiring:
+        return found
+    gone: set[int] = set()
+    heirs: set[int] = set()
+    for old in retiring:
+        names = [t[len(REPLACES) :] for t in old.topic_tags if t.startswith(REPLACES)]
+        heir = next(
+            (
+                c
+                for c in found
+                if c is not old
+                and id(c) not in gone
+                and c.speaker is Speaker.USER
+                and c.category in _REPLACEABLE
+                and (c.turn == old.turn or old.turn < c.turn <= old.turn + _FOLD_TURNS)
+                and all(c is not r for r in retiring)
+                and (id(c) in heirs or not any(t.startswith(REPLACES) for t in c.topic_tags))
+                and not any(n in c.content.lower() for n in names)
+                and _NEW_CHOICE.search(c.content)
+            ),
+            None,
+        )
+        if heir is None:
+            continue
+        heirs.add(id(heir))
+        heir.topic_tags = list(
+            dict.fromkeys(
+                [*heir.topic_tags, *(t for t in old.topic_tags if t.startswith(REPLACES))]
+            )
+        )
+        heir.confidence = max(heir.confidence, old.confidence)
+        if not heir.rationale:
+            heir.rationale = old.content
+        gone.add(id(old))
+    return [c for c in found if id(c) not in gone]
+
+
+_REPLACEABLE = (
+    Category.CODING_PREFERENCES,
+    Category.ARCHITECTURAL_DECISIONS,
+    Category.PROJECT_CONVENTIONS,
+)
 
 _RETRACTS = re.compile(
     r"(?i)^\W*(?:actually[,\s]+)?(?:scratch that|no wait|wait,? no|never ?mind)\b"
@@ -831,6 +917,55 @@ def _with_disputes(found: list[Candidate], disputes: list[Dispute]) -> list[Cand
     return found
 
 
+# Tag of an item stating a disagreement the user left undecided (the evolution files it as
+# an open contradiction, never as a rule).
+UNDECIDED = "undecided"
+OPEN_POINT = 0.8
+
+
+def _lower_first(text: str) -> str:
+    """ "The guidelines say" -> "the guidelines say"; names ("CONTRIBUTING.md") stay."""
+    first = text.split(" ", 1)[0]
+    if first[1:].islower() and first.isalpha():
+        return text[0].lower() + text[1:]
+    return text
+
+
+def _with_open_points(
+    found: list[Candidate], points: list[OpenPoint], statements: list[Statement]
+) -> list[Candidate]:
+    """A disagreement the user left open is one item tagged `undecided`, naming its subject
+    with `disputes:` tags; the sides it gives are not rules of their own."""
+    for point in points:
+        sides = tokens(point.text)
+        found = [
+            c
+            for c in found
+            if not (
+                c.turn == point.turn
+                and c.category is not Category.BUG_PATTERNS
+                and len(tokens(c.content) & sides) >= 0.5 * max(1, len(tokens(c.content)))
+            )
+        ]
+        index = next((i for i, s in enumerate(statements) if s.turn >= point.turn), 0)
+        text = _sentence_of(point.text.replace("`", ""))
+        found.append(
+            Candidate(
+                category=Category.PROJECT_CONVENTIONS,
+                speaker=Speaker.USER,
+                turn=point.turn,
+                index=index,
+                content=f"Undecided: {_lower_first(text)}",
+                confidence=OPEN_POINT,
+                family=Family.DECISION,
+                topic_tags=[UNDECIDED, *(DISPUTES + n for n in point.names)],
+                speakers={Speaker.USER},
+            )
+        )
+    found.sort(key=lambda c: c.index)
+    return found
+
+
 ACCEPTED = 0.8
 ACCEPTED_BARE = 0.65
 _OFFER = re.compile(
@@ -947,6 +1082,102 @@ def _sentence_of(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
+def read_candidates(
+    text: str, *, plain: bool = False
+) -> tuple[list[Candidate], Context, list[str]]:
+    """Every candidate of a conversation, built and titled, before the judge has its say.
+
+    With `plain`, statements no rule picked follow the rules' candidates (`plain` True),
+    cleaned the same way and dropped when they repeat a rule's candidate. The trainer of
+    the judge (bench/train_judge.py) reads the same list.
+    """
+    turns = split_turns(text)
+    reading = read_statements(turns, skip_section)
+    found, notes = find_candidates(reading)
+    found = _with_dialogue_units(found, turns, reading.statements)
+    candidates = finalize(found, reading.statements)
+    if plain:
+        extra = finalize(_plain_candidates(found, reading.statements), reading.statements)
+        said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates]
+        for c in extra:
+            words = tokens(c.content)
+            if words and not any(len(words & known) >= 0.6 * len(words) for known in said):
+                candidates.append(c)
+        candidates.sort(key=lambda c: c.index)
+    tool_turns = {
+        t.index for t in turns if any(line.lstrip().startswith("[tool") for line in t.lines)
+    }
+    return candidates, prepare(reading.statements, tool_turns), notes
+
+
+# Plain statements worth showing the judge: prose of a sensible length that is not a
+# question, a label, a slash command or a tool call.
+_PLAIN_WORDS = (4, 60)
+PLAIN_KEPT = 0.75
+
+
+def _plain_candidates(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """The user's and the agent's own sentences that no rule made a candidate.
+
+    Pasted text, tool output, turns carrying instructions aimed at agents, and anything the
+    screen finds unsafe never qualify; the rest goes through the same clean-up as the
+    rules' candidates and waits for the judge.
+    """
+    from app.core.screen import is_unsafe
+    from app.engines.offline import extract_rules as r
+    from app.engines.offline.extract_rules import ARCH_SUBJECT
+
+    used = {c.index for c in found}
+    tainted = {s.turn for s in statements if r.INJECTION.search(s.text, s.low)}
+    plain: list[Candidate] = []
+    for i, s in enumerate(statements):
+        if i in used or s.pasted or s.speaker not in (Speaker.USER, Speaker.AGENT):
+            continue
+        text = s.text.strip()
+        if text.startswith(("[", "/", "<")) or text.endswith(("?", ":")):
+            continue
+        if not _PLAIN_WORDS[0] <= len(text.split()) <= _PLAIN_WORDS[1]:
+            continue
+        if s.turn in tainted or is_unsafe(text):
+            continue
+        user = s.speaker is Speaker.USER
+        content = _sentence_of(_unhedged(text) if user else text.replace("`", ""))
+        if user:
+            category = rule_category(content)
+        elif ARCH_SUBJECT.search(content) or _DESIGN.search(content):
+            category = Category.ARCHITECTURAL_DECISIONS
+        else:
+            category = Category.IMPLEMENTATION_NOTES
+        plain.append(
+            Candidate(
+                category=category,
+                speaker=s.speaker,
+                turn=s.turn,
+                index=i,
+                content=content,
+                confidence=PLAIN_KEPT,
+                family=Family.DIRECTIVE if user else Family.LESSON,
+                speakers={s.speaker},
+                plain=True,
+            )
+        )
+    return _cleaned(plain, statements)
+
+
+def _judged(candidates: list[Candidate], context: Context, judge: Judge) -> list[Candidate]:
+    """The judge's word on every candidate: plain ones stay only above `add`, the rules'
+    leave below `veto`."""
+    kept: list[Candidate] = []
+    for c in candidates:
+        score = judge.score(features(c, context, extra=c.plain, rules=judge.rules))
+        if c.plain:
+            if score >= judge.add:
+                kept.append(c)
+        elif score >= judge.veto:
+            kept.append(c)
+    return kept
+
+
 def extract(conversation: str, *, source: str, today: date | None = None) -> ExtractionResult:
     """Find coding preferences, decisions, conventions, bug patterns and notes in a conversation.
 
@@ -972,11 +1203,10 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
     if not text.strip():
         return ExtractionResult(no_content_to_extract=True, engine="offline")
 
-    turns = split_turns(text)
-    reading = read_statements(turns, skip_section)
-    found, notes = find_candidates(reading)
-    found = _with_dialogue_units(found, turns, reading.statements)
-    candidates = finalize(found, reading.statements)
+    judge = load_judge()
+    candidates, context, notes = read_candidates(text, plain=judge is not None)
+    if judge is not None:
+        candidates = _judged(candidates, context, judge)
     kept = [c for c in candidates if c.confidence >= MIN_CONFIDENCE]
     if len(kept) > MAX_ITEMS:
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")

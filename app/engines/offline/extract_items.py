@@ -308,6 +308,8 @@ class Candidate:
     lessons: str = ""
     mentions: int = 1
     speakers: set[Speaker] = field(default_factory=set)
+    # A plain statement no rule picked: kept only when the learned judge says so (judge.py).
+    plain: bool = False
 
 
 @dataclass(slots=True)

@@ -69,6 +69,7 @@ def _merge_into(keep: Candidate, other: Candidate) -> None:
     if other.speaker is Speaker.USER and keep.speaker is Speaker.AGENT:
         keep.content, keep.speaker = other.content, other.speaker
     keep.confidence = max(keep.confidence, other.confidence)
+    keep.plain = keep.plain and other.plain
     keep.mentions += other.mentions
     keep.speakers |= other.speakers
     keep.topic_tags = list(dict.fromkeys(keep.topic_tags + other.topic_tags))[:5]

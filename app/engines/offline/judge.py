@@ -1,0 +1,200 @@
+"""The learned judge: which candidate items a careful reviewer would keep (issue 11).
+
+The phrase rules of this package find candidates and build them into items (bug units,
+reports, answers, reversals). What they decided alone did not carry over to conversations
+they were not written against, so a linear model trained on the labeled dev split
+(tests/fixtures/dialogue/dev, `bench/train_judge.py`) has the last word:
+
+- every candidate the rules built gets a score; one below `veto` leaves;
+- plain statements the rules passed over (the user's own prose, the agent's prose) are
+  candidates too, kept only when their score reaches `add`.
+
+Features are cheap and need no model download: hashed words and word pairs of the item's
+text, who said it, how the rules built it (family, category, confidence, detail fields),
+where it sits in the conversation and how the user answered it. Scoring is pure Python (a
+sparse dot product), so the cold CLI/hook path pays no numpy import. The weights live in
+`data/judge_model.json`; without that file the judge keeps the rules' decisions as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.core.models import Category
+from app.engines.offline.extract_text import Speaker, Statement
+
+if TYPE_CHECKING:
+    from app.engines.offline.extract_items import Candidate
+
+__all__ = ["Judge", "features", "load_judge", "prepare"]
+
+MODEL_FILE = Path(__file__).with_name("data") / "judge_model.json"
+BUCKETS = 1 << 14
+_FAMILIES = ("directive", "preference", "decision", "convention", "bug", "lesson", "section")
+_CATEGORIES = tuple(c.value for c in Category)
+_WORD = re.compile(r"[a-z0][a-z0'_./-]*|[^\sa-z0]")
+_DIGITS = re.compile(r"\d+")
+# How the user's next words answer an agent's turn.
+_ACCEPTS = re.compile(
+    r"(?i)^\W*(?:yes|yep|yeah|ok(?:ay)?|sure|great|perfect|nice|good|lgtm|sounds good|go ahead"
+    r"|do it|agreed|works|thanks|thank you|looks good|ship it)\b"
+)
+_REJECTS = re.compile(r"(?i)^\W*(?:no|nah|nope|not|don'?t|stop|wrong|revert|undo|actually)\b")
+_TOKENS_MAX = 80
+
+
+def _bucket(key: str) -> int:
+    return zlib.crc32(key.encode("utf-8")) % BUCKETS
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Per-conversation facts the features need, computed once per conversation."""
+
+    turns: int
+    first_user_turn: int
+    # turn -> kind of the user's next reply after it: "accept", "reject", "ask", "other", ""
+    reply: dict[int, str]
+    # turns of the agent that follow tool work (a report of finished work)
+    after_tools: frozenset[int]
+
+
+def prepare(statements: list[Statement], tool_turns: set[int]) -> Context:
+    """What `features` needs to know about the whole conversation."""
+    user_turns = sorted({s.turn for s in statements if s.speaker is Speaker.USER})
+    firsts: dict[int, Statement] = {}
+    for s in statements:
+        if s.speaker is Speaker.USER and not s.text.startswith("[") and s.turn not in firsts:
+            firsts[s.turn] = s
+    reply: dict[int, str] = {}
+    turns = sorted({s.turn for s in statements})
+    for turn in turns:
+        later = next((t for t in user_turns if t > turn and t in firsts), None)
+        if later is None:
+            reply[turn] = ""
+            continue
+        text = firsts[later].text
+        if _REJECTS.match(text):
+            reply[turn] = "reject"
+        elif _ACCEPTS.match(text):
+            reply[turn] = "accept"
+        elif text.rstrip().endswith("?"):
+            reply[turn] = "ask"
+        else:
+            reply[turn] = "other"
+    after: set[int] = set()
+    for turn in turns:
+        if any(t in tool_turns for t in range(max(0, turn - 3), turn)):
+            after.add(turn)
+    return Context(
+        turns=max(turns, default=0) + 1,
+        first_user_turn=user_turns[0] if user_turns else -1,
+        reply=reply,
+        after_tools=frozenset(after),
+    )
+
+
+def features(
+    candidate: Candidate, ctx: Context, *, extra: bool, rules: bool = True
+) -> dict[int, float]:
+    """Sparse features of one candidate: hashed words first, then named facts.
+
+    With `rules` False the facts of how the rules built it (family, confidence, whether a
+    rule picked it at all) are left out, so the judge reads the statement alone.
+    """
+    text = " ".join(
+        part
+        for part in (candidate.content, candidate.rationale, candidate.root_cause, candidate.fix)
+        if part
+    )
+    words = _WORD.findall(_DIGITS.sub("0", text.lower()))[:_TOKENS_MAX]
+    found: dict[int, float] = {}
+    for i, word in enumerate(words):
+        for key in (
+            word,
+            f"{word} {words[i + 1]}" if i + 1 < len(words) else "",
+            f"^{word}" if i < 3 else "",
+        ):
+            if key:
+                b = _bucket(key)
+                found[b] = found.get(b, 0.0) + 1.0
+    norm = math.sqrt(sum(v * v for v in found.values())) or 1.0
+    for b in found:
+        found[b] /= norm
+    speakers = candidate.speakers or {candidate.speaker}
+    reply = ctx.reply.get(candidate.turn, "")
+    named = {
+        "bias": 1.0,
+        "user": float(Speaker.USER in speakers),
+        "agent": float(Speaker.AGENT in speakers),
+        "both": float(len(speakers) > 1),
+        "rationale": float(bool(candidate.rationale)),
+        "cause": float(bool(candidate.root_cause)),
+        "fix": float(bool(candidate.fix)),
+        "mentions": float(min(candidate.mentions, 3)),
+        "question": float(candidate.content.rstrip().endswith("?")),
+        "length": min(len(text), 400) / 400,
+        "short": float(len(words) < 6),
+        "long": float(len(words) > 50),
+        "position": candidate.turn / max(1, ctx.turns),
+        "first_user_turn": float(candidate.turn == ctx.first_user_turn),
+        f"reply:{reply or 'end'}": 1.0,
+        f"{'user' if Speaker.USER in speakers else 'agent'}:reply:{reply or 'end'}": 1.0,
+        "after_tools": float(candidate.turn in ctx.after_tools),
+    }
+    if rules:
+        named.update(
+            {
+                "extra": float(extra),
+                "rules": float(not extra),
+                "confidence": candidate.confidence,
+                f"family:{candidate.family.value}": 1.0,
+                f"category:{candidate.category.value}": 1.0,
+                f"{'extra' if extra else 'rules'}:{candidate.category.value}": 1.0,
+            }
+        )
+    for name, value in named.items():
+        if value:
+            b = _bucket(f"#{name}")
+            found[b] = found.get(b, 0.0) + value
+    return found
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A trained linear model and the two thresholds chosen on dev."""
+
+    weights: dict[int, float]
+    add: float
+    veto: float
+    rules: bool = True
+
+    def score(self, feats: dict[int, float]) -> float:
+        """Probability that a reviewer keeps the candidate with these features."""
+        total = sum(self.weights.get(b, 0.0) * v for b, v in feats.items())
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, total))))
+
+
+@lru_cache(maxsize=1)
+def load_judge() -> Judge | None:
+    """The shipped model, or None when it is missing or unreadable (rules alone then)."""
+    try:
+        data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+        weights = {int(k): float(v) for k, v in data["weights"].items()}
+        return Judge(
+            weights, float(data["add"]), float(data["veto"]), bool(data.get("rules", True))
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+# Kept for the trainer: the feature names it reports, in the order listed above.
+FAMILIES = _FAMILIES
+CATEGORIES = _CATEGORIES

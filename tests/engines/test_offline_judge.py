@@ -1,0 +1,80 @@
+"""The learned judge of the offline engine (`app/engines/offline/judge.py`).
+
+No model ships yet (bench/train_judge.py measured it no better than the rules on dev, see
+docs/decisions.md), so extraction must be exactly the rules' when the file is missing; with
+a model, plain statements are kept only above `add` and rule candidates leave below `veto`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from app.engines.offline import extract as extract_module
+from app.engines.offline import judge
+from app.engines.offline.extract import extract, read_candidates
+
+TEXT = (
+    "User: we keep the DTOs in /contracts, next to nothing else.\n\n"
+    "Assistant: Moved `OrderDto` to contracts/order.ts and updated the imports.\n\n"
+    "User: always use named exports in this repo.\n"
+)
+
+
+def test_without_a_model_the_rules_alone_decide() -> None:
+    assert not judge.MODEL_FILE.exists()
+    assert judge.load_judge() is None
+    rules, _context, _notes = read_candidates(TEXT)
+    assert not any(c.plain for c in rules)
+    kept = extract(TEXT, source="t", today=date(2026, 1, 1)).items
+    assert [i.content for i in kept] == [c.content for c in rules if c.confidence >= 0.5]
+
+
+def test_plain_statements_are_offered_to_the_judge() -> None:
+    candidates, context, _notes = read_candidates(TEXT, plain=True)
+    plain = [c for c in candidates if c.plain]
+    assert any("contracts" in c.content for c in plain)
+    feats = judge.features(plain[0], context, extra=True)
+    assert feats and all(0 <= k < judge.BUCKETS for k in feats)
+
+
+@pytest.mark.parametrize(
+    ("add", "veto", "kept_plain", "kept_rules"), [(0.0, 0.0, True, True), (1.1, 1.1, False, False)]
+)
+def test_a_model_keeps_and_vetoes_by_its_thresholds(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    add: float,
+    veto: float,
+    kept_plain: bool,
+    kept_rules: bool,
+) -> None:
+    model = tmp_path / "judge_model.json"
+    model.write_text(
+        json.dumps({"add": add, "veto": veto, "weights": {"1": 0.5}}), encoding="utf-8"
+    )
+    monkeypatch.setattr(judge, "MODEL_FILE", model)
+    judge.load_judge.cache_clear()
+    try:
+        items = extract_module.extract(TEXT, source="t", today=date(2026, 1, 1)).items
+    finally:
+        judge.load_judge.cache_clear()
+    texts = " ".join(i.content for i in items)
+    assert ("contracts" in texts) is kept_plain
+    assert ("named exports" in texts) is kept_rules
+
+
+def test_a_broken_model_file_means_rules_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = tmp_path / "judge_model.json"
+    model.write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(judge, "MODEL_FILE", model)
+    judge.load_judge.cache_clear()
+    try:
+        assert judge.load_judge() is None
+    finally:
+        judge.load_judge.cache_clear()
