@@ -1,0 +1,214 @@
+"""Train the offline engine's learned judge (app/engines/offline/judge.py) on the dev split.
+
+Every candidate `read_candidates` builds for a dev conversation is a sample: positive when
+the item it becomes holds every keyword of one of the conversation's required items
+(whatever its category: the judge decides whether to keep, not how to file). A logistic
+regression over the judge's sparse features is fitted with numpy. The two thresholds (`add`
+for plain statements, `veto` for the rules' candidates) are chosen on out-of-fold scores
+(conversations split into folds, each scored by a model that never saw it), by the bench's
+own measure: precision and recall of committed items against the labels, category included.
+Only dev is read; test and held-out sets are never seen here.
+
+Run: `.venv/bin/python bench/train_judge.py [--write]` (without --write it only reports).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.core.models import Category  # noqa: E402
+from app.core.redact import redact  # noqa: E402
+from app.engines.offline import judge as judge_module  # noqa: E402
+from app.engines.offline.extract import _item, read_candidates  # noqa: E402
+
+DEV = ROOT / "tests" / "fixtures" / "dialogue" / "dev"
+COMMIT = 0.75
+Array = npt.NDArray[np.float64]
+
+
+@dataclass
+class Sample:
+    conv: int
+    plain: bool
+    confidence: float
+    keeps: bool  # holds a required item's keywords (any category)
+    good: frozenset[int]  # required items it matches, category included
+    feats: dict[int, float]
+
+
+def _labels(path: Path) -> list[tuple[tuple[Category, ...], tuple[str, ...]]]:
+    data = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
+    out = []
+    for entry in data.get("must", []):
+        raw = entry.get("category", [])
+        names = [raw] if isinstance(raw, str) else list(raw)
+        out.append((tuple(Category(n) for n in names), tuple(k.lower() for k in entry["keywords"])))
+    return out
+
+
+def samples(paths: list[Path], rules: bool = True) -> tuple[list[Sample], list[int]]:
+    """Samples of every conversation, and each conversation's count of required items."""
+    rows: list[Sample] = []
+    musts: list[int] = []
+    for n, path in enumerate(paths):
+        labels = _labels(path)
+        musts.append(len(labels))
+        candidates, context, _notes = read_candidates(
+            redact(path.read_text(encoding="utf-8")), plain=True
+        )
+        for c in candidates:
+            text = _item(c, "x", date(2026, 1, 1)).text.lower()
+            hit = [i for i, (_cats, words) in enumerate(labels) if all(w in text for w in words)]
+            good = frozenset(i for i in hit if not labels[i][0] or c.category in labels[i][0])
+            rows.append(
+                Sample(
+                    n,
+                    c.plain,
+                    c.confidence,
+                    bool(hit),
+                    good,
+                    judge_module.features(c, context, extra=c.plain, rules=rules),
+                )
+            )
+    return rows, musts
+
+
+def _matrix(rows: list[Sample]) -> tuple[npt.NDArray[np.int64], Array, npt.NDArray[np.int64]]:
+    cols = [np.fromiter(r.feats.keys(), dtype=np.int64) for r in rows]
+    vals = [np.fromiter(r.feats.values(), dtype=np.float64) for r in rows]
+    which = np.concatenate([np.full(len(c), i, dtype=np.int64) for i, c in enumerate(cols)])
+    return np.concatenate(cols), np.concatenate(vals), which
+
+
+def fit(rows: list[Sample], l2: float, epochs: int = 400, rate: float = 1.0) -> Array:
+    """Class-balanced logistic regression on sparse rows (weights per bucket)."""
+    cols, vals, which = _matrix(rows)
+    y = np.array([r.keeps for r in rows], dtype=np.float64)
+    balance = np.where(y == 1, (len(y) - y.sum()) / max(1.0, y.sum()), 1.0)
+    w = np.zeros(judge_module.BUCKETS)
+    for _ in range(epochs):
+        z = np.bincount(which, weights=vals * w[cols], minlength=len(rows))
+        g = (1.0 / (1.0 + np.exp(-z)) - y) * balance
+        grad = np.bincount(cols, weights=vals * g[which], minlength=len(w)) / len(rows)
+        w -= rate * (grad + l2 * w / len(rows))
+    return w
+
+
+def predict(rows: list[Sample], w: Array) -> Array:
+    cols, vals, which = _matrix(rows)
+    z = np.bincount(which, weights=vals * w[cols], minlength=len(rows))
+    result: Array = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    return result
+
+
+def measure(
+    rows: list[Sample], musts: list[int], scores: Array, add: float, veto: float
+) -> tuple[float, float]:
+    """Precision and recall of committed items, as bench/dialogue_quality.py counts them."""
+    kept = [
+        r
+        for r, s in zip(rows, scores, strict=True)
+        if (s >= add if r.plain else (s >= veto and r.confidence >= COMMIT))
+    ]
+    found = {(r.conv, i) for r in kept for i in r.good}
+    precision = sum(bool(r.good) for r in kept) / len(kept) if kept else 1.0
+    return precision, len(found) / max(1, sum(musts))
+
+
+def out_of_fold(rows: list[Sample], convs: int, l2: float, folds: int = 8) -> Array:
+    scores = np.zeros(len(rows))
+    fold_of = np.array([r.conv % folds for r in rows])
+    for k in range(folds):
+        train = [r for r, f in zip(rows, fold_of, strict=True) if f != k]
+        held = [i for i, f in enumerate(fold_of) if f == k]
+        w = fit(train, l2)
+        scores[held] = predict([rows[i] for i in held], w)
+    return scores
+
+
+def _paths(globs: str) -> list[Path]:
+    """Labeled dev conversations matching any of the comma-separated globs."""
+    found = {p for g in globs.split(",") for p in DEV.glob(g)}
+    return [p for p in sorted(found) if p.with_suffix(".expected.json").is_file()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--write", action="store_true", help="write the model the app ships")
+    parser.add_argument("--glob", default="*.txt", help="dev conversations to train on")
+    parser.add_argument("--l2", type=float, default=0.0, help="fix the L2 weight (0: choose)")
+    parser.add_argument(
+        "--statement-only",
+        action="store_true",
+        help="leave out how the rules built each candidate (family, confidence)",
+    )
+    parser.add_argument("--score", default="", help="after training, score these dev files")
+    args = parser.parse_args()
+    paths = _paths(args.glob)
+    rules = not args.statement_only
+    rows, musts = samples(paths, rules)
+    positives = sum(r.keeps for r in rows)
+    print(f"dev: {len(paths)} conversations, {len(rows)} candidates, {positives} keep")
+    ones = np.ones(len(rows))
+    p, r = measure(rows, musts, ones, 2.0, 0.0)
+    print(f"rules alone (no plain candidates, no veto): precision {p:.2f} recall {r:.2f}")
+    best: tuple[float, float, float, float, float, float] | None = None
+    for l2 in [args.l2] if args.l2 else [1.0, 4.0, 16.0]:
+        scores = out_of_fold(rows, len(paths), l2)
+        for add in np.arange(0.5, 0.96, 0.05):
+            for veto in np.arange(0.0, 0.51, 0.05):
+                p, r = measure(rows, musts, scores, float(add), float(veto))
+                f = 2 * p * r / (p + r) if p + r else 0.0
+                if best is None or f > best[0]:
+                    best = (f, l2, float(add), float(veto), p, r)
+        f, _l2, add, veto = best[0], best[1], best[2], best[3]
+        print(f"l2 {l2:>4}: best so far out of fold: F1 {f:.2f} at add {add:.2f} veto {veto:.2f}")
+    assert best is not None
+    f, l2, add, veto, p, r = best
+    print(
+        f"chosen: l2 {l2}, add {add:.2f}, veto {veto:.2f}: out-of-fold precision {p:.2f} "
+        f"recall {r:.2f} (F1 {f:.2f})"
+    )
+    w = fit(rows, l2)
+    if args.score:
+        held = [
+            p for p in sorted(DEV.glob(args.score)) if p.with_suffix(".expected.json").is_file()
+        ]
+        other, other_musts = samples(held, rules)
+        ones = np.ones(len(other))
+        p, r = measure(other, other_musts, ones, 2.0, 0.0)
+        print(f"{args.score}: rules alone precision {p:.2f} recall {r:.2f}")
+        scores = predict(other, w)
+        for a, v in ((add, veto), (add + 0.05, veto), (add - 0.05, veto), (add, veto + 0.1)):
+            p, r = measure(other, other_musts, scores, a, v)
+            print(
+                f"{args.score}: judged (add {a:.2f} veto {v:.2f}) precision {p:.2f} recall {r:.2f}"
+            )
+    if args.write:
+        weights = {str(i): round(float(v), 4) for i, v in enumerate(w) if abs(v) >= 1e-4}
+        model = {
+            "about": "Learned judge of the offline engine; bench/train_judge.py writes it.",
+            "trained_on": f"{len(paths)} dev conversations, {len(rows)} candidates",
+            "l2": l2,
+            "add": round(add, 2),
+            "veto": round(veto, 2),
+            "rules": rules,
+            "weights": weights,
+        }
+        judge_module.MODEL_FILE.write_text(json.dumps(model, indent=0) + "\n", encoding="utf-8")
+        print(f"wrote {judge_module.MODEL_FILE.relative_to(ROOT)} ({len(weights)} weights)")
+
+
+if __name__ == "__main__":
+    main()
