@@ -677,27 +677,3 @@ def test_a_retirement_with_no_replacement_stays_on_its_own() -> None:
     text = "User: we are not using Meilisearch anymore, the hosted plan got too pricey.\n"
     [rule] = [i for i in run(text).items if i.confidence >= COMMIT]
     assert "replaces:meilisearch" in rule.tags and "Meilisearch" in rule.content
-
-
-# ------------------------------------------------------------ a named choice with its reason
-
-
-def test_a_named_choice_given_with_its_reason_is_kept_with_the_reason() -> None:
-    text = (
-        "User: cron jobs here run in America/Chicago time since the warehouse shifts are"
-        " planned in central time. add the nightly stock sync at 01:00\n"
-    )
-    [rule] = [i for i in run(text).items if i.confidence >= COMMIT]
-    assert "America/Chicago" in rule.content and "warehouse shifts" in rule.rationale
-
-
-@pytest.mark.parametrize(
-    "turn",
-    [
-        "User: I'm pasting the Grafana panel since it shows the spike better.\n",
-        "User: Run the Playwright suite again because the last run was flaky.\n",
-        "User: maybe we use Redis here since it is already deployed.\n",
-    ],
-)
-def test_a_reason_alone_does_not_make_a_request_or_a_guess_a_rule(turn: str) -> None:
-    assert not [i for i in run(turn).items if i.confidence >= COMMIT]

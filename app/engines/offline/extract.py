@@ -100,7 +100,6 @@ def _with_dialogue_units(
     found = [c for c in found if c.index not in taken_back]
     found = _with_reversals(found, reversals, statements)
     found = _with_standing_rules(found, statements)
-    found = _with_justified(found, statements)
     found = _with_marked(found, statements)
     found = _with_acknowledged(found, turns, statements)
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
@@ -802,70 +801,6 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
                 content=content,
                 confidence=STANDING_RULE,
                 family=Family.DIRECTIVE,
-                speakers={Speaker.USER},
-            )
-        )
-    found.sort(key=lambda c: c.index)
-    return found
-
-
-# A thing the claim names: code, a path or file, or a capitalised name inside the sentence
-# ("Docker Hub", "GHCR", "Europe/Berlin").
-_NAMED_THING = re.compile(r"`[^`\n]{2,60}`|\b[\w-]+/[\w./-]+|(?<=\s)[A-Z][\w./+-]*[A-Za-z0-9]")
-JUSTIFIED = 0.8
-# "I'm pasting the README…", "I want to add a switch…": what the user is doing or asking for
-# in the conversation, not a choice.
-_OWN_DOING = re.compile(
-    r"(?i)^\W*(?:also\W+)?(?:i(?:'m| am|'ve| have|'ll| will| was)|(?:i|we) (?:want|need|would "
-    r"like)|i'?d like)\b"
-)
-
-
-def _with_justified(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
-    """User statements that choose a named thing and say why.
-
-    "All schedules are in Europe/Berlin local time since the finance team thinks in CET",
-    "let's move the images to GHCR, push with the GITHUB_TOKEN so we don't manage another
-    secret": a claim about a named thing with a reason attached is how people state a
-    standing choice without saying "always". Requests for work, questions, tentative
-    claims, pasted text and turns carrying instructions aimed at agents are not.
-    """
-    from app.core.screen import is_unsafe
-    from app.engines.offline import extract_rules as r
-    from app.engines.offline.dialogue import describes_trouble
-
-    used = {c.index for c in found}
-    tainted = {s.turn for s in statements if r.INJECTION.search(s.text, s.low)}
-    for i, s in enumerate(statements):
-        if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
-            continue
-        if s.text.startswith(("/", "<", "[")):
-            continue
-        if not MIN_RULE_WORDS <= len(s.text.split()) <= MAX_RULE_WORDS:
-            continue
-        match = r.REASON.search(s.text, s.low)
-        if match is None or match.start() < 12:
-            continue
-        claim, reason = s.text[: match.start()], s.text[match.end() :]
-        if len(reason.split()) < 3 or not _NAMED_THING.search(claim):
-            continue
-        if _TENTATIVE.search(s.text) or _GUESS.search(s.text) or _ASKS.match(claim):
-            continue
-        if _opens_with_request(claim) or _OWN_DOING.match(claim) or describes_trouble(claim):
-            continue
-        if s.turn in tainted or is_unsafe(s.text):
-            continue
-        content = _sentence_of(_unhedged(claim.rstrip(" ,;:")))
-        found.append(
-            Candidate(
-                category=rule_category(content),
-                speaker=Speaker.USER,
-                turn=s.turn,
-                index=i,
-                content=content,
-                confidence=JUSTIFIED,
-                family=Family.DECISION,
-                rationale=_sentence_of(reason).rstrip("."),
                 speakers={Speaker.USER},
             )
         )
