@@ -133,6 +133,19 @@ class SplitReport:
         pool = [(c, i) for c in self.conversations for i in c.committed()]
         return sum(c.good(i) for c, i in pool) / len(pool) if pool else 1.0
 
+    def any_category(self) -> tuple[float, float]:
+        """Precision and recall when an item's category is not checked: how much of the
+        gap is the category (where annotators themselves disagree) and how much content."""
+        good = hits = items = total = 0
+        for conv in self.conversations:
+            loose = [Entry((), e.keywords) for e in conv.must]
+            kept = conv.committed()
+            items += len(kept)
+            good += sum(any(e.matches(i) for e in loose) for i in kept)
+            hits += sum(any(e.matches(i) for i in kept) for e in loose)
+            total += len(loose)
+        return (good / items if items else 1.0, hits / total if total else 1.0)
+
     def recall(self, with_review: bool = False) -> float:
         hits = total = 0
         for c in self.conversations:
@@ -277,6 +290,8 @@ def _print(report: SplitReport, verbose: bool) -> None:
         f"  precision {report.precision():.2f}   recall {report.recall():.2f}   "
         f"recall with review {report.recall(True):.2f}"
     )
+    loose_p, loose_r = report.any_category()
+    print(f"  with any category: precision {loose_p:.2f}   recall {loose_r:.2f}")
     print(
         f"  must-not violations {len(report.violations())}   sequence checks "
         f"{passed}/{total}   secrets {len(report.secrets)}   form problems {len(report.form)}"
