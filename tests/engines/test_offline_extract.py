@@ -677,3 +677,41 @@ def test_a_retirement_with_no_replacement_stays_on_its_own() -> None:
     text = "User: we are not using Meilisearch anymore, the hosted plan got too pricey.\n"
     [rule] = [i for i in run(text).items if i.confidence >= COMMIT]
     assert "replaces:meilisearch" in rule.tags and "Meilisearch" in rule.content
+
+
+# ----------------------------------------------------------------------- dependency swaps
+
+SWAP_A = "User: we use Bugsnag for error reporting, the key is read from BUGSNAG_KEY.\n"
+SWAP_B = (
+    "User: Bugsnag renewal got rejected by finance. Errors go to Honeybadger now, key in"
+    " HONEYBADGER_API_KEY. the worker still calls Bugsnag.notify everywhere, move it\n\n"
+    'Assistant: [tool: Bash {"command": "npm uninstall @bugsnag/js && npm i @honeybadger-io/js"}]'
+    "\n\n"
+    "User: [tool result: removed 4 packages, added 2 packages]\n\n"
+    "Assistant: The worker now reports to Honeybadger with the key from"
+    " `HONEYBADGER_API_KEY`; the Bugsnag client is gone.\n\n"
+    "User: thanks\n"
+)
+
+
+def test_a_package_swap_the_user_let_stand_supersedes_the_old_choice() -> None:
+    memory = _evolved(SWAP_A, SWAP_B)
+    active = " ".join(i.text for i in memory.all_items())
+    assert "Honeybadger" in active
+    assert not any(
+        "bugsnag" in i.text.lower() and "honeybadger" not in i.text.lower()
+        for i in memory.all_items()
+    )
+    [entry] = [c for c in memory.contradictions if c.status == "superseded"]
+    assert "Bugsnag" in entry.items[0].text
+
+
+def test_a_rejected_swap_or_an_unused_package_removed_changes_nothing() -> None:
+    rejected = SWAP_B.replace("User: thanks\n", "User: no, revert that, we keep Bugsnag\n")
+    assert not any("replaces:bugsnag" in i.tags for i in run(rejected).items)
+    unused = (
+        "User: clean up package.json please\n\n"
+        'Assistant: [tool: Bash {"command": "npm uninstall left-pad"}]\n\n'
+        "Assistant: Removed the unused left-pad package.\n"
+    )
+    assert not [i for i in run(unused).items if i.confidence >= COMMIT]

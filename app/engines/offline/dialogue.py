@@ -934,6 +934,121 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
     return found
 
 
+# -- dependency swaps ---------------------------------------------------------------------
+@dataclass
+class Swap:
+    """A stretch of agent work that removed one dependency, usually for another.
+
+    `request` is the user's prose that asked for the work, `report` the agent's last prose
+    after it; `removed` / `added` are the names the packages go by in prose ("@auth0/
+    nextjs-auth0" is "auth0", "react-native-onesignal" is "onesignal").
+    """
+
+    turn: int
+    request: str
+    report: str
+    removed: list[str]
+    added: list[str]
+
+
+# Package managers' remove and add commands, as an agent runs them.
+_PM_REMOVE = re.compile(
+    r"\b(?:(?:npm|pnpm|yarn|bun) (?:uninstall|remove|rm|un)|(?:pip3?|pipenv) uninstall|"
+    r"(?:poetry|uv|cargo|bundle|composer) remove|gem uninstall|dotnet remove package|"
+    r"(?:flutter|dart) pub remove)((?:\s+(?:-[\w-]+|[@\w][\w@/.+-]*))+)"
+)
+_PM_ADD = re.compile(
+    r"\b(?:(?:npm|pnpm|bun) (?:install|i|add)|yarn add|(?:pip3?|pipenv) install|"
+    r"(?:poetry|uv|cargo|bundle|flutter pub|dart pub) add|composer require|"
+    r"dotnet add package|go get)((?:\s+(?:-[\w-]+|[@\w][\w@/.+=<>~^-]*))+)"
+)
+# Words of a package name that say nothing about which tool it is.
+_PACKAGE_NOISE = frozenset(
+    [
+        "types",
+        "node",
+        "react",
+        "native",
+        "browser",
+        "nextjs",
+        "next",
+        "vue",
+        "angular",
+        "svelte",
+        "plugin",
+        "plugins",
+        "core",
+        "sdk",
+        "client",
+        "lib",
+        "libs",
+        "python",
+        "js",
+        "ts",
+        "rs",
+        "go",
+        "the",
+        "app",
+        "web",
+        "analytics",
+        "server",
+        "api",
+        "cli",
+        "dev",
+        "tools",
+        "firebase",
+        "messaging",
+        "binary",
+    ]
+)
+
+
+def package_names(spec: str) -> list[str]:
+    """The words a package goes by in prose: "@auth0/nextjs-auth0" -> ["auth0"]."""
+    name = re.split(r"[=<>~^]|(?<=.)@", spec, maxsplit=1)[0].lower()
+    base = name.rsplit("/", 1)[-1]
+    parts = [w for w in re.split(r"[@/._-]+", name) if len(w) >= 3 and w not in _PACKAGE_NOISE]
+    # "env_logger" is written whole in prose; "mixpanel-browser" is "mixpanel".
+    whole = [base] if "_" in base and base not in parts else []
+    return list(dict.fromkeys(whole + parts))
+
+
+def _packages(pattern: re.Pattern[str], text: str) -> list[str]:
+    names: list[str] = []
+    for match in pattern.finditer(text):
+        for spec in match.group(1).split():
+            if not spec.startswith("-") and not spec.startswith("."):
+                names.extend(package_names(spec.strip("'\"")))
+    return list(dict.fromkeys(names))
+
+
+def find_swaps(classified: list[DialogueTurn]) -> list[Swap]:
+    """Work that removed a dependency with its package manager, which the user did not
+    reject: what came in its place is a standing choice, and it replaces the old one."""
+    found: list[Swap] = []
+    request: DialogueTurn | None = None
+    removed: list[str] = []
+    added: list[str] = []
+    report = ""
+    for turn in [*classified, None]:
+        if turn is not None and turn.speaker is Speaker.AGENT:
+            if turn.kind == "call":
+                removed += _packages(_PM_REMOVE, turn.text)
+                added += _packages(_PM_ADD, turn.text)
+            elif turn.kind == "prose":
+                report = turn.text
+            continue
+        if turn is not None and (turn.speaker is not Speaker.USER or turn.kind != "prose"):
+            continue
+        gone = [n for n in dict.fromkeys(removed) if n not in added]
+        rejected = turn is not None and _REPORT_REJECT.search(turn.text.split("\n", 1)[0])
+        if request is not None and gone and not rejected:
+            fresh = [n for n in dict.fromkeys(added) if n not in removed]
+            found.append(Swap(request.index, request.text, report, gone, fresh))
+        request, removed, added, report = turn, [], [], ""
+    return found
+
+
 # -- implementation reports --------------------------------------------------------------
 @dataclass
 class ReportFact:

@@ -23,6 +23,7 @@ from app.engines.offline.dialogue import (
     Proposal,
     ReportFact,
     Reversal,
+    Swap,
     main_clause,
 )
 from app.engines.offline.extract_items import (
@@ -91,6 +92,7 @@ def _with_dialogue_units(
         find_proposals,
         find_reports,
         find_reversals,
+        find_swaps,
         read_dialogue,
     )
 
@@ -108,6 +110,7 @@ def _with_dialogue_units(
     found = _with_open_points(found, find_open_points(dialogue), statements)
     found = _with_answers(found, find_proposals(dialogue), statements)
     found = _with_reports(found, find_reports(dialogue), statements)
+    found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _cleaned(found, statements)
     fixes = find_fixes(dialogue)
     if not fixes:
@@ -483,6 +486,119 @@ def _with_reversals(
         )
     found.sort(key=lambda c: c.index)
     return found
+
+
+SWAPPED = 0.8
+_SWAP_WORDS_MIN = 4
+
+
+def _with_swaps(
+    found: list[Candidate], swaps: list[Swap], statements: list[Statement]
+) -> list[Candidate]:
+    """The choice a dependency swap made, tagged with what it replaces.
+
+    The agent removed a package with its package manager and the user let the work stand.
+    The user's first sentence naming the removed package says why, and names the new choice
+    itself ("Rollbar contract finished…, so from the 1st we are on Sentry") or leaves it to
+    the next sentence ("auth0 pricing got silly. Clerk went live this morning"): the new
+    choice is what the report also speaks of. That statement becomes, or tags, a rule that
+    replaces the removed names, so the earlier rule naming them is superseded. A removal the
+    user never spoke of (an unused package) adds nothing.
+    """
+    from app.core.screen import is_unsafe
+    from app.engines.offline import extract_rules as r
+
+    for swap in swaps:
+        report = tokens(swap.report) | set(swap.added)
+        old = set(swap.removed)
+        said = [
+            i
+            for i, s in enumerate(statements)
+            if s.turn == swap.turn
+            and s.speaker is Speaker.USER
+            and not s.pasted
+            and not s.text.endswith("?")
+            and not r.INJECTION.search(s.text, s.low)
+            and not is_unsafe(s.text)
+        ]
+
+        first = next(
+            (k for k, i in enumerate(said) if any(_named(n, statements[i].low) for n in old)),
+            None,
+        )
+        if first is None:
+            continue
+        chosen = [said[first]]
+        text = statements[said[first]].text
+        if not _names_new(text, report, old, named=True):
+            # "OneSignal got the boot in the privacy review. Pushes go through FCM now": the
+            # sentence next to it that names the new choice (before or after) completes it.
+            near = [k for k in (first - 1, first + 1) if 0 <= k < len(said)]
+            named = [k for k in near if _names_new(statements[said[k]].text, None, old, named=True)]
+            plain = [k for k in near if _names_new(statements[said[k]].text, report, old)]
+            pick = (named or ([] if _names_new(text, report, old) else plain))[:1]
+            if not pick and not _names_new(text, report, old):
+                continue
+            chosen = sorted([said[first], *(said[k] for k in pick)])
+        tags = [REPLACES + name for name in swap.removed]
+        content = " ".join(_sentence_of(_unhedged(statements[i].text)) for i in chosen)
+        # What else the request says about the removed package is the clean-up ("the Podfile
+        # still pulls the OneSignal pod, clean that"), not a rule of its own.
+        found = [
+            c
+            for c in found
+            if not (
+                c.turn == swap.turn
+                and c.speaker is Speaker.USER
+                and c.index not in chosen
+                and c.category is not Category.BUG_PATTERNS
+                and any(_named(n, c.content.lower()) for n in old)
+            )
+        ]
+        same = next((c for c in found if c.index in chosen and c.speaker is Speaker.USER), None)
+        if same is not None:
+            same.topic_tags = list(dict.fromkeys([*same.topic_tags, *tags]))
+            same.confidence = max(same.confidence, SWAPPED)
+            if len(same.content) < len(content) and same.content.rstrip(". ") in content:
+                same.content = content
+            continue
+        found.append(
+            Candidate(
+                category=rule_category(content),
+                speaker=Speaker.USER,
+                turn=swap.turn,
+                index=chosen[-1],
+                content=content,
+                confidence=SWAPPED,
+                family=Family.DECISION,
+                topic_tags=tags,
+                speakers={Speaker.USER},
+            )
+        )
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+def _names_new(text: str, report: set[str] | None, old: set[str], *, named: bool = False) -> bool:
+    """Whether `text` names something other than the old names that the report also speaks
+    of (`report` None: anything); with `named`, a capitalised or code name ("FCM",
+    "Sentry", "`tracing`")."""
+    words = {w for w in tokens(text) if len(w) >= 3} - old
+    if report is not None:
+        words &= report
+    if named:
+        names = {w.lower().strip("`") for w in _NAMED_THING.findall(text)}
+        words = {w for w in words if any(w in n for n in names)}
+    return bool(words)
+
+
+# A name in running text: code, a path, or a capitalised word after the first.
+_NAMED_THING = re.compile(r"`[^`\n]{2,60}`|\b[\w-]+/[\w./-]+|(?<=\s)[A-Z][\w./+-]*[A-Za-z0-9]")
+
+
+def _named(name: str, low: str) -> bool:
+    """`name` as a word of the lower-cased text ("yup" in "yup plus its deps")."""
+    return name in low and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", low) is not None
 
 
 # A statement naming what comes in place of the old choice ("…, Postgres full-text search
