@@ -715,3 +715,12 @@ def test_a_rejected_swap_or_an_unused_package_removed_changes_nothing() -> None:
         "Assistant: Removed the unused left-pad package.\n"
     )
     assert not [i for i in run(unused).items if i.confidence >= COMMIT]
+
+
+def test_two_people_on_two_sides_and_no_side_taken_is_open() -> None:
+    text = (
+        "User: Ana wants the e2e tests on Playwright because the traces are better. Ben says"
+        " the opposite, Cypress is what the QA team knows. I'm not picking a side today.\n"
+    )
+    [item] = run(text).items
+    assert "undecided" in item.tags and "Playwright" in item.content and "Cypress" in item.content

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 
 from app.engines.offline.extract_text import (
     _NOISE_ALPHA_RE,
@@ -807,7 +808,8 @@ _UNDECIDED = re.compile(
     r"(?:haven'?t|have not|hasn'?t|has not|didn'?t|did not|never) (?:yet )?(?:agreed|decided)|"
     r"not (?:yet )?(?:agreed|decided)|undecided|no decision(?: yet)?|(?:still )?an open "
     r"(?:point|question)|(?:i'?ll|i will|let me|need to|have to|gotta) (?:ask|check with|talk "
-    r"to|sync with)\b|pending (?:a |the )?decision)"
+    r"to|sync with)\b|pending (?:a |the )?decision|not (?:picking|choosing|taking) (?:a )?sides?\b|"
+    r"(?:not|won'?t|can'?t) (?:be )?(?:deciding|decide) (?:this|that|it|now|today|yet|between)\b)"
 )
 # One sentence giving two sides: "the guidelines doc says X, Lena's doc says Y", "Priya
 # wants X, Tomás wants Y", "X contradicts Y", "but earlier you said".
@@ -816,6 +818,7 @@ _TWO_SIDES = re.compile(
     rf"(?i)\b{_SIDE}\b.{{3,}}?\b{_SIDE}\b|\b(?:contradicts?|disagree(?:s|ment)?|conflicts? "
     r"with|inconsistent with|at odds with)\b|\bbut (?:earlier|before|last time) you said\b"
 )
+_ONE_SIDE = re.compile(rf"(?i)\b{_SIDE}\b")
 _OPEN_GENERIC = frozenset(
     [
         "about",
@@ -919,6 +922,17 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
             (t for t in reversed(sentences[: cue + 1]) if _TWO_SIDES.search(t)),
             None,
         )
+        if sides is None:
+            # "Mei wants the JSON fixtures to stay. Jonas says exactly the opposite."
+            pairs = pairwise(sentences[: cue + 1])
+            sides = next(
+                (
+                    f"{a} {b}"
+                    for a, b in reversed(list(pairs))
+                    if _ONE_SIDE.search(a) and _ONE_SIDE.search(b)
+                ),
+                None,
+            )
         if sides is None:
             before = next(
                 (t for t in reversed(classified[:i]) if t.kind == "prose"),
