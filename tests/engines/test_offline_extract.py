@@ -704,6 +704,7 @@ def test_a_package_swap_the_user_let_stand_supersedes_the_old_choice() -> None:
     )
     [entry] = [c for c in memory.contradictions if c.status == "superseded"]
     assert "Bugsnag" in entry.items[0].text
+    assert any(i.title == "Honeybadger replaces Bugsnag" for i in memory.all_items())
 
 
 def test_a_rejected_swap_or_an_unused_package_removed_changes_nothing() -> None:

@@ -555,12 +555,14 @@ def _with_swaps(
                 and any(_named(n, c.content.lower()) for n in old)
             )
         ]
+        lead = _swap_title(content, swap, report)
         same = next((c for c in found if c.index in chosen and c.speaker is Speaker.USER), None)
         if same is not None:
             same.topic_tags = list(dict.fromkeys([*same.topic_tags, *tags]))
             same.confidence = max(same.confidence, SWAPPED)
             if len(same.content) < len(content) and same.content.rstrip(". ") in content:
                 same.content = content
+            same.lead = same.lead or lead
             continue
         found.append(
             Candidate(
@@ -573,10 +575,24 @@ def _with_swaps(
                 family=Family.DECISION,
                 topic_tags=tags,
                 speakers={Speaker.USER},
+                lead=lead,
             )
         )
     found.sort(key=lambda c: c.index)
     return found
+
+
+def _swap_title(content: str, swap: Swap, report: set[str]) -> str:
+    """ "Sentry replaces Rollbar": the new name as the user wrote it (one the report also
+    speaks of, when there is one), and the old one as written; "" when either is unclear."""
+    names = [n.strip("`") for n in _NAMED_THING.findall(content)]
+    fresh = [n for n in names if not any(_named(o, n.lower()) for o in swap.removed)]
+    new = next((n for n in fresh if tokens(n) & report), "")
+    old = next(
+        (m.group(0) for o in swap.removed if (m := re.search(re.escape(o), content, re.I))),
+        swap.removed[0],
+    )
+    return f"{new} replaces {old}" if new and len(new) <= 30 else ""
 
 
 def _names_new(text: str, report: set[str] | None, old: set[str], *, named: bool = False) -> bool:
