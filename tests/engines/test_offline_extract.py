@@ -725,3 +725,31 @@ def test_two_people_on_two_sides_and_no_side_taken_is_open() -> None:
     )
     [item] = run(text).items
     assert "undecided" in item.tags and "Playwright" in item.content and "Cypress" in item.content
+
+
+def test_one_symptom_with_two_explanations_is_one_bug_pattern() -> None:
+    from app.engines.offline.extract_items import Candidate, Family
+    from app.engines.offline.extract_merge import finalize
+    from app.engines.offline.extract_text import Speaker
+
+    def bug(cause: str = "", fix: str = "", turn: int = 0) -> Candidate:
+        return Candidate(
+            category=Category.BUG_PATTERNS,
+            speaker=Speaker.USER,
+            turn=turn,
+            index=turn,
+            content="Nightly orders load failed again, third night in a row.",
+            confidence=0.8,
+            family=Family.BUG,
+            root_cause=cause,
+            fix=fix,
+        )
+
+    cause = (
+        "the MERGE statement matched two staging rows per order because the upstream export"
+        " re-sends amended orders with a fresh ingestion timestamp and the same natural key"
+    )
+    fix = "deduplicate staging by order_id keeping the latest ingested_at before the MERGE"
+    aside = "`customers` has the same problem (13 duplicate ids yesterday); it has not failed yet"
+    merged = finalize([bug(cause, fix), bug(aside, turn=6)], [])
+    assert len(merged) == 1 and merged[0].root_cause == cause

@@ -120,11 +120,15 @@ def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
     kept: list[Candidate] = []
     kept_tokens: list[set[str]] = []
     index: dict[tuple[Category, str], list[int]] = {}
+    # The same statement found twice (once alone, once as a fix's symptom) is one item even
+    # when only one of them carries a cause and a fix.
+    said: dict[tuple[Category, frozenset[str]], int] = {}
     for candidate in candidates:
         words = tokens(f"{candidate.content} {candidate.root_cause} {candidate.fix}")
-        target = None
+        statement = (candidate.category, frozenset(tokens(candidate.content)))
+        target = said.get(statement) if statement[1] else None
         seen: set[int] = set()
-        for word in words:
+        for word in words if target is None else ():
             for k in index.get((candidate.category, word), ()):
                 if k in seen:
                     continue
@@ -137,6 +141,7 @@ def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
         if target is None:
             for word in words:
                 index.setdefault((candidate.category, word), []).append(len(kept))
+            said.setdefault(statement, len(kept))
             kept.append(candidate)
             kept_tokens.append(words)
         else:
