@@ -628,6 +628,7 @@ def test_a_disagreement_left_undecided_waits_as_an_open_contradiction() -> None:
     assert rule.id in entry.refs  # the earlier rule stays, named by the open entry
     assert "decimal strings" in entry.items[0].text
     assert not any("decimal strings" in i.text for i in memory.all_items())
+    assert not any("Dana" in i.text for i in memory.all_items())  # the deferral is no rule
     assert parse(render(memory)).contradictions[0].refs == entry.refs
 
 
@@ -704,7 +705,8 @@ def test_a_package_swap_the_user_let_stand_supersedes_the_old_choice() -> None:
     )
     [entry] = [c for c in memory.contradictions if c.status == "superseded"]
     assert "Bugsnag" in entry.items[0].text
-    assert any(i.title == "Honeybadger replaces Bugsnag" for i in memory.all_items())
+    [rule] = [i for i in memory.all_items() if i.title == "Honeybadger replaces Bugsnag"]
+    assert rule.content.startswith("Errors go to Honeybadger") and "finance" in rule.rationale
 
 
 def test_a_rejected_swap_or_an_unused_package_removed_changes_nothing() -> None:

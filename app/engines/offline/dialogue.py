@@ -906,6 +906,11 @@ def _open_names(text: str) -> list[str]:
     )[:8]
 
 
+def leaves_undecided(text: str) -> bool:
+    """ "No idea who's right, I'll ask Dana": the user leaving a question to later."""
+    return _UNDECIDED.search(text) is not None
+
+
 def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
     """Disagreements the user says are not decided ("no idea who's right", "they haven't
     agreed yet"): the sentence giving both sides, from the user's turn or from the agent's

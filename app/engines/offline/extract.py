@@ -541,7 +541,13 @@ def _with_swaps(
                 continue
             chosen = sorted([said[first], *(said[k] for k in pick)])
         tags = [REPLACES + name for name in swap.removed]
-        content = " ".join(_sentence_of(_unhedged(statements[i].text)) for i in chosen)
+        parts = [_sentence_of(_unhedged(statements[i].text)) for i in chosen]
+        content, reason = " ".join(parts), ""
+        retired = [any(_named(n, part.lower()) for n in old) for part in parts]
+        if len(parts) == 2 and retired[0] != retired[1]:
+            # "Bugsnag renewal got rejected. Errors go to Honeybadger now": the new choice is
+            # the rule, why the old one went is its reason.
+            content, reason = (parts[1], parts[0]) if retired[0] else (parts[0], parts[1])
         # What else the request says about the removed package is the clean-up ("the Podfile
         # still pulls the OneSignal pod, clean that"), not a rule of its own.
         found = [
@@ -555,13 +561,13 @@ def _with_swaps(
                 and any(_named(n, c.content.lower()) for n in old)
             )
         ]
-        lead = _swap_title(content, swap, report)
+        lead = _swap_title(f"{content} {reason}", swap, report)
         same = next((c for c in found if c.index in chosen and c.speaker is Speaker.USER), None)
         if same is not None:
             same.topic_tags = list(dict.fromkeys([*same.topic_tags, *tags]))
             same.confidence = max(same.confidence, SWAPPED)
-            if len(same.content) < len(content) and same.content.rstrip(". ") in content:
-                same.content = content
+            if same.content.rstrip(". ") in f"{content} {reason}":
+                same.content, same.rationale = content, same.rationale or reason.rstrip(".")
             same.lead = same.lead or lead
             continue
         found.append(
@@ -576,6 +582,7 @@ def _with_swaps(
                 topic_tags=tags,
                 speakers={Speaker.USER},
                 lead=lead,
+                rationale=reason.rstrip("."),
             )
         )
     found.sort(key=lambda c: c.index)
@@ -1068,6 +1075,8 @@ def _with_open_points(
 ) -> list[Candidate]:
     """A disagreement the user left open is one item tagged `undecided`, naming its subject
     with `disputes:` tags; the sides it gives are not rules of their own."""
+    from app.engines.offline.dialogue import leaves_undecided
+
     for point in points:
         sides = tokens(point.text)
         found = [
@@ -1076,7 +1085,10 @@ def _with_open_points(
             if not (
                 c.turn == point.turn
                 and c.category is not Category.BUG_PATTERNS
-                and len(tokens(c.content) & sides) >= 0.5 * max(1, len(tokens(c.content)))
+                and (
+                    len(tokens(c.content) & sides) >= 0.5 * max(1, len(tokens(c.content)))
+                    or leaves_undecided(c.content)
+                )
             )
         ]
         index = next((i for i, s in enumerate(statements) if s.turn >= point.turn), 0)
