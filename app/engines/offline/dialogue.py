@@ -819,6 +819,33 @@ _TWO_SIDES = re.compile(
     r"with|inconsistent with|at odds with)\b|\bbut (?:earlier|before|last time) you said\b"
 )
 _ONE_SIDE = re.compile(rf"(?i)\b{_SIDE}\b")
+# Every match of `_UNDECIDED` holds one of these: the regex runs only where one occurs.
+_UNDECIDED_GATED = _Gated(
+    _UNDECIDED,
+    (
+        "idea",
+        "know who",
+        "know which",
+        "sure who",
+        "sure which",
+        "unclear",
+        "who wins",
+        "agreed",
+        "decid",
+        "decision",
+        "open point",
+        "open question",
+        "ll ask",
+        "will ask",
+        "me ask",
+        "to ask",
+        "tta ask",
+        "check with",
+        "talk to",
+        "sync with",
+        "side",
+    ),
+)
 _OPEN_GENERIC = frozenset(
     [
         "about",
@@ -908,7 +935,7 @@ def _open_names(text: str) -> list[str]:
 
 def leaves_undecided(text: str) -> bool:
     """ "No idea who's right, I'll ask Dana": the user leaving a question to later."""
-    return _UNDECIDED.search(text) is not None
+    return _UNDECIDED_GATED.search(text) is not None
 
 
 def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
@@ -918,6 +945,8 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
     found: list[OpenPoint] = []
     for i, turn in enumerate(classified):
         if turn.speaker is not Speaker.USER or turn.kind != "prose":
+            continue
+        if _UNDECIDED_GATED.search(turn.text) is None:
             continue
         sentences = turn.sentences
         cue = next((k for k, t in enumerate(sentences) if _UNDECIDED.search(t)), None)
@@ -981,6 +1010,8 @@ _PM_ADD = re.compile(
     r"(?:poetry|uv|cargo|bundle|flutter pub|dart pub) add|composer require|"
     r"dotnet add package|go get)((?:\s+(?:-[\w-]+|[@\w][\w@/.+=<>~^-]*))+)"
 )
+# Cheap test before the patterns above: a removal names one of these verbs.
+_PM_REMOVE_WORD = re.compile(r"\b(?:uninstall|remove|rm|un)\b")
 # Words of a package name that say nothing about which tool it is.
 _PACKAGE_NOISE = frozenset(
     [
@@ -1046,25 +1077,28 @@ def find_swaps(classified: list[DialogueTurn]) -> list[Swap]:
     reject: what came in its place is a standing choice, and it replaces the old one."""
     found: list[Swap] = []
     request: DialogueTurn | None = None
-    removed: list[str] = []
-    added: list[str] = []
+    calls: list[str] = []
     report = ""
     for turn in [*classified, None]:
         if turn is not None and turn.speaker is Speaker.AGENT:
             if turn.kind == "call":
-                removed += _packages(_PM_REMOVE, turn.text)
-                added += _packages(_PM_ADD, turn.text)
+                calls.append(turn.text)
             elif turn.kind == "prose":
                 report = turn.text
             continue
         if turn is not None and (turn.speaker is not Speaker.USER or turn.kind != "prose"):
             continue
-        gone = [n for n in dict.fromkeys(removed) if n not in added]
-        rejected = turn is not None and _REPORT_REJECT.search(turn.text.split("\n", 1)[0])
-        if request is not None and gone and not rejected:
-            fresh = [n for n in dict.fromkeys(added) if n not in removed]
-            found.append(Swap(request.index, request.text, report, gone, fresh))
-        request, removed, added, report = turn, [], [], ""
+        removed = [
+            n for text in calls if _PM_REMOVE_WORD.search(text) for n in _packages(_PM_REMOVE, text)
+        ]
+        if request is not None and removed:
+            added = [n for text in calls for n in _packages(_PM_ADD, text)]
+            gone = [n for n in dict.fromkeys(removed) if n not in added]
+            rejected = turn is not None and _REPORT_REJECT.search(turn.text.split("\n", 1)[0])
+            if gone and not rejected:
+                fresh = [n for n in dict.fromkeys(added) if n not in removed]
+                found.append(Swap(request.index, request.text, report, gone, fresh))
+        request, calls, report = turn, [], ""
     return found
 
 

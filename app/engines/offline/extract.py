@@ -44,7 +44,14 @@ from app.engines.offline.extract_text import (
     read_statements,
     split_turns,
 )
-from app.engines.offline.judge import Context, Judge, features, load_judge, prepare
+from app.engines.offline.judge import (
+    EMPTY_CONTEXT,
+    Context,
+    Judge,
+    features,
+    load_judge,
+    prepare,
+)
 
 __all__ = ["MAX_ITEMS", "MIN_CONFIDENCE", "extract"]
 
@@ -1232,8 +1239,9 @@ def read_candidates(
     """Every candidate of a conversation, built and titled, before the judge has its say.
 
     With `plain`, statements no rule picked follow the rules' candidates (`plain` True),
-    cleaned the same way and dropped when they repeat a rule's candidate. The trainer of
-    the judge (bench/train_judge.py) reads the same list.
+    cleaned the same way and dropped when they repeat a rule's candidate, and the context
+    the judge's features need is read (without, it is empty). The trainer of the judge
+    (bench/train_judge.py) reads the same list.
     """
     turns = split_turns(text)
     reading = read_statements(turns, skip_section)
@@ -1248,6 +1256,8 @@ def read_candidates(
             if words and not any(len(words & known) >= 0.6 * len(words) for known in said):
                 candidates.append(c)
         candidates.sort(key=lambda c: c.index)
+    if not plain:
+        return candidates, EMPTY_CONTEXT, notes  # no judge: nothing reads the context
     tool_turns = {
         t.index for t in turns if any(line.lstrip().startswith("[tool") for line in t.lines)
     }

@@ -18,6 +18,7 @@ sparse dot product), so the cold CLI/hook path pays no numpy import. The weights
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -66,6 +67,9 @@ class Context:
     after_tools: frozenset[int]
 
 
+EMPTY_CONTEXT = Context(turns=0, first_user_turn=-1, reply={}, after_tools=frozenset())
+
+
 def prepare(statements: list[Statement], tool_turns: set[int]) -> Context:
     """What `features` needs to know about the whole conversation."""
     user_turns = sorted({s.turn for s in statements if s.speaker is Speaker.USER})
@@ -75,12 +79,13 @@ def prepare(statements: list[Statement], tool_turns: set[int]) -> Context:
             firsts[s.turn] = s
     reply: dict[int, str] = {}
     turns = sorted({s.turn for s in statements})
+    answered = sorted(firsts)
     for turn in turns:
-        later = next((t for t in user_turns if t > turn and t in firsts), None)
-        if later is None:
+        at = bisect.bisect_right(answered, turn)
+        if at == len(answered):
             reply[turn] = ""
             continue
-        text = firsts[later].text
+        text = firsts[answered[at]].text
         if _REJECTS.match(text):
             reply[turn] = "reject"
         elif _ACCEPTS.match(text):
