@@ -64,3 +64,14 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     assert passed >= 1, (passed, total)
     assert not report.secrets
     assert len(report.violations()) <= 6, report.violations()
+
+
+def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
+    """holdout3/ (a fourth annotator, never tuned on): the figures of its first scoring."""
+    report = bench.evaluate("holdout3")
+    passed, total = report.sequence_checks()
+    assert report.precision() >= 0.28, report.precision()
+    assert report.recall() >= 0.22, report.recall()
+    assert passed >= 6, (passed, total)
+    assert not report.secrets
+    assert len(report.violations()) <= 4, report.violations()
