@@ -508,27 +508,31 @@ def _open_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Co
                 f"{old.id} has higher confidence ({old.confidence:.2f} > {new.confidence:.2f})"
             )
     existing = "; ".join(describe_statement(o) for o in olds)
-    return Contradiction(
-        title=f"Open: {new.title}",
-        description=(
-            f"The new statement {describe_statement(new)} contradicts {existing}. "
-            f"The existing item was kept because {', '.join(reasons)}. Decide which one holds."
-        ),
-        status="open",
-        detected=moment.date(),
-        refs=[o.id for o in olds],
-        items=[new],
+    return _held_open(
+        new,
+        [o.id for o in olds],
+        f"The new statement {describe_statement(new)} contradicts {existing}. "
+        f"The existing item was kept because {', '.join(reasons)}.",
+        moment,
     )
 
 
 def _undecided_entry(new: MemoryItem, refs: list[str], moment: datetime) -> Contradiction:
     about = f" It concerns {', '.join(refs)}." if refs else ""
+    return _held_open(
+        new,
+        refs,
+        "Two sources disagree and the conversation left it undecided: "
+        f"{describe_statement(new)}.{about}",
+        moment,
+    )
+
+
+def _held_open(new: MemoryItem, refs: list[str], why: str, moment: datetime) -> Contradiction:
+    """An open entry holding `new`, next to the section items `refs` names."""
     return Contradiction(
         title=f"Open: {new.title}",
-        description=(
-            f"Two sources disagree and the conversation left it undecided: "
-            f"{describe_statement(new)}.{about} Decide which one holds."
-        ),
+        description=f"{why} Decide which one holds.",
         status="open",
         detected=moment.date(),
         refs=refs,
