@@ -2,11 +2,14 @@
 
 Training data, none of it from a test split: the 302 labeled items of
 tests/fixtures/retrieval/items.txt (category per item) and the `meaning` of every required
-item of tests/fixtures/dialogue/dev (its first category). Writes
+item of tests/fixtures/dialogue/dev (its first category), except dev batch 6, which is
+kept to check a retrained model on. Writes
 app/engines/offline/data/category_model.json: per category a log prior and per word a log
 likelihood (Laplace smoothing), plus the vocabulary's default for unseen words. Words are
 lower-cased tokens and word pairs; a few hundred short statements give a usable model of
 *how* preferences, decisions, conventions, bugs and notes are worded, without a phrase list.
+
+Priors are equal across categories (see docs/decisions.md, "category model retrained").
 
 Run: `.venv/bin/python bench/train_category.py` (prints leave-one-out accuracy on dev).
 """
@@ -25,6 +28,9 @@ sys.path.insert(0, str(ROOT))
 from app.engines.offline.category import features  # noqa: E402
 
 OUT = ROOT / "app" / "engines" / "offline" / "data" / "category_model.json"
+# Dev batch 6 stays out of training: it is the fresh batch a retrained model is checked on
+# (bench/dialogue_quality.py over `dev6*`) before it ships.
+VALIDATION = "dev6"
 LETTERS = {
     "p": "coding_preferences",
     "a": "architectural_decisions",
@@ -41,6 +47,8 @@ def examples() -> list[tuple[str, str]]:
             _key, _branch, letter, text = line.split("|", 3)
             found.append((text, LETTERS[letter]))
     for path in sorted((ROOT / "tests/fixtures/dialogue/dev").glob("*.expected.json")):
+        if path.name.startswith(VALIDATION):
+            continue
         for entry in json.loads(path.read_text("utf-8")).get("must", []):
             category = entry["category"]
             category = category if isinstance(category, str) else category[0]
@@ -51,16 +59,16 @@ def examples() -> list[tuple[str, str]]:
 
 def train(data: list[tuple[str, str]]) -> dict[str, object]:
     counts: dict[str, Counter[str]] = {c: Counter() for c in LETTERS.values()}
-    docs: Counter[str] = Counter()
     for text, category in data:
-        docs[category] += 1
         counts[category].update(features(text))
     vocab = set().union(*counts.values())
     model: dict[str, object] = {"categories": {}}
     for category, words in counts.items():
         total = sum(words.values()) + len(vocab)
         model["categories"][category] = {  # type: ignore[index]
-            "prior": math.log((docs[category] + 1) / (len(data) + len(counts))),
+            # Equal priors: how often annotators picked a label is not evidence about a new
+            # statement (their labels lean to "convention"); the words decide.
+            "prior": math.log(1 / len(counts)),
             "unseen": math.log(1 / total),
             "words": {w: round(math.log((n + 1) / total), 4) for w, n in words.items()},
         }
@@ -76,6 +84,8 @@ def main() -> None:
     rules = ("coding_preferences", "project_conventions", "architectural_decisions")
     dev: list[tuple[str, list[str]]] = []
     for path in sorted((ROOT / "tests/fixtures/dialogue/dev").glob("*.expected.json")):
+        if path.name.startswith(VALIDATION):
+            continue
         for entry in json.loads(path.read_text("utf-8")).get("must", []):
             listed = entry["category"]
             listed = [listed] if isinstance(listed, str) else listed
