@@ -46,6 +46,7 @@ __all__ = [
     "NON_THREAD_SOURCES",
     "consolidate",
     "evolve",
+    "named_word",
     "reinforce",
     "summarize",
 ]
@@ -369,7 +370,7 @@ class _Work:
                         hit = category is new.category and len(item_tokens(item) & new_tokens) >= 2
                     else:
                         # The word search only where the name occurs at all.
-                        hit = name in text and _named(name).search(text) is not None
+                        hit = name in text and named_word(name).search(text) is not None
                     if hit:
                         found.append(item)
                         break
@@ -475,7 +476,7 @@ class _Work:
 
 
 @lru_cache(maxsize=1024)
-def _named(name: str) -> re.Pattern[str]:
+def named_word(name: str) -> re.Pattern[str]:
     """`name` as a whole word (not inside a longer word or hyphenated name)."""
     return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
 

@@ -628,7 +628,9 @@ _NAMED_THING = re.compile(r"`[^`\n]{2,60}`|\b[\w-]+/[\w./-]+|(?<=\s)[A-Z][\w./+-
 
 def _named(name: str, low: str) -> bool:
     """`name` as a word of the lower-cased text ("yup" in "yup plus its deps")."""
-    return name in low and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", low) is not None
+    from app.engines.offline.evolve import named_word
+
+    return name in low and named_word(name).search(low) is not None
 
 
 # A statement naming what comes in place of the old choice ("…, Postgres full-text search
