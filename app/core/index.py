@@ -249,8 +249,15 @@ _FTS_RANK = (
 )
 
 
-def _fts_fill() -> str:
-    """The FTS copy of a branch's rows, with the category's heading ("Bug Patterns")."""
+_INSERT_ITEM = (
+    "INSERT INTO items(item_id, branch, project, category, title, content, body, "
+    "confidence, tags, pinned, extracted, position, data, folded) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _fts_fill(rows: str = "branch = ?") -> str:
+    """The FTS copy of a branch's rows (or of one row), with the category's heading."""
     from app.core.models import CATEGORY_HEADINGS
 
     return (
@@ -258,7 +265,7 @@ def _fts_fill() -> str:
         "SELECT rowid, title, body, CASE category "
         + " ".join(f"WHEN '{c.value}' THEN '{h}'" for c, h in CATEGORY_HEADINGS.items())
         + " ELSE category END, ?, project, trim(replace(tags, '|', ' ')) "
-        "FROM items WHERE branch = ?"
+        f"FROM items WHERE {rows}"
     )
 
 
@@ -281,7 +288,8 @@ def search_rows(
         f"{_SELECT_ITEM}, items_fts.rank FROM items_fts "
         "JOIN items i ON i.rowid = items_fts.rowid "
         "LEFT JOIN access a ON a.item_id = i.item_id "
-        f"WHERE items_fts MATCH ? {where} ORDER BY items_fts.rank LIMIT ?"
+        # Equal ranks keep file order, however the rows were written.
+        f"WHERE items_fts MATCH ? {where} ORDER BY items_fts.rank, i.branch, i.position LIMIT ?"
     )
     rows = conn.execute(sql, [match, *params, limit]).fetchall()
     if not rows:
@@ -485,8 +493,7 @@ class MemoryIndex:
         A None signature (unknown) makes the next `sync` read the file again.
         """
         with self._lock, self._write() as conn:
-            self._delete_branch(conn, branch)
-            self._insert_branch(conn, branch, memory)
+            self._replace_rows(conn, branch, memory)
             conn.execute(
                 "INSERT OR REPLACE INTO files(branch, mtime_ns, size) VALUES (?, ?, ?)",
                 (branch, *(signature or _NO_SIGNATURE)),
@@ -610,7 +617,7 @@ class MemoryIndex:
         sql = (
             f"{_SELECT_ITEM}, i.folded FROM items i "
             "LEFT JOIN access a ON a.item_id = i.item_id "
-            f"WHERE ({anywhere}) {where}"
+            f"WHERE ({anywhere}) {where} ORDER BY i.branch, i.position"
         )
         with self._guard("search"):
             conn = self._db()
@@ -810,47 +817,96 @@ class MemoryIndex:
         return report
 
     # -- rows ----------------------------------------------------------------------------
-    def _insert_branch(self, conn: sqlite3.Connection, branch: str, memory: BranchMemory) -> None:
-        project = project_of(branch)
-        words = branch_words(branch)
+    def _replace_rows(self, conn: sqlite3.Connection, branch: str, memory: BranchMemory) -> None:
+        """Make a branch's rows match `memory`, touching only the items that changed.
 
-        def folded(item: MemoryItem) -> str:
-            # Only the scan fallback reads it: the searchable columns, folded, in FTS order.
+        A memorize adds a few items to a branch of thousands: rewriting every row (and its
+        FTS copy) made the cost grow with the branch. Rows whose item is unchanged stay;
+        a moved item only gets its new position. Duplicate ids fall back to a full rewrite.
+        """
+        items = memory.all_items()
+        old: dict[str, tuple[int, int, str]] = {}
+        for rowid, item_id, position, data in conn.execute(
+            "SELECT rowid, item_id, position, data FROM items WHERE branch = ?", (branch,)
+        ):
+            if item_id in old:
+                old = {}
+                break
+            old[item_id] = (rowid, position, data)
+        ids = {item.id for item in items}
+        if not old or len(ids) != len(items):
+            self._delete_branch(conn, branch)
+            self._insert_branch(conn, branch, memory)
+            return
+        moved: list[tuple[int, int]] = []
+        fresh: list[tuple[int, MemoryItem]] = []
+        stale = [row[0] for item_id, row in old.items() if item_id not in ids]
+        for position, item in enumerate(items):
+            row = old.get(item.id)
+            if row is not None and row[2] == item.model_dump_json():
+                if row[1] != position:
+                    moved.append((position, row[0]))
+                continue
+            if row is not None:
+                stale.append(row[0])
+            fresh.append((position, item))
+        if len(stale) + len(fresh) > len(items) // 2:
+            self._delete_branch(conn, branch)
+            self._insert_branch(conn, branch, memory)
+            return
+        if stale:
+            holes = [(rowid,) for rowid in stale]
             if self.fts5:
-                return ""
-            columns = (
-                item.title,
-                item.text,
-                item.category.heading,
-                words,
-                project,
-                " ".join(item.tags),
-            )
-            return _FIELD_SEP.join(_fold(c.replace(_FIELD_SEP, " ")) for c in columns)
+                conn.executemany("DELETE FROM items_fts WHERE rowid = ?", holes)
+            conn.executemany("DELETE FROM items WHERE rowid = ?", holes)
+        conn.executemany("UPDATE items SET position = ? WHERE rowid = ?", moved)
+        added = [
+            self._insert_item(conn, branch, position, item).lastrowid for position, item in fresh
+        ]
+        if self.fts5 and added:
+            conn.executemany(_fts_fill("rowid = ?"), [(branch_words(branch), r) for r in added])
 
+    def _insert_item(
+        self, conn: sqlite3.Connection, branch: str, position: int, item: MemoryItem
+    ) -> sqlite3.Cursor:
+        return conn.execute(_INSERT_ITEM, self._row(branch, position, item))
+
+    def _row(self, branch: str, position: int, item: MemoryItem) -> tuple[Any, ...]:
+        return (
+            item.id,
+            branch,
+            project_of(branch),
+            item.category.value,
+            item.title,
+            item.content,
+            item.text,
+            item.confidence,
+            _tags_cell(item.tags),
+            int(item.pinned),
+            item.extracted.isoformat(),
+            position,
+            item.model_dump_json(),
+            self._folded(branch, item),
+        )
+
+    def _folded(self, branch: str, item: MemoryItem) -> str:
+        """The searchable columns, folded, in FTS order; only the scan fallback reads them."""
+        if self.fts5:
+            return ""
+        columns = (
+            item.title,
+            item.text,
+            item.category.heading,
+            branch_words(branch),
+            project_of(branch),
+            " ".join(item.tags),
+        )
+        return _FIELD_SEP.join(_fold(c.replace(_FIELD_SEP, " ")) for c in columns)
+
+    def _insert_branch(self, conn: sqlite3.Connection, branch: str, memory: BranchMemory) -> None:
         conn.executemany(
-            "INSERT INTO items(item_id, branch, project, category, title, content, body, "
-            "confidence, tags, pinned, extracted, position, data, folded) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    item.id,
-                    branch,
-                    project,
-                    item.category.value,
-                    item.title,
-                    item.content,
-                    item.text,
-                    item.confidence,
-                    _tags_cell(item.tags),
-                    int(item.pinned),
-                    item.extracted.isoformat(),
-                    position,
-                    item.model_dump_json(),
-                    folded(item),
-                )
-                for position, item in enumerate(memory.all_items())
-            ],
+            _INSERT_ITEM,
+            [self._row(branch, position, item) for position, item in enumerate(memory.all_items())],
         )
         if self.fts5:
             conn.execute(_fts_fill(), (branch_words(branch), branch))

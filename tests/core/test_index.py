@@ -226,6 +226,41 @@ def test_update_branch_without_signature_is_checked_again(
     assert fts_index.sync(store)["updated"] == []
 
 
+def test_updating_a_few_items_of_a_large_branch_matches_a_fresh_index(
+    index: MemoryIndex, store: MemoryStore
+) -> None:
+    # update_branch rewrites only the rows that changed; the result must be the same rows,
+    # order and search answers as indexing the new file from scratch.
+    many = [item(f"Rule {n} keeps module m{n} apart", tags=[f"t{n}"]) for n in range(40)]
+    bugs = [item(f"Crash {n} in parser p{n}", BUG) for n in range(10)]
+    write(store, "main", *many, *bugs)
+    index.sync(store)
+    before = store.read("main")
+    assert before is not None
+    prefs = before.items[PREF]
+    edited = prefs[3].model_copy(update={"content": "Rule 3 now covers the zebra module"})
+    added = item("Feature flags live in LaunchDarkly", ARCH)
+    after = before.model_copy(deep=True)
+    after.items[PREF] = [item("Prefer small modules named after their job")] + [
+        edited if it.id == edited.id else it for it in prefs if it.id != prefs[7].id
+    ]
+    after.items[ARCH] = [added]
+    index.update_branch("main", after, None)
+
+    fresh = MemoryIndex(store.index_path.with_name("fresh.sqlite"), use_fts5=index.fts5)
+    try:
+        fresh.update_branch("main", after, None)
+        assert [(h.id, h.content) for h in index.items()] == [
+            (h.id, h.content) for h in fresh.items()
+        ]
+        for query in ("zebra", "module", "launchdarkly", "parser", "m7", "t12"):
+            assert titles(index.search(query)) == titles(fresh.search(query)), query
+    finally:
+        fresh.close()
+    assert titles(index.search("zebra")) == ["Rule 3 now covers the zebra module"]
+    assert index.search("m7") == []
+
+
 def test_unreadable_branch_file_is_reported_and_others_still_indexed(
     fts_index: MemoryIndex, store: MemoryStore
 ) -> None:
