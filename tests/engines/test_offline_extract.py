@@ -143,11 +143,43 @@ def test_convention_records_its_scope() -> None:
     assert item.scope == "for all Python files"
 
 
+@pytest.mark.parametrize(
+    ("said", "title"),
+    [
+        # A leading negation stays: without it the title says the opposite.
+        ("Never call GetComponent inside Update, cache it in Awake.", "Never call GetComponent"),
+        ("No force unwraps in new code, ever.", "No force unwraps in new code"),
+        # The title ends where the next clause starts.
+        (
+            "From now on, dependencies go in requirements.in and get compiled with pip-compile.",
+            "Dependencies go in requirements.in",
+        ),
+    ],
+)
+def test_titles_summarise_the_statement_in_its_own_words(said: str, title: str) -> None:
+    item = only(run(f"User: {said}"))
+
+    assert item.title.startswith(title), item.title
+
+
+def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
+    result = run(
+        "User: The worker sent every receipt twice.\n\n"
+        "Assistant: The duplicate-job failure was because the controller built the job with "
+        "Oban.Job.new/2, which bypasses the worker's unique options.\n\n"
+        "User: Great, thanks."
+    )
+    bug = only(result, Category.BUG_PATTERNS)
+
+    assert bug.content.startswith("The duplicate-job failure was because the controller")
+    assert "Oban.Job.new/2" in bug.root_cause
+
+
 def test_naming_convention_without_signal_words() -> None:
     item = only(run("User: Module names are snake_case and classes are PascalCase."))
 
     assert item.category is Category.PROJECT_CONVENTIONS
-    assert item.title == "Naming"
+    assert item.title == "Module names are snake_case"
 
 
 def test_bug_pattern_has_symptom_root_cause_fix_and_occurrences() -> None:

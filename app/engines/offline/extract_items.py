@@ -97,12 +97,14 @@ _INTRO_RE = re.compile(
 )
 _FILLER_RE = re.compile(
     r"""^(?:(?:ok(?:ay)?|so|and|also|oh|btw|by\ the\ way|plus|right|yes|yeah|yep|good|great
-        |well|hey|hmm|alright|actually|no|nope|wait|sure|understood|agreed|got\ it|noted|then
+        |well|hey|hmm|alright|actually|wait|sure|understood|agreed|got\ it|noted|then
         |please|fyi|but|finally|first|one\ more\ thing|one\ last\ thing|another\ thing
         |one\ more|(?:it\ )?turns\ out(?:\ that)?|note\ that|keep\ in\ mind(?:\ that)?
         |remember\ that|be\ aware\ that|thanks|thank\ you|cool|nice|perfect|fine|more\ generally
         |in\ general|generally|while\ (?:we'?re|you'?re)\ (?:here|at\ it)|for\ the\ record)
-        \b[\s,:;.!—–-]*)+""",
+        \b[\s,:;.!—–-]*
+        # "No, …" answers; "No force unwraps" is the rule itself.
+        |(?:no|nope)\b\s*[,:;.!—–-]+\s*)+""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "The real convention for this project: always pin ..." - the label says what follows.
@@ -252,7 +254,13 @@ _APPROACH_SPLIT_RE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 # "About the intermittent 500 errors: the root cause ..." - the symptom is what follows "about".
-_SYMPTOM_LEAD_RE = re.compile(r"^(?:about|regarding|as\ for|re:?|on)\s+", re.IGNORECASE)
+_SYMPTOM_LEAD_RE = re.compile(
+    r"^(?:(?:about|regarding|as\ for|re:?|on)\s+|(?:summary|update|tl;?dr|status|note):\s*)",
+    re.IGNORECASE,
+)
+# "The duplicate-job failure was because …": the words before the cause end on a verb
+# that needs it, so they are no statement of their own.
+_OPEN_COPULA_RE = re.compile(r"\b(?:was|were|is|are|has\ been|happened|happens)$", re.IGNORECASE)
 # What a decision chose: "we settled on sqlc over an ORM" names sqlc.
 _CHOSEN_RE = re.compile(
     r"""\b(?:use|adopt|chose|choose|picked|selected|settled\ on|went\ with|go\ with|opted\ for
@@ -730,7 +738,7 @@ def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | No
         if named:
             symptom = named
         elif r.SYMPTOM.search(before, before.lower()) and len(before.split()) >= 4:
-            symptom = before
+            symptom = core if _OPEN_COPULA_RE.search(before) else before
     elif not fix:
         root = text
     for j in range(i + 1, i + 1 + FOLLOW_LOOKAHEAD):

@@ -160,8 +160,15 @@ _LABEL = re.compile(r"^[^:]{1,30}:\s+(?=\S)")
 _OPENERS = re.compile(
     r"(?i)^(?:we(?:'re| are|'ve)?|i(?:'ve|'m|'ll|'d)?|you|please|pls|also|and|"
     r"so|then|ok|basically|rule|they|it'?s|it|scratch that|actually|from now on|going forward|"
-    r"do it now|now)\b[\s,;]*"
+    r"do it now|now|(?:no|nope|yes|yeah|right|hello|hi|hey|good point),)(?:\b|(?<=,))[\s,;]*"
 )
+# A title keeps a leading negation: "No pt-online-schema-change", not the opposite.
+_NEGATIONS = frozenset({"no", "not", "never"})
+# A title ends where a reason or a relative clause starts, and after three words where
+# the next clause starts.
+_SUBORDINATE = frozenset({"which", "because", "since", "so"})
+_CLAUSE_WORDS = frozenset({"and", "but", "otherwise", "while"})
+_TITLE_CLAUSE_AT = 3
 
 
 def _phrase_title(content: str) -> str:
@@ -169,17 +176,24 @@ def _phrase_title(content: str) -> str:
     text = _LABEL.sub("", strip_fillers(content), count=1)
     for _ in range(3):
         text = _OPENERS.sub("", text, count=1)
-    words = [w.strip("`.,;:()\"'") for w in text.split()]
     picked: list[str] = []
-    for word in words:
+    for raw in text.split():
+        word = raw.strip("`.,;:()\"'")
         if not word:
             continue
-        if not picked and word.lower() in STOPWORDS:
+        low = word.lower()
+        if not picked and low in STOPWORDS and low not in _NEGATIONS:
             continue
         if picked and len(" ".join(picked)) + len(word) + 1 > TITLE_CHARS:
             break
+        if picked and low in _SUBORDINATE:
+            break
+        if len(picked) >= _TITLE_CLAUSE_AT and low in _CLAUSE_WORDS:
+            break
         picked.append(word)
-        if len(picked) == TITLE_WORDS or word.endswith((",", ";")):
+        if len(picked) == TITLE_WORDS:
+            break
+        if len(picked) >= _TITLE_CLAUSE_AT and raw.endswith((",", ";", ":")):
             break
     while picked and picked[-1].lower() in STOPWORDS:
         picked.pop()
@@ -213,7 +227,12 @@ def _assign_titles(candidates: list[Candidate]) -> None:
         # A topic's name is a title only when the statement speaks of it ("Error handling"
         # for "always wrap errors…", not "HTTP calls" for "SET lock_timeout = '5s'").
         topic = candidate.topic_title if _speaks_of(candidate.topic_title, candidate) else ""
-        for option in (candidate.lead, topic, phrase):
+        # A single word ("Testing", "gh-ost") labels more than it summarises: the
+        # statement's own words come first when they make a title of two words or more.
+        options = [candidate.lead, topic, phrase]
+        if len(phrase.split()) >= 2:
+            options.sort(key=lambda o: len(o.split()) < 2)
+        for option in options:
             option = option.replace("*", "").replace("`", "").strip(" :.-")
             if option and (candidate.category, option.lower()) not in used:
                 title = option
