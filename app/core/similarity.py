@@ -218,6 +218,10 @@ class Stance:
     subject: frozenset[str]
     polarity: int
     explicit: bool = True
+    # A setting ("retention for app logs: 14 days"): its dimension and size in base units
+    # (seconds, bytes, percent). Settings only meet settings: the same subject with another
+    # size of the same dimension is a changed value.
+    value: tuple[str, float] | None = None
 
     @property
     def key(self) -> str:
@@ -443,10 +447,113 @@ def item_stances(item: MemoryItem) -> tuple[Stance, ...]:
 @lru_cache(maxsize=65536)  # a whole memory (10,000 items) stays cached
 def _title_content_stances(title: str, content: str, implicit: bool) -> tuple[Stance, ...]:
     from_title = _text_stances(title, False)
-    from_content = _text_stances(content, implicit)
+    from_content = _text_stances(content, implicit) + _settings(content)
     if not from_title:
         return from_content
     return tuple(dict.fromkeys((*from_title, *from_content)))
+
+
+# A quantity with a unit, and the size of each unit in its dimension's base unit.
+_QUANTITY_RE = re.compile(
+    r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>%|percent|ms|milliseconds?|s|secs?|"
+    r"seconds?|mins?|minutes?|h|hrs?|hours?|d|days?|weeks?|months?|years?|[kmgt]i?b|bytes?)"
+    r"(?![\w.]\w)",
+    re.IGNORECASE,
+)
+_UNITS: dict[str, tuple[str, float]] = {
+    "%": ("percent", 1.0),
+    "percent": ("percent", 1.0),
+    "ms": ("time", 0.001),
+    "millisecond": ("time", 0.001),
+    "s": ("time", 1.0),
+    "sec": ("time", 1.0),
+    "second": ("time", 1.0),
+    "min": ("time", 60.0),
+    "minute": ("time", 60.0),
+    "h": ("time", 3600.0),
+    "hr": ("time", 3600.0),
+    "hour": ("time", 3600.0),
+    "d": ("time", 86400.0),
+    "day": ("time", 86400.0),
+    "week": ("time", 604800.0),
+    "month": ("time", 2592000.0),
+    "year": ("time", 31536000.0),
+    "byte": ("size", 1.0),
+}
+_SIZE_PREFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+# Where a setting's clause ends, and the words that say a value is set rather than what.
+_SETTING_CLAUSE_RE = re.compile(r"[,;:()\[\]]|(?<=[\w)\]\"'`])[.!?](?=\s|$)|\s[-–—]\s|\band\b")
+_SETTING_WORDS: frozenset[str] = _wordset(
+    """
+    set sets setting live lives go goes going went up down raise raised raising lower lowered
+    increase increased decrease decreased bump bumped change changed new value values stay
+    stays keep kept now default defaults get gets got put moved move make made expire expires
+    expiring expiry every each old current currently than least most under over above below
+    """
+)
+_SETTING_SUBJECT_WORDS = 4
+_ASIDE_RE = re.compile(r"\([^()]*\)")
+
+
+def _unit(unit: str) -> tuple[str, float] | None:
+    low = unit.lower()
+    if low in _UNITS:
+        return _UNITS[low]
+    if low.endswith("s") and low[:-1] in _UNITS:
+        return _UNITS[low[:-1]]
+    if low[-1] == "b" and low[0] in _SIZE_PREFIX:
+        # (KB and KiB are close enough to tell two settings apart.)
+        return "size", _SIZE_PREFIX[low[0]]
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _settings(text: str) -> tuple[Stance, ...]:
+    """Settings in `text`: each quantity with a unit, about the words of its clause.
+
+    "Access tokens live 15 minutes" and "New value: 60 minutes for access tokens" are both
+    about {access, token}; the subject is the clause's nearest content words before the
+    quantity, or after it when too few come before.
+    """
+    found: list[Stance] = []
+    if not any(c.isdigit() for c in text):
+        return ()
+    # An aside does not end the clause: "Access tokens (JWT, HS256) live 15 minutes".
+    plain = _ASIDE_RE.sub(lambda m: " " * len(m.group()), text)
+    for match in _QUANTITY_RE.finditer(text):
+        unit = _unit(match.group("unit"))
+        if unit is None:
+            continue
+        dimension, scale = unit
+        around = plain if plain[match.start()] != " " else text
+        start = max(
+            (m.end() for m in _SETTING_CLAUSE_RE.finditer(around, 0, match.start())), default=0
+        )
+        end_match = _SETTING_CLAUSE_RE.search(around, match.end())
+        end = end_match.start() if end_match is not None else len(text)
+
+        def content(words: list[str]) -> list[str]:
+            return [
+                _stem(w)
+                for w in words
+                if w not in _SUBJECT_STOP and w not in _SETTING_WORDS and not w[0].isdigit()
+            ]
+
+        before = content(_words(around[start : match.start()]))[-_SETTING_SUBJECT_WORDS:]
+        if len(before) < 2:
+            before += content(_words(around[match.end() : end]))[
+                : _SETTING_SUBJECT_WORDS - len(before)
+            ]
+        if len(before) < 2 and around[:start].rstrip().endswith(":"):
+            # "Payment provider HTTP calls: 10s": the label names what is set.
+            label = around[: around.rfind(":", 0, start)]
+            cut = max((m.end() for m in _SETTING_CLAUSE_RE.finditer(label)), default=0)
+            before = content(_words(label[cut:]))[-_SETTING_SUBJECT_WORDS:] + before
+        if len(before) < 2:
+            continue
+        value = (dimension, round(float(match.group("num")) * scale, 6))
+        found.append(Stance(frozenset(before), 1, value=value))
+    return tuple(dict.fromkeys(found))
 
 
 def subjects_match(a: Stance, b: Stance) -> bool:
@@ -471,6 +578,12 @@ def subjects_match(a: Stance, b: Stance) -> bool:
     return inter == smaller and smaller >= 2 and jaccard >= 0.5
 
 
+def _same_setting(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two settings' subjects name one thing: two words in common, most of the shorter."""
+    shared = len(a & b)
+    return shared >= 2 and shared * 3 >= 2 * min(len(a), len(b))
+
+
 def opposing_subjects(a: MemoryItem, b: MemoryItem) -> list[str]:
     """Subject keys on which `a` and `b` take opposite stances (empty when they agree)."""
     found: list[str] = []
@@ -479,6 +592,18 @@ def opposing_subjects(a: MemoryItem, b: MemoryItem) -> list[str]:
         return found
     for x in sa:
         for y in sb:
+            if x.value is not None or y.value is not None:
+                # A setting changed: same dimension, another size, about the same thing.
+                if (
+                    x.value is not None
+                    and y.value is not None
+                    and x.value[0] == y.value[0]
+                    and x.value[1] != y.value[1]
+                    and _same_setting(x.subject, y.subject)
+                    and x.key not in found
+                ):
+                    found.append(x.key)
+                continue
             if x.polarity == y.polarity or not (x.explicit or y.explicit):
                 continue
             if subjects_match(x, y):

@@ -226,6 +226,43 @@ def test_shared_words_or_agreement_are_not_contradictions(a: str, b: str) -> Non
     assert not contradicts(item(b), item(a))
 
 
+CHANGED_SETTINGS = [
+    (
+        "Set retention for the app logs to 14 days.",
+        "Loki retention for app logs goes up to 30 days.",
+    ),
+    (
+        "Access tokens (JWT, HS256 for now) live 15 minutes, refresh tokens 7 days.",
+        "New value: 60 minutes for access tokens.",
+    ),
+    ("Upload limit is 10 MB per file.", "The upload limit goes up to 25 MB."),
+    (
+        "HTTP calls to the payment provider time out after 30 s.",
+        "Payment provider HTTP calls: 10s.",
+    ),
+]
+SAME_OR_OTHER_SETTINGS = [
+    # The same value said another way.
+    ("Retention for app logs is 14 days.", "App log retention stays 2 weeks."),
+    # Another thing measured in the same unit.
+    ("Access tokens live 15 minutes.", "Refresh tokens live 7 days."),
+    ("HTTP calls time out after 30 s.", "Database statements time out after 5 s."),
+    # Another dimension.
+    ("Upload limit is 10 MB per file.", "Upload limit is 10 files per minute request batch."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), CHANGED_SETTINGS)
+def test_a_setting_given_another_value_contradicts(old: str, new: str) -> None:
+    assert contradicts(item(new, Category.PROJECT_CONVENTIONS), item(old))
+
+
+@pytest.mark.parametrize(("a", "b"), SAME_OR_OTHER_SETTINGS)
+def test_same_values_or_other_settings_do_not_contradict(a: str, b: str) -> None:
+    assert not contradicts(item(a), item(b))
+    assert not contradicts(item(b), item(a))
+
+
 def test_bare_statements_in_bug_patterns_are_not_read_as_advice() -> None:
     symptom = item("Mock the database in tests", Category.BUG_PATTERNS)
     advice = item("Never mock the database in tests", Category.BUG_PATTERNS)

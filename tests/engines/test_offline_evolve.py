@@ -18,6 +18,7 @@ from app.engines.offline.evolve import consolidate, evolve, reinforce, summarize
 
 PREF = Category.CODING_PREFERENCES
 CONV = Category.PROJECT_CONVENTIONS
+DEC = Category.ARCHITECTURAL_DECISIONS
 BUG = Category.BUG_PATTERNS
 NOW = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 CONFIG = Config()
@@ -247,6 +248,24 @@ def test_equal_confidence_is_enough_to_supersede() -> None:
     after = run(memory, item("Use spaces, not tabs", confidence=0.8, source="thread-2"))
     assert contents(after) == ["Use spaces, not tabs"]
     assert after.contradictions[0].status == "superseded"
+
+
+def test_a_later_value_for_the_same_setting_supersedes_the_earlier_one() -> None:
+    memory = run(
+        None,
+        item("Set retention for the app logs to 14 days.", category=DEC),
+        item("Access tokens live 15 minutes, refresh tokens 7 days.", category=CONV),
+    )
+    after = run(
+        memory,
+        item("Loki retention for app logs goes up to 30 days.", category=DEC, source="thread-2"),
+    )
+
+    assert contents(after, DEC) == ["Loki retention for app logs goes up to 30 days."]
+    assert contents(after, CONV) == ["Access tokens live 15 minutes, refresh tokens 7 days."]
+    (entry,) = after.contradictions
+    assert entry.status == "superseded"
+    assert [i.content for i in entry.items] == ["Set retention for the app logs to 14 days."]
 
 
 def test_weaker_contradiction_is_left_open_and_not_committed() -> None:

@@ -162,6 +162,25 @@ def test_titles_summarise_the_statement_in_its_own_words(said: str, title: str) 
     assert item.title.startswith(title), item.title
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Set retention for the app logs to 14 days.",
+        "New value: 60 minutes for access tokens.",
+        "So Loki retention for app logs goes up to 30 days.",
+    ],
+)
+def test_a_value_the_user_sets_is_kept(said: str) -> None:
+    item = only(run(f"User: {said}\n\nAssistant: Done, changed in the config."))
+
+    assert item.content.rstrip(".").endswith(said.rstrip(".").split(" ", 1)[1])
+
+
+def test_a_value_merely_mentioned_is_not_a_setting() -> None:
+    said = "User: the nightly job took 45 minutes yesterday and went up to 3 GB of memory."
+    assert run(said).items == []
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

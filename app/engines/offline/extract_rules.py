@@ -417,6 +417,21 @@ DECISION_USER: Final = (
         ),
     ),
     _R(r"\bgo(?:ing)?\ with\b", "go with", "going with"),
+    # A value the user sets: "set retention for the app logs to 14 days", "retention goes up
+    # to 30 days", "new value: 60 minutes for access tokens". A later one changes the earlier
+    # (settings of the same thing with another size; app/core/similarity.py).
+    _R(
+        r"""^(?:(?:set|raise|lower|increase|decrease|bump|reduce|change)\b[^.]{0,60}?\bto
+           |[^.]{0,60}?\bgoes\ (?:up|down)\ to|new\ (?:value|limit|default|timeout)\b[^.]{0,20}?)
+           \s+\d+(?:\.\d+)?\s?(?:%|ms|s|secs?|seconds?|mins?|minutes?|h|hours?|d|days?|weeks?
+           |months?|[kmgt]i?b)\b""",
+        # (Anchored on "to <digit>": "set", "change" alone open far too many sentences.)
+        *(f"to {digit}" for digit in "0123456789"),
+        "new value",
+        "new limit",
+        "new default",
+        "new timeout",
+    ),
 )
 CONVENTION_STRONG: Final = (
     _R(
