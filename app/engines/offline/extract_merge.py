@@ -164,6 +164,7 @@ _OPENERS = re.compile(
 )
 # A title keeps a leading negation: "No pt-online-schema-change", not the opposite.
 _NEGATIONS = frozenset({"no", "not", "never"})
+_NEGATED_START = re.compile(r"(?i)^(no|never)\s+(?=[.`\w])")
 # A title ends where a reason or a relative clause starts, and after three words where
 # the next clause starts.
 _SUBORDINATE = frozenset({"which", "because", "since", "so"})
@@ -176,6 +177,10 @@ def _phrase_title(content: str) -> str:
     text = _LABEL.sub("", strip_fillers(content), count=1)
     for _ in range(3):
         text = _OPENERS.sub("", text, count=1)
+    # "No .env files committed": the filler stripper reads "No ." as an answer.
+    negated = _NEGATED_START.match(content)
+    if negated is not None and not text.lower().startswith(negated.group(1).lower()):
+        text = f"{negated.group(1)} {text}"
     picked: list[str] = []
     for raw in text.split():
         word = raw.strip("`.,;:()\"'")
