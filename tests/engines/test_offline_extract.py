@@ -639,18 +639,6 @@ def test_natural_replacements_name_what_they_replace(turn: str, old: str) -> Non
     ]
 
 
-def test_an_acknowledgement_that_asks_before_acting_keeps_nothing_plain() -> None:
-    # "Understood" in front of a plan and a question takes the message as a task: its
-    # plain sentences (greetings, status) are not handed over to be kept.
-    turn = (
-        "User: following up on the audit. Release tags are vYYYY.MM.DD on main.\n"
-        "Assistant: Understood. Two things to check before I change it. Should I go ahead?"
-    )
-    assert run(turn).items == []
-    kept = run(turn.replace(" Two things to check before I change it. Should I go ahead?", ""))
-    assert any("vYYYY.MM.DD" in i.content for i in kept.items)
-
-
 def test_fire_and_forget_is_not_a_replacement() -> None:
     result = run(
         "User: gotcha worth remembering: qasync does not keep strong references to tasks, "

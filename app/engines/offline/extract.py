@@ -986,12 +986,8 @@ def _with_acknowledged(
     for n, reply in enumerate(turns):
         if n == 0 or reply.speaker is not Speaker.AGENT:
             continue
-        said_back = [statements[i].text for i in by_turn.get(reply.index, [])]
-        if not said_back or not _KEEPS.match(said_back[0]):
-            continue
-        # "Understood. Two things to check before I change it: … Should I go ahead?": the
-        # agent took the message as a task to discuss, not something to keep.
-        if any(text.rstrip().endswith("?") for text in said_back[1:]):
+        first = next((statements[i].text for i in by_turn.get(reply.index, [])), "")
+        if not first or not _KEEPS.match(first):
             continue
         # The acknowledgement answers every message the user sent since the agent last
         # spoke (people send a rule in two or three short messages).
