@@ -154,8 +154,16 @@ def main() -> None:
         help="leave out how the rules built each candidate (family, confidence)",
     )
     parser.add_argument("--score", default="", help="after training, score these dev files")
+    parser.add_argument(
+        "--exclude", default="", help="comma-separated name prefixes left out of training"
+    )
+    parser.add_argument(
+        "--beta", type=float, default=1.0, help="choose thresholds by F-beta (0.5: precision)"
+    )
     args = parser.parse_args()
-    paths = _paths(args.glob)
+    skip = tuple(x for x in args.exclude.split(",") if x)
+    paths = [p for p in _paths(args.glob) if not (skip and p.name.startswith(skip))]
+    beta2 = args.beta**2
     rules = not args.statement_only
     rows, musts = samples(paths, rules)
     positives = sum(r.keeps for r in rows)
@@ -169,16 +177,16 @@ def main() -> None:
         for add in np.arange(0.5, 0.96, 0.05):
             for veto in np.arange(0.0, 0.51, 0.05):
                 p, r = measure(rows, musts, scores, float(add), float(veto))
-                f = 2 * p * r / (p + r) if p + r else 0.0
+                f = (1 + beta2) * p * r / (beta2 * p + r) if p + r else 0.0
                 if best is None or f > best[0]:
                     best = (f, l2, float(add), float(veto), p, r)
         f, _l2, add, veto = best[0], best[1], best[2], best[3]
-        print(f"l2 {l2:>4}: best so far out of fold: F1 {f:.2f} at add {add:.2f} veto {veto:.2f}")
+        print(f"l2 {l2:>4}: best so far out of fold: F {f:.2f} at add {add:.2f} veto {veto:.2f}")
     assert best is not None
     f, l2, add, veto, p, r = best
     print(
         f"chosen: l2 {l2}, add {add:.2f}, veto {veto:.2f}: out-of-fold precision {p:.2f} "
-        f"recall {r:.2f} (F1 {f:.2f})"
+        f"recall {r:.2f} (F{args.beta:g} {f:.2f})"
     )
     w = fit(rows, l2)
     if args.score:
