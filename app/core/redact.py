@@ -468,6 +468,22 @@ _RULES: tuple[_Rule, ...] = (
         starts=("pass", "pw"),
     ),
     _Rule(
+        "password",
+        # Prose without "is" or a colon: "dev creds are user etl_dev / password Tr0ub4dor&3".
+        # The value must look like a credential (`_accept_labelled`): "password reset",
+        # "password hashing" and "password field" are words.
+        _Lazy(
+            r"(?<![\w-])(?:password|passwd|passphrase)[ \t]{1,2}[\"'`]?"
+            r"(?P<val>[^\s\"'`,;]{6,200})",
+            re.IGNORECASE,
+        ),
+        anchors=("pass",),
+        fold=True,
+        group=1,
+        accept=_accept_labelled,
+        starts=("pass",),
+    ),
+    _Rule(
         "jwt",
         _Lazy(
             r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}"

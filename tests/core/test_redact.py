@@ -252,6 +252,8 @@ MISSED_BEFORE = {
     "mysql -p": "run mysql -u root -pS3cretPass! -h db.internal shop < dump.sql",
     "curl -u": "curl -u deploy:Xk9mPq2LvRt7 https://ci.example.org/api/trigger",
     "aws secret in prose": "the AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzQQ7HHJKL",
+    # Found in a labeled dev conversation (batch 7): no "is", no colon.
+    "password, no verb": "dev creds are user etl_dev / password Tr0ub4dor&3-wh, but try not to",
 }
 MUST_SURVIVE = {
     "password prose": "the password is stored in the OS keychain, never in config.json",
@@ -259,6 +261,8 @@ MUST_SURVIVE = {
     "curl no user": "curl -fsSL https://get.pnpm.io/install.sh -o install.sh",
     "token prose": "the token is refreshed every hour by the auth middleware",
     "git sha": "fixed in 3f2a9c1b7e6d5a4b3c2d1e0f9a8b7c6d5e4f3a2b on main",
+    "password words": "password hashing uses argon2id; the password reset flow sends a link",
+    "password manager": "it's in the password manager 1Password under kafka dev",
 }
 
 

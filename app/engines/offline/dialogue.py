@@ -92,7 +92,9 @@ _PLAN = re.compile(
     r"i removed|i moved|fixed:?|moving|"
     r"i(?:'ve)? fixed|i (?:changed|memoized|wrapped|switched)|"
     r"setting|using|adding|wrapping|replacing|switching|removing|injecting|a fix is|the fix is|"
-    r"let me (?:add|fix|change|remove|wrap|move|use|switch|replace|return|set|guard))\b"
+    r"let me (?:add|fix|change|remove|wrap|move|use|switch|replace|return|set|guard))"
+    # (After "Fix:" there is no word boundary: the colon ends the label.)
+    r"(?:\b|(?<=:))"
 )
 _ACCEPT = re.compile(
     r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|do both|do that|"
