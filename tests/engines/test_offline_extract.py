@@ -181,6 +181,26 @@ def test_a_value_merely_mentioned_is_not_a_setting() -> None:
     assert run(said).items == []
 
 
+def test_a_fix_labelled_fix_is_the_fix_not_the_cause() -> None:
+    result = run(
+        "User: catalog-api p99 jumps to 3 seconds every 5 minutes right after deploys.\n\n"
+        'Assistant: [tool: Bash {"command": "redis-cli --scan | head"}]\n\n'
+        "User: [tool result: 1,943 of 2,000 keys expire within the same 3 seconds]\n\n"
+        "Assistant: Confirmed. Every key gets the same fixed 300 s TTL when the cache is "
+        "filled after a deploy, so they all expire together.\n\n"
+        "Fix: add random jitter of 10% to the TTL so expiries spread over a minute.\n\n"
+        'Assistant: [tool: Edit {"file_path": "cache.py", "old_string": "ttl=300", '
+        '"new_string": "ttl=jittered(300)"}]\n\n'
+        "User: [tool result: File edited successfully.]\n\n"
+        'Assistant: [tool: Bash {"command": "pytest -q"}]\n\n'
+        "User: [tool result: 42 passed in 1.2s]"
+    )
+    bug = only(result, Category.BUG_PATTERNS)
+
+    assert bug.root_cause.startswith("Every key gets the same fixed 300 s TTL"), bug.root_cause
+    assert "jitter" in bug.fix and "jitter" not in bug.root_cause
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"
