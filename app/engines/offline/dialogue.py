@@ -280,6 +280,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
             and not _PLAN.match(s)
             and not _FIRST_PERSON.match(s)
             and not _WOULD.search(s)
+            and not _RULED_OUT.search(s)
             and len(s.split()) >= 5
         ]
         if confirmed:
@@ -313,7 +314,11 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         # "X only exists from iOS 16. It's called unconditionally. I'll wrap it": after
         # looking at the code, what the agent states before its change is its diagnosis.
         before = sentences[: sentences.index(plan)]
-        causes = [s for s in before if not s.rstrip().endswith("?") and len(s.split()) >= 5][-2:]
+        causes = [
+            s
+            for s in before
+            if not s.rstrip().endswith("?") and len(s.split()) >= 5 and not _RULED_OUT.search(s)
+        ][-2:]
     if not causes:
         return None
     hedged = all(_HEDGE.search(s) for s in causes)
@@ -330,7 +335,10 @@ _WOULD = re.compile(r"(?i)\b(?:would|could|might)\b")
 _RULED_OUT = re.compile(
     r"(?i)\b(?:(?:is|are|was|were)(?:n'?t| not) (?:it|the (?:cause|problem|issue|culprit))|"
     r"(?:is|are|looks?|seems?) (?:fine|ok(?:ay)?|correct|right|good)\b|rules? (?:that |it )?out|"
-    r"not (?:the|a) (?:cause|problem|culprit)|that'?s not it)"
+    r"not (?:the|a) (?:cause|problem|culprit)|that'?s not it|"
+    # "so the corrupted-DB theory is out", "so the race doesn't explain a cold launch"
+    r"(?:theory|idea|hypothesis|suspect) is (?:out|dead|ruled out)|"
+    r"(?:does ?n[o']?t|can ?n[o']?t|cannot) explain)"
 )
 _ANAPHOR = re.compile(r"(?i)^\W*(?:it|its|it'?s|this|that|they|these|those|there|which)\b")
 
