@@ -275,7 +275,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     if marked >= 0:
         confirmed = [
             s
-            for s in sentences[marked + 1 : marked + 3]
+            for s in sentences[marked + 1 : marked + 4]
             if not s.rstrip().endswith("?")
             and not _PLAN.match(s)
             and not _FIRST_PERSON.match(s)
