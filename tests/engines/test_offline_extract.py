@@ -718,6 +718,22 @@ def test_an_agent_pointing_out_a_conflict_then_the_user_deferring_is_open() -> N
     assert "undecided" in item.tags and "release" in item.content
 
 
+def test_sides_given_earlier_then_a_refusal_to_decide_is_open() -> None:
+    # The user gives both sides, the agent offers ways out, the user declines to choose.
+    text = (
+        "User: the enterprise spec says autosave no more often than every 5 minutes, and our"
+        " UX requirement says autosave every 30 seconds.\n\n"
+        "Assistant: Both are reasonable. I could make the interval a setting, or use 30 s"
+        " for local files and 5 min on network shares. Want me to implement one?\n\n"
+        "User: No, don't touch it. I'm not deciding this, Priya and Jonas are out until next"
+        " week.\n"
+    )
+    items = run(text).items
+    assert any("undecided" in i.tags and "autosave" in i.content for i in items), [
+        (i.content, i.tags) for i in items
+    ]
+
+
 @pytest.mark.parametrize(
     "turn",
     [

@@ -829,6 +829,8 @@ _TWO_SIDES = re.compile(
     r"with|inconsistent with|at odds with)\b|\bbut (?:earlier|before|last time) you said\b"
 )
 _ONE_SIDE = re.compile(rf"(?i)\b{_SIDE}\b")
+# How many prose turns back the two sides of an undecided point are looked for.
+_SIDES_BACK = 3
 # Every match of `_UNDECIDED` holds one of these: the regex runs only where one occurs.
 _UNDECIDED_GATED = _Gated(
     _UNDECIDED,
@@ -978,12 +980,17 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
                 None,
             )
         if sides is None:
-            before = next(
-                (t for t in reversed(classified[:i]) if t.kind == "prose"),
-                None,
-            )
-            if before is not None and before.speaker is Speaker.AGENT:
+            # The agent's turn just before pointed the conflict out, or the user gave both
+            # sides earlier and, after the agent offered ways out, declined to choose ("So
+            # the spec says 5 minutes and our implementation says 30 seconds." … "I'm not
+            # deciding this"): the last few prose turns.
+            earlier = [t for t in reversed(classified[:i]) if t.kind == "prose"][:_SIDES_BACK]
+            for k, before in enumerate(earlier):
+                if k and before.speaker is not Speaker.USER:
+                    continue
                 sides = next((t for t in before.sentences if _TWO_SIDES.search(t)), None)
+                if sides is not None:
+                    break
         if sides is None:
             continue
         names = _open_names(sides)
