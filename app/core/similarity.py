@@ -457,7 +457,7 @@ def _title_content_stances(title: str, content: str, implicit: bool) -> tuple[St
 _QUANTITY_RE = re.compile(
     r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>%|percent|ms|milliseconds?|s|secs?|"
     r"seconds?|mins?|minutes?|h|hrs?|hours?|d|days?|weeks?|months?|years?|[kmgt]i?b|bytes?)"
-    r"(?![\w.]\w)",
+    r"(?!\w)(?!\.\w)",
     re.IGNORECASE,
 )
 _UNITS: dict[str, tuple[str, float]] = {

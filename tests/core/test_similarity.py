@@ -247,6 +247,8 @@ SAME_OR_OTHER_SETTINGS = [
     # Another thing measured in the same unit.
     ("Access tokens live 15 minutes.", "Refresh tokens live 7 days."),
     ("HTTP calls time out after 30 s.", "Database statements time out after 5 s."),
+    # Not a unit: "144hz" is no 144 hours.
+    ("The jitter shows on 144hz screens only.", "The jitter shows on 60hz screens too."),
     # Another dimension.
     ("Upload limit is 10 MB per file.", "Upload limit is 10 files per minute request batch."),
 ]
