@@ -732,6 +732,8 @@ def test_sides_given_earlier_then_a_refusal_to_decide_is_open() -> None:
     assert any("undecided" in i.tags and "autosave" in i.content for i in items), [
         (i.content, i.tags) for i in items
     ]
+    # The refusal and what it says about the sides are not rules of their own.
+    assert [i for i in items if "undecided" not in i.tags] == []
 
 
 @pytest.mark.parametrize(

@@ -950,6 +950,11 @@ def leaves_undecided(text: str) -> bool:
     return _UNDECIDED_GATED.search(text) is not None
 
 
+def names_two_sides(text: str) -> bool:
+    """ "These two disagree", "the spec says X, our code says Y": a disagreement described."""
+    return _TWO_SIDES.search(text) is not None
+
+
 def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
     """Disagreements the user says are not decided ("no idea who's right", "they haven't
     agreed yet"): the sentence giving both sides, from the user's turn or from the agent's

@@ -1084,7 +1084,7 @@ def _with_open_points(
 ) -> list[Candidate]:
     """A disagreement the user left open is one item tagged `undecided`, naming its subject
     with `disputes:` tags; the sides it gives are not rules of their own."""
-    from app.engines.offline.dialogue import leaves_undecided
+    from app.engines.offline.dialogue import leaves_undecided, names_two_sides
 
     for point in points:
         sides = tokens(point.text)
@@ -1095,8 +1095,9 @@ def _with_open_points(
                 c.turn == point.turn
                 and c.category is not Category.BUG_PATTERNS
                 and (
-                    len(tokens(c.content) & sides) >= 0.5 * max(1, len(tokens(c.content)))
+                    len(tokens(c.content) & sides) >= min(2, 0.5 * max(1, len(tokens(c.content))))
                     or leaves_undecided(c.content)
+                    or names_two_sides(c.content)
                 )
             )
         ]
