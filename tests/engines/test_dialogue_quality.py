@@ -60,13 +60,13 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     report = bench.evaluate("holdout")
     passed, total = report.sequence_checks()
     # Lowered from 0.40 / 0.48 when the category model was retrained on 155 dev
-    # conversations: two items less here, more on dev batch 6, test and holdout3 (see
-    # docs/decisions.md, "category model retrained").
-    assert report.precision() >= 0.36, report.precision()
-    assert report.recall() >= 0.43, report.recall()
+    # conversations (docs/decisions.md, "category model retrained"); raised again to the
+    # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations).
+    assert report.precision() >= 0.38, report.precision()
+    assert report.recall() >= 0.45, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
-    assert len(report.violations()) <= 6, report.violations()
+    assert len(report.violations()) <= 5, report.violations()
 
 
 def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
