@@ -39,11 +39,13 @@ from app.sources.jsonl import (
     strip_base64,
     tool_line,
 )
+from app.sources.manifests import manifest_line
 from app.sources.models import (
     ASSISTANT,
     COMMAND,
     COMMAND_OUTPUT,
     INTERRUPT,
+    MANIFEST,
     META,
     NO_BRANCH,
     SUMMARY,
@@ -89,6 +91,10 @@ _SESSION_ID_RE = re.compile(rb'"sessionId":\s?"([^"]{1,200})"')
 _TOOL_USE_ID_RE = re.compile(rb'"tool_use_id":"([^"]{1,200})"')
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 _NOISE_PREFIXES = (b'{"type":"file-history-snapshot"', b'{"type":"queue-operation"')
+# A Read result of a dependency manifest: parsed for its checked dependency line.
+_MANIFEST_READ_RE = re.compile(
+    rb'"filePath":"[^"]*(?:package\.json|pyproject\.toml|Cargo\.toml|go\.mod)"'
+)
 
 LARGE_PROGRESS = "large subagent progress records (skipped unparsed)"
 ORPHAN_SUBAGENTS = "subagent transcripts without their session"
@@ -139,6 +145,20 @@ def user_text_message(text: str, ts: datetime | None) -> Message | None:
     return Message(USER, text, ts, TEXT)
 
 
+def _manifest_message(record: dict[str, Any], ts: datetime | None) -> Message | None:
+    """The dependency line of a manifest this tool result read, as a `manifest` message."""
+    result = record.get("toolUseResult")
+    read = result.get("file") if isinstance(result, dict) else None
+    if not isinstance(read, dict):
+        return None
+    path, content = read.get("filePath"), read.get("content")
+    if not isinstance(path, str) or not isinstance(content, str):
+        return None
+    cwd = record.get("cwd")
+    line = manifest_line(path, content, cwd if isinstance(cwd, str) else "")
+    return None if line is None else Message(SYSTEM, line, ts, MANIFEST)
+
+
 class _Conversation:
     """Messages of one segment or side conversation, with assistant lines merged by id."""
 
@@ -163,6 +183,9 @@ class _Conversation:
         self, record: dict[str, Any], message: dict[str, Any], ts: datetime | None
     ) -> None:
         content = message.get("content")
+        manifest = _manifest_message(record, ts)
+        if manifest is not None:
+            self.messages.append(manifest)
         if record.get("isCompactSummary"):
             text = _block_text(content).strip()
             if text:
@@ -370,8 +393,10 @@ class _Session:
             self.stats.skip(UNKNOWN_TYPES)
 
     def _plain_tool_output(self, line: bytes, head: bytes) -> bool:
-        """A successful tool result that is not a subagent's report: nothing to render."""
+        """A successful tool result that is not a subagent's report or a manifest read."""
         if b'"is_error":true' in line or b'"type":"text"' in line:
+            return False
+        if b'"filePath":"' in line and _MANIFEST_READ_RE.search(line):
             return False
         if self.task_titles:
             match = _TOOL_USE_ID_RE.search(head)

@@ -21,7 +21,8 @@ NO_BRANCH = "(no branch)"
 
 # Message roles and kinds. `user`/`assistant` with kind `text` are the speakers' own words;
 # `system` covers text that is in the transcript but was not said by either: injected meta
-# text, compaction summaries, tool errors, command output, interruptions.
+# text, compaction summaries, tool errors, command output, interruptions, and the dependency
+# lines of manifests a tool read.
 USER = "user"
 ASSISTANT = "assistant"
 SYSTEM = "system"
@@ -33,6 +34,8 @@ TOOL_ERROR = "tool_error"
 COMMAND = "command"
 COMMAND_OUTPUT = "command_output"
 INTERRUPT = "interrupt"
+# The checked dependency line of a manifest a tool read (see app/sources/manifests.py).
+MANIFEST = "manifest"
 
 
 @dataclass(slots=True)

@@ -4,10 +4,11 @@ The extractor reads speaker blocks: `User: ...` and `Assistant: ...`, separated 
 lines (the offline extractor splits on those prefixes). An assistant block lists each tool
 call on a `[tool] Name: gist` line. Text that neither speaker said is rendered as a bracketed
 line inside the current block and never as `User:`: `[context summary] ...`, `[meta] ...`,
-`[tool error] ...`, `[command] ...`, `[command output] ...`, `[interrupted by user]`.
+`[tool error] ...`, `[command] ...`, `[command output] ...`, `[interrupted by user]`, and
+the checked dependency line of a manifest a tool read, `[manifest] ...`.
 A side conversation appears where it happened as `[side conversation: title]` followed by
-the subagent's final report. Tool output bodies, thinking, images and base64 never reach
-the messages in the first place. Very long turns keep their head and tail.
+the manifests it read and its final report. Tool output bodies, thinking, images and base64
+never reach the messages in the first place. Very long turns keep their head and tail.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from app.sources.models import (
     COMMAND,
     COMMAND_OUTPUT,
     INTERRUPT,
+    MANIFEST,
     META,
     SUMMARY,
     TOOL_ERROR,
@@ -38,6 +40,7 @@ _SYSTEM_LINES = {
     TOOL_ERROR: ("[tool error] ", 240),
     COMMAND: ("[command] ", 160),
     COMMAND_OUTPUT: ("[command output] ", 200),
+    MANIFEST: ("[manifest] ", 1_000),
 }
 # A line inside a turn that starts like a speaker label would be read as a new turn.
 _LABEL_RE = re.compile(r"^(User|Assistant):", re.MULTILINE)
@@ -65,7 +68,12 @@ def _side_block(side: SideConversation) -> str:
     title = clip(side.title or side.id, 100)
     report = side.final_text()
     head = f"[side conversation: {title}]"
-    return f"{head}\n{_body(report, MAX_SIDE_CHARS)}" if report else head
+    # The manifests the subagent read are facts the parent never saw in full.
+    read = dict.fromkeys(_system_line(m) for m in side.messages if m.kind == MANIFEST)
+    lines = [head, *read]
+    if report:
+        lines.append(_body(report, MAX_SIDE_CHARS))
+    return "\n".join(lines)
 
 
 def render(content: ThreadContent, *, start: int = 0) -> str:

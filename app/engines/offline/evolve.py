@@ -41,6 +41,7 @@ from app.core.similarity import (
     item_tokens,
     token_overlap,
 )
+from app.engines.offline.manifest_notes import MANIFEST_TAG
 
 __all__ = [
     "NON_THREAD_SOURCES",
@@ -353,8 +354,17 @@ class _Work:
         `replaces:<name>` matches decisions, conventions and preferences that mention the
         name as a word; `replaces:any` ("actually, …") those of the same category sharing at
         least two subject words with it. Bug patterns and notes record what happened and
-        are never replaced.
+        are never replaced, except a note read from a manifest (`manifest:<path>`), which a
+        later read of the same file replaces.
         """
+        files = [t for t in new.tags if t.startswith(MANIFEST_TAG)]
+        if files:
+            # A newer read of the same manifest: what it says now replaces what it said.
+            return [
+                item
+                for item in self.sections[new.category]
+                if item.id != new.id and any(t in item.tags for t in files)
+            ]
         names = [t[len(REPLACES) :] for t in new.tags if t.startswith(REPLACES)]
         if not names:
             return []

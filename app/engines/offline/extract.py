@@ -52,6 +52,7 @@ from app.engines.offline.judge import (
     load_judge,
     prepare,
 )
+from app.engines.offline.manifest_notes import manifest_items
 
 __all__ = ["MAX_ITEMS", "MIN_CONFIDENCE", "extract"]
 
@@ -807,7 +808,16 @@ _RATIFIED = re.compile(
     r"(?i)^\W*(?:ok(?:ay)?[,\s]+)?(?:decided|that'?s (?:decided|final|settled)|final(?: "
     r"decision)?|settled)\W*$"
 )
+# "…add a theme switch, please notice that the current theme is the dark one": the clause
+# after the mark is what to keep, the request before it is not.
+_NOTE_THAT = re.compile(
+    r"(?i)[,;]\s*(?:(?:please|pls)\s+(?:note|notice)|keep in mind|be aware)\s+that\s+(?=\S)"
+)
 MARKED = 0.8
+_MARKED_FAMILY = {
+    Category.ARCHITECTURAL_DECISIONS: Family.DECISION,
+    Category.IMPLEMENTATION_NOTES: Family.LESSON,
+}
 # "Where did that SYSTEM line even come from.": a question typed without its mark.
 _ASKED_WITHOUT_MARK = re.compile(
     r"(?i)^\W*(?:where|what|why|how|who|when|which)\s+(?:did|does|do|is|are|was|were|can|"
@@ -815,6 +825,19 @@ _ASKED_WITHOUT_MARK = re.compile(
     r"\s+(?:we|you|i|it|they|this|that)\b"
 )
 RATIFIED = 0.85
+
+
+def _says_how_to_work(text: str) -> bool:
+    """A rule's words: a quantifier, a modal, a ban, "prefer"/"instead", "always"/"never"."""
+    from app.engines.offline import extract_rules as r
+
+    low = text.lower()
+    return bool(
+        _GENERAL.search(text)
+        or _MODAL.search(text)
+        or _PROHIBITION.match(text)
+        or any(r.first(rules, text, low) for rules in (r.STRONG, r.PREFERENCE, r.PREFERENCE_USER))
+    )
 
 
 def _with_marked(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
@@ -844,12 +867,14 @@ def _with_marked(found: list[Candidate], statements: list[Statement]) -> list[Ca
                 -1,
             )
             target, category, confidence = first, Category.ARCHITECTURAL_DECISIONS, RATIFIED
-        elif _FOR_YOUR_INFORMATION.search(s.text):
+        elif _FOR_YOUR_INFORMATION.search(s.text) or _NOTE_THAT.search(s.text):
             target = i
         if target < 0 or target in used:
             continue
         t = statements[target]
-        text = _FOR_YOUR_INFORMATION.sub("", t.text).strip()
+        noted = _NOTE_THAT.search(t.text)
+        text = t.text[noted.end() :] if noted else t.text
+        text = _FOR_YOUR_INFORMATION.sub("", text).strip()
         if (
             t.speaker is not Speaker.USER
             or t.pasted
@@ -864,6 +889,9 @@ def _with_marked(found: list[Candidate], statements: list[Statement]) -> list[Ca
         ):
             continue
         content = _sentence_of(_unhedged(text))
+        if category is None and noted and not _says_how_to_work(content):
+            # "…the current theme is the dark one": a fact about the project, not a rule.
+            category = Category.IMPLEMENTATION_NOTES
         used.add(target)
         added.append(
             Candidate(
@@ -873,7 +901,9 @@ def _with_marked(found: list[Candidate], statements: list[Statement]) -> list[Ca
                 index=target,
                 content=content,
                 confidence=confidence,
-                family=Family.DECISION if category else Family.DIRECTIVE,
+                family=_MARKED_FAMILY.get(category, Family.DIRECTIVE)
+                if category
+                else Family.DIRECTIVE,
                 speakers={Speaker.USER},
             )
         )
@@ -1370,6 +1400,7 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
         kept = sorted(kept, key=lambda c: (-c.confidence, c.index))[:MAX_ITEMS]
     kept.sort(key=lambda c: c.index)
     items = [_item(c, source, day) for c in kept]
+    items += manifest_items(text, source=source, today=day)
     return ExtractionResult(
         items=items, no_content_to_extract=not items, engine="offline", notes=notes
     )

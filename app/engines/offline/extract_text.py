@@ -72,7 +72,7 @@ _BLOCK_TAG_RE = re.compile(
 )
 _TOOL_LINE_RE = re.compile(
     r"^\[(?:tool|tool[ _-]?(?:use|call|result|output)|function[ _-]?call|request "
-    r"interrupted|image|pasted text|redacted|command|output)\b",
+    r"interrupted|image|pasted text|redacted|command|output|manifest)\b",
     re.IGNORECASE,
 )
 # Lines that are machine output rather than someone talking, split by how the line starts
