@@ -67,9 +67,7 @@ def _scan_replaced(work: _Work, new: MemoryItem) -> list[MemoryItem]:
             text = item.text.lower()
             for name in names:
                 if name == "any":
-                    hit = (
-                        category is new.category and len(item_tokens(item) & item_tokens(new)) >= 2
-                    )
+                    hit = len(item_tokens(item) & item_tokens(new)) >= 2
                 else:
                     hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
                 if hit:

@@ -844,3 +844,42 @@ def test_one_symptom_with_two_explanations_is_one_bug_pattern() -> None:
     aside = "`customers` has the same problem (13 duplicate ids yesterday); it has not failed yet"
     merged = finalize([bug(cause, fix), bug(aside, turn=6)], [])
     assert len(merged) == 1 and merged[0].root_cause == cause
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Constructor injection, always, in any Spring code, no field injection.",
+        "Rule for this and any Rust I write: thiserror enums in library code.",
+        "I always want static typing in GDScript, also in my other projects.",
+        "About code style, this is how I write TypeScript in general: named exports only, "
+        "no default exports.",
+    ],
+)
+def test_a_rule_carried_beyond_the_project_is_a_coding_preference(said: str) -> None:
+    items = [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
+    assert items and all(i.category is Category.CODING_PREFERENCES for i in items)
+
+
+def test_actually_replaces_a_rule_filed_under_another_category() -> None:
+    from app.core.config import Config
+    from app.engines.offline.evolve import evolve
+
+    old = MemoryItem(
+        category=Category.PROJECT_CONVENTIONS,
+        title="CI is jenkins",
+        content="CI is jenkins for all our repos, pipeline in the Jenkinsfile.",
+        sources=["thread-1"],
+    )
+    new = MemoryItem(
+        category=Category.ARCHITECTURAL_DECISIONS,
+        title="CI is buildkite",
+        content="CI is buildkite from now on, pipeline in .buildkite/pipeline.yml.",
+        sources=["thread-2"],
+        tags=["replaces:any"],
+    )
+    memory = evolve(None, [old], branch_id="shop/main", config=Config()).memory
+    memory = evolve(memory, [new], branch_id="shop/main", config=Config()).memory
+    assert [i.title for i in memory.all_items()] == ["CI is buildkite"]
+    [entry] = memory.contradictions
+    assert entry.status == "superseded" and entry.items[-1].title == "CI is jenkins"

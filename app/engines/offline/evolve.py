@@ -352,8 +352,10 @@ class _Work:
         """Rules `new` explicitly replaces (its `replaces:` tags), in file order.
 
         `replaces:<name>` matches decisions, conventions and preferences that mention the
-        name as a word; `replaces:any` ("actually, …") those of the same category sharing at
-        least two subject words with it. Bug patterns and notes record what happened and
+        name as a word; `replaces:any` ("actually, …") those sharing at least two subject words
+        with it, whichever of the three sections they are in (the category of a rule is a
+        judgement; "CI is jenkins" filed as a convention is still replaced by "CI is
+        buildkite from now on" filed as a decision). Bug patterns and notes record what happened and
         are never replaced, except a note read from a manifest (`manifest:<path>`), which a
         later read of the same file replaces.
         """
@@ -377,7 +379,7 @@ class _Work:
                 text = self._lowered(item)
                 for name in names:
                     if name == "any":
-                        hit = category is new.category and len(item_tokens(item) & new_tokens) >= 2
+                        hit = len(item_tokens(item) & new_tokens) >= 2
                     else:
                         # The word search only where the name occurs at all.
                         hit = name in text and named_word(name).search(text) is not None

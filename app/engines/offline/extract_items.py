@@ -839,6 +839,8 @@ def _build_lesson(ctx: _Context, i: int, s: Statement, core: str) -> Candidate:
 def _rule_category(core: str, sig: _Signals, section: Category | None) -> Category:
     if section is not None:
         return section
+    if _PERSONAL_SCOPE.search(core):
+        return Category.CODING_PREFERENCES
     if sig.convention:
         return Category.PROJECT_CONVENTIONS
     return rule_category(core)
@@ -861,13 +863,32 @@ _SPEAKS_TO_A_PERSON = re.compile(
 )
 
 
+# A rule the speaker carries beyond this project, which makes it a personal coding preference
+# rather than this repository's convention: "in any Spring code", "any Rust I write", "in
+# every project", "my other projects", "how I write TypeScript in general", "whenever you
+# write code for me".
+_PERSONAL_SCOPE = re.compile(
+    r"""(?ix)
+      \b(?:in|for)\s+any\s+[\w#+.-]+\s+code\b
+    | \b(?:any|every|all)\s+(?:[\w#+.-]+\s+){0,2}?i\s+(?:write|review|touch|work\ on)\b
+    | \b(?:in|for|across)\s+(?:every|all|any)\s+(?:of\s+)?(?:my\s+)?projects?\b
+    | \b(?:my|all\ my)\s+(?:other\s+)?projects\b
+    | \bi\s+(?:write|like|want)\s+(?:[\w#+.-]+\s+){0,2}?in\s+general\b
+    | \bwrites?\s+(?:\w+\s+)?code\s+for\s+me\b
+    """
+)
+
+
 def rule_category(core: str) -> Category:
     """Preference, convention or decision for a rule's wording.
 
-    A rule scoped to the repository or team, or about where things go and how they are
-    named, built or reviewed, is a convention; otherwise a model trained on labeled
-    statements decides (see category.py).
+    A rule the speaker carries beyond this project ("in any Spring code", "any Rust I
+    write") is a personal coding preference. A rule scoped to the repository or team, or
+    about where things go and how they are named, built or reviewed, is a convention;
+    otherwise a model trained on labeled statements decides (see category.py).
     """
+    if _PERSONAL_SCOPE.search(core):
+        return Category.CODING_PREFERENCES
     if r.CONVENTION_SUBJECT.search(core) and not r.ARCH_SUBJECT.search(core):
         return Category.PROJECT_CONVENTIONS
     # Otherwise the wording decides between a code preference, a team convention and a
