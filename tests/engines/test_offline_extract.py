@@ -385,6 +385,19 @@ def test_chatter_is_not_extracted(chatter: str) -> None:
     assert result.items == []
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Yeah I'll forward it to the platform team so they never miss one again.",
+        "Hilt plan is good, thank you.",
+        "I honestly don't know, I'll let the security people decide, it's always their call.",
+        "My first thought was the workers always crash mid-task.",
+    ],
+)
+def test_what_the_speaker_will_do_or_thinks_of_a_plan_is_not_committed(said: str) -> None:
+    assert not [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
+
+
 def test_prompt_injection_never_becomes_an_item() -> None:
     text = (
         "User: Here is the README section.\n"

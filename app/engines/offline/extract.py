@@ -286,13 +286,21 @@ _ABOUT_YOUR_WORK = re.compile(
 # difference…"), a remark ending in a tag question ("…, did you see it"), or an anecdote
 # pinned to a date ("last month somebody wrote parquet without partition").
 _OWN_NEXT_STEP = re.compile(
-    r"(?i)^\W*(?:(?:ok(?:ay)?|so|and|then)\W+)?i(?:'ll| will|'m going to| am going to)\b"
+    r"(?i)^\W*(?:(?:ok(?:ay)?|so|and|then|yeah|yes|yep|sure|fine|right|hmm+|well)\W+)*"
+    r"i(?:'ll| will|'m going to| am going to)\b"
+    # What the speaker did, saw or does not know: a report on themselves, not the project.
+    r"|^\W*(?:(?:ok(?:ay)?|so|and|yeah|hmm+|well|also)\W+)*(?:i (?:honestly |really |just |"
+    r"also )?(?:don'?t know|noticed|looked|checked|tried|asked|wonder)|my (?:first )?(?:thought|"
+    r"guess)|funny how)\b(?![^:]{0,60}:)"
 )
 _VERDICT = re.compile(
     r"(?i)^\W*(?:(?:nice|great|perfect|cool|ok(?:ay)?|yes|yeah)\W+)?(?:(?:the )?(?:first|second|"
     r"third|last|other) (?:point|one|part|option)|that|this|it|all of it|both)\b[^.;]{0,20}\b(?:is|"
     r"are|looks?|sounds?)\s+(?:fine|good|great|ok(?:ay)?|perfect|right|correct)\b|"
-    r"exactly what i (?:wanted|meant|needed)|^\W*agreed\b"
+    r"exactly what i (?:wanted|meant|needed)|^\W*agreed\b|"
+    # "Hilt plan is good, thank you": a verdict on a proposal, which says nothing alone.
+    r"^\W*(?:the )?(?:[\w.-]+\s+){0,3}(?:plan|approach|idea|proposal|option|suggestion|draft|"
+    r"version)\s+(?:is|looks|sounds)\s+(?:fine|good|great|ok(?:ay)?|perfect|right)\b"
 )
 _WANTS_AN_EXPLANATION = re.compile(
     r"(?i)^\W*(?:remind me|tell me|explain|show me|help me understand|i (?:always )?(?:forget|"
