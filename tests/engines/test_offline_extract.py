@@ -896,3 +896,32 @@ def test_actually_replaces_a_rule_filed_under_another_category() -> None:
     assert [i.title for i in memory.all_items()] == ["CI is buildkite"]
     [entry] = memory.contradictions
     assert entry.status == "superseded" and entry.items[-1].title == "CI is jenkins"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Validation schemas go in src/schemas/, one file per form.",
+        "Tests are colocated next to the component, same folder.",
+        "Logging goes through defmt, not rtt-target println.",
+        "Tests use the built-in node:test runner, no jest or vitest.",
+        "Two rules from this: every JWT verification pins the algorithm list, never defaults.",
+    ],
+)
+def test_where_things_go_and_which_one_is_used_are_standing_rules(said: str) -> None:
+    items = [i for i in run(f"User: Add the signup form. {said}").items if i.confidence >= COMMIT]
+    assert len(items) == 1
+    assert items[0].category in (Category.PROJECT_CONVENTIONS, Category.ARCHITECTURAL_DECISIONS)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "My shell Node version is irrelevant: the packaged app runs Electron's Node, not mine.",
+        "The signing key password is hunter2-Xq9!zz, put it in CI as a secret, not in the repo.",
+        "The email never arrives, the queue drops it.",
+    ],
+)
+def test_remarks_secrets_and_problems_are_not_standing_rules(said: str) -> None:
+    items = [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
+    assert not [i for i in items if i.category is not Category.BUG_PATTERNS]

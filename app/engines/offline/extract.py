@@ -803,6 +803,17 @@ _RULE_OPENERS = frozenset(
     }
 )
 STANDING_RULE = 0.8
+# Where the project's things go, how they are named, and which one of several is used: the
+# shape of a standing rule even without "always" ("schemas go in src/schemas/", "tests are
+# colocated", "logging goes through defmt, not println", "no jest or vitest", "defmt only").
+_STANDING_SHAPE = re.compile(
+    r"(?i)^(?!\W*(?:i|we|you|my|our|it|this|that|there)\b)(?!.*\[REDACTED)[^,;:]{2,60}?\b(?:"
+    r"(?:go(?:es)?|live|lives|belong|belongs|sit|sits)\s+(?:in|under|into|next to)\s+\S"
+    r"|(?:are|is)\s+(?:colocated|prefixed|suffixed|named|kept in)\b"
+    r"|(?:goes|go)\s+through\s+\S[^,]*,\s*not\s+\S"
+    r"|(?:use|uses|is|are)\s+\S[^,]*,\s*(?:not|no)\s+\S"
+    r"|(?:is|are)\s+[\w`.@/-]+\s+only\W*$)"
+)
 MIN_RULE_WORDS, MAX_RULE_WORDS = 5, 60
 
 
@@ -949,6 +960,8 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         banned = _PROHIBITION.match(s.text) is not None
         if banned and words < MIN_RULE_WORDS:
             pass  # "no viper." is a rule; its reason follows
+        elif MIN_RULE_WORDS <= words <= MAX_RULE_WORDS and _STANDING_SHAPE.search(s.text):
+            pass  # "Validation schemas go in src/schemas/", "Logging goes through defmt, not …"
         elif not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
             if not banned:
                 continue
