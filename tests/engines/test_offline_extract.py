@@ -925,3 +925,26 @@ def test_where_things_go_and_which_one_is_used_are_standing_rules(said: str) -> 
 def test_remarks_secrets_and_problems_are_not_standing_rules(said: str) -> None:
     items = [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
     assert not [i for i in items if i.category is not Category.BUG_PATTERNS]
+
+
+PLAN = (
+    "User: add rate limiting to the login endpoint\n\n"
+    "Assistant: Design:\n\n"
+    "- Redis sorted sets hold the failed attempts per username and per IP.\n"
+    "- Limits: per username 5 failures / 15 minutes; per IP 20 failures / 15 minutes.\n"
+    "- A successful login clears the username's window.\n\n"
+    "OK with those numbers?\n\n"
+)
+
+
+def test_the_points_of_a_plan_the_user_approved_are_kept() -> None:
+    items = [i for i in run(PLAN + "User: yes, go\n").items if i.confidence >= COMMIT]
+    texts = [i.content for i in items]
+    assert any("5 failures / 15 minutes" in t for t in texts), texts
+    assert all(i.category is Category.IMPLEMENTATION_NOTES for i in items)
+    assert not any("OK with those numbers" in t for t in texts)
+
+
+def test_a_plan_turned_down_or_left_unanswered_is_not_kept() -> None:
+    for reply in ("User: no, make it 10 per account\n", ""):
+        assert not [i for i in run(PLAN + reply).items if i.confidence >= COMMIT]

@@ -402,6 +402,8 @@ _DIRECTIVE = re.compile(
     r"(?i)\b(?:must|should|shall|have to|has to|need to|needs to|always|from now on|going "
     r"forward|make sure)\b|^\W*(?:please |pls )?(?:do not|don'?t|never|avoid|use|keep|put|"
     r"prefer|stop)\b"
+    # "No StateNotifier, it's legacy": a ban on one named thing ("No emails arrive" is not).
+    r"|^\W*no\s+[\w.`/@-]+\s*[,.;:—–]"
 )
 _SUBORDINATE = re.compile(
     r"(?i)(?<=\S)(?:,? (?:so|because|since|which|otherwise|or else|"

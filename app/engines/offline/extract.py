@@ -118,6 +118,7 @@ def _with_dialogue_units(
     found = _with_open_points(found, find_open_points(dialogue), statements)
     found = _with_answers(found, find_proposals(dialogue), statements)
     found = _with_reports(found, find_reports(dialogue), statements)
+    found = _with_approved_plans(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _cleaned(found, statements)
     fixes = find_fixes(dialogue)
@@ -1083,6 +1084,73 @@ def _with_acknowledged(
                 )
             )
             said.append(frozenset(words_of))
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+# The agent's plan ends by asking for a go-ahead ("OK with those numbers?", "Sound good?").
+_ASKS_APPROVAL = re.compile(
+    r"(?i)\b(?:ok(?:ay)? with|sounds? good|shall i|should i (?:go ahead|proceed|start)|want me "
+    r"to (?:go ahead|proceed|start|implement)|does (?:that|this) (?:work|look right)|good to go|"
+    r"(?:ok|okay|fine|happy) (?:to|with)|agree)\b[^?]{0,80}\?\s*$"
+)
+_GO_AHEAD = re.compile(
+    r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|go|looks good|lgtm|"
+    r"agreed|perfect|great|good|fine)\b"
+)
+PLAN_APPROVED = 0.75
+_PLAN_CATEGORY = Category.IMPLEMENTATION_NOTES
+
+
+def _with_approved_plans(
+    found: list[Candidate], turns: list[Turn], statements: list[Statement]
+) -> list[Candidate]:
+    """The points of a plan the agent listed and the user approved ("Design: - … OK?" "yes, go").
+
+    Each list item of an agent turn that ends by asking for a go-ahead, answered by the user
+    with one, is what was decided; questions and code are not, and an item already said by
+    another candidate is not repeated.
+    """
+    from app.engines.offline.extract_items import tokens
+
+    by_turn: dict[int, list[int]] = {}
+    for i, s in enumerate(statements):
+        by_turn.setdefault(s.turn, []).append(i)
+    said = [frozenset(tokens(" ".join((c.content, c.root_cause, c.fix)))) for c in found]
+    used = {c.index for c in found}
+    for n, turn in enumerate(turns):
+        if turn.speaker is not Speaker.AGENT:
+            continue
+        own = by_turn.get(turn.index, [])
+        if not own or not _ASKS_APPROVAL.search(statements[own[-1]].text):
+            continue
+        reply = next((t for t in turns[n + 1 :] if t.speaker is Speaker.USER), None)
+        answer = by_turn.get(reply.index, []) if reply is not None else []
+        if not answer or not _GO_AHEAD.match(statements[answer[0]].text):
+            continue
+        for i in own:
+            s = statements[i]
+            if not s.bullet or i in used or s.text.rstrip().endswith("?"):
+                continue
+            if not 4 <= len(s.text.split()) <= MAX_RULE_WORDS:
+                continue
+            words = tokens(s.text)
+            if not words or any(len(words & known) >= 0.6 * len(words) for known in said):
+                continue
+            content = _sentence_of(s.text.replace("`", "").replace("**", ""))
+            found.append(
+                Candidate(
+                    category=_PLAN_CATEGORY,
+                    speaker=Speaker.AGENT,
+                    turn=s.turn,
+                    index=i,
+                    content=content,
+                    confidence=PLAN_APPROVED,
+                    family=Family.DECISION,
+                    speakers={Speaker.AGENT, Speaker.USER},
+                )
+            )
+            said.append(frozenset(words))
     found.sort(key=lambda c: c.index)
     return found
 
