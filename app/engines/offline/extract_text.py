@@ -341,6 +341,7 @@ class _TurnReader:
         """Group the prose lines of a turn into units, dropping everything else."""
         skip_until_tag = ""
         in_fence = in_traceback = in_tool = False
+        depth = 0
         for raw in lines:
             if in_fence:
                 if _FENCE_RE.match(raw):
@@ -352,7 +353,10 @@ class _TurnReader:
                 continue
             stripped = raw.strip()
             if in_tool:
-                in_tool = not stripped.endswith("]")
+                # Bracketed lines inside the output ("[INFO] …") do not end it; the bracket
+                # that closes "[tool result: …" does.
+                depth += stripped.count("[") - stripped.count("]")
+                in_tool = depth > 0
                 continue
             if not stripped:
                 in_traceback = False
@@ -383,7 +387,8 @@ class _TurnReader:
                 in_fence = True
             elif head == "[" and _TOOL_LINE_RE.match(stripped):
                 self._flush()
-                in_tool = not stripped.endswith("]")
+                depth = stripped.count("[") - stripped.count("]")
+                in_tool = depth > 0
             elif head == "<" and (tag := _TAG_OPEN_RE.match(stripped)):
                 self._flush()
                 name = tag.group("tag")
