@@ -392,6 +392,9 @@ def test_chatter_is_not_extracted(chatter: str) -> None:
         "Hilt plan is good, thank you.",
         "I honestly don't know, I'll let the security people decide, it's always their call.",
         "My first thought was the workers always crash mid-task.",
+        "I must ask Marta about the Fivetran contract first, she always knows the numbers.",
+        "If we ever ship a Windows build we'll have to always double-check %APPDATA%.",
+        "Also I'm at FlutterCon in July every year if you ever wanted to know lol.",
     ],
 )
 def test_what_the_speaker_will_do_or_thinks_of_a_plan_is_not_committed(said: str) -> None:

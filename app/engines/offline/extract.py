@@ -288,7 +288,8 @@ _ABOUT_YOUR_WORK = re.compile(
 # pinned to a date ("last month somebody wrote parquet without partition").
 _OWN_NEXT_STEP = re.compile(
     r"(?i)^\W*(?:(?:ok(?:ay)?|so|and|then|yeah|yes|yep|sure|fine|right|hmm+|well)\W+)*"
-    r"i(?:'ll| will|'m going to| am going to)\b"
+    r"i(?:'ll| will|'m going to| am going to|(?:'d better| must| need to| have to| should| "
+    r"gotta)\s+(?:ask|check|talk|discuss|confirm|find out|look|think|see))\b"
     # What the speaker did, saw or does not know: a report on themselves, not the project.
     r"|^\W*(?:(?:ok(?:ay)?|so|and|yeah|hmm+|well|also)\W+)*(?:i (?:honestly |really |just |"
     r"also )?(?:don'?t know|noticed|looked|checked|tried|asked|wonder)|my (?:first )?(?:thought|"
@@ -337,7 +338,9 @@ _ABOUT_AN_INJECTION = re.compile(
 )
 _GUESS = re.compile(
     r"(?i)\b(?:maybe|might|could be|probably|perhaps|i think|i guess|not sure|i suspect|"
-    r"possibly|my guess)\b"
+    r"possibly|my guess|if (?:we|you|they|i) ever|if one day|some ?day)\b"
+    # "… if you ever wanted to know lol": said in jest.
+    r"|\b(?:lol|lmao|haha|hehe|rofl)\b"
 )
 
 
