@@ -909,6 +909,8 @@ def test_actually_replaces_a_rule_filed_under_another_category() -> None:
         "Logging goes through defmt, not rtt-target println.",
         "Tests use the built-in node:test runner, no jest or vitest.",
         "Two rules from this: every JWT verification pins the algorithm list, never defaults.",
+        "Put alert rules in monitoring/rules/, one file per service.",
+        "Everything from the runs goes to /scratch/$USER/boxmodel/<sweep_name>/.",
     ],
 )
 def test_where_things_go_and_which_one_is_used_are_standing_rules(said: str) -> None:
@@ -923,6 +925,8 @@ def test_where_things_go_and_which_one_is_used_are_standing_rules(said: str) -> 
         "My shell Node version is irrelevant: the packaged app runs Electron's Node, not mine.",
         "The signing key password is hunter2-Xq9!zz, put it in CI as a secret, not in the repo.",
         "The email never arrives, the queue drops it.",
+        "The pipeline code is in jobs/events_daily.py.",
+        "Go to /checkout with a filled cart.",
     ],
 )
 def test_remarks_secrets_and_problems_are_not_standing_rules(said: str) -> None:

@@ -807,6 +807,15 @@ _RULE_OPENERS = frozenset(
     }
 )
 STANDING_RULE = 0.8
+# Where a kind of thing goes, given as a path: "scenes are in res://scenes/<feature>/",
+# "everything from runs goes to /scratch/$USER/…", "put rules in monitoring/rules/".
+_PATH = r"[`'\"]?(?:[a-z]+://)?[\w.$~@<>{}-]*/[\w.$~@<>{}/-]*"
+_PLACED = re.compile(
+    rf"(?i)^(?!\W*(?:it|this|that)\b)\W*(?:[\w.`'-]+\W+){{1,8}}?(?:go|goes|live|lives|belong|"
+    rf"belongs|gets?)\s+(?:[\w-]+\s+){{0,3}}?(?:in|under|into|to)\s+{_PATH}"
+    rf"|^\W*(?:(?:and|also|please|pls)\s+)*(?:put|store|keep)\s+(?:[\w.`'-]+\s+){{0,4}}?"
+    rf"(?:in|under|into)\s+{_PATH}"
+)
 # Where the project's things go, how they are named, and which one of several is used: the
 # shape of a standing rule even without "always" ("schemas go in src/schemas/", "tests are
 # colocated", "logging goes through defmt, not println", "no jest or vitest", "defmt only").
@@ -962,10 +971,13 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         # The cheap tests first: most sentences are not general statements at all.
         words = len(s.text.split())
         banned = _PROHIBITION.match(s.text) is not None
+        placed = False
         if banned and words < MIN_RULE_WORDS:
             pass  # "no viper." is a rule; its reason follows
         elif MIN_RULE_WORDS <= words <= MAX_RULE_WORDS and _STANDING_SHAPE.search(s.text):
             pass  # "Validation schemas go in src/schemas/", "Logging goes through defmt, not …"
+        elif 3 <= words <= MAX_RULE_WORDS and _PLACED.search(s.text):
+            placed = True  # "put rules in monitoring/rules/, one file per service"
         elif not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
             if not banned:
                 continue
@@ -973,7 +985,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue  # "all" alone ("update the file to match all the changes") is a task
         if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or _SCOPED.search(s.text):
             continue
-        if s.text.rstrip().endswith(":") or _opens_with_request(s.text):
+        if s.text.rstrip().endswith(":") or (_opens_with_request(s.text) and not placed):
             continue
         if s.turn in tainted or is_unsafe(s.text):
             continue
