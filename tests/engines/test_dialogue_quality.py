@@ -70,11 +70,11 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
 
 
 def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
-    """holdout3/ (a fourth annotator, never tuned on): the figures of its first scoring."""
+    """holdout3/ (a fourth annotator, never tuned on): its figures at the end of 2026-11-26."""
     report = bench.evaluate("holdout3")
     passed, total = report.sequence_checks()
-    assert report.precision() >= 0.3, report.precision()
-    assert report.recall() >= 0.22, report.recall()
+    assert report.precision() >= 0.34, report.precision()
+    assert report.recall() >= 0.27, report.recall()
     assert passed >= 6, (passed, total)
     assert not report.secrets
     assert len(report.violations()) <= 4, report.violations()
