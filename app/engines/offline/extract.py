@@ -811,9 +811,10 @@ STANDING_RULE = 0.8
 # "everything from runs goes to /scratch/$USER/…", "put rules in monitoring/rules/".
 _PATH = r"[`'\"]?(?:[a-z]+://)?[\w.$~@<>{}-]*/[\w.$~@<>{}/-]*"
 _PLACED = re.compile(
-    rf"(?i)^(?!\W*(?:it|this|that)\b)\W*(?:[\w.`'-]+\W+){{1,8}}?(?:go|goes|live|lives|belong|"
-    rf"belongs|gets?)\s+(?:[\w-]+\s+){{0,3}}?(?:in|under|into|to)\s+{_PATH}"
-    rf"|^\W*(?:(?:and|also|please|pls)\s+)*(?:put|store|keep)\s+(?:[\w.`'-]+\s+){{0,4}}?"
+    # (Words are \S+ between \s+: classes that share no character, so no backtracking blow-up.)
+    rf"(?i)^(?!\W*(?:it|this|that)\b)\W*(?:\S+\s+){{1,8}}?(?:go|goes|live|lives|belong|"
+    rf"belongs|gets?)\s+(?:\S+\s+){{0,3}}?(?:in|under|into|to)\s+{_PATH}"
+    rf"|^\W*(?:(?:and|also|please|pls)\s+)*(?:put|store|keep)\s+(?:\S+\s+){{0,4}}?"
     rf"(?:in|under|into)\s+{_PATH}"
 )
 # Where the project's things go, how they are named, and which one of several is used: the
