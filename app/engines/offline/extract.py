@@ -13,6 +13,8 @@ date always give the same items.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from datetime import date
 
 from app.core.errors import InvalidInput
@@ -945,6 +947,11 @@ def _with_marked(found: list[Candidate], statements: list[Statement]) -> list[Ca
     return sorted([*found, *added], key=lambda c: c.index)
 
 
+def _repeats(words: AbstractSet[str], said: Sequence[AbstractSet[str]]) -> bool:
+    """Whether most (60 %) of a statement's words are already in one of `said`."""
+    return any(len(words & known) >= 0.6 * len(words) for known in said)
+
+
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """User sentences that state a general rule the sentence rules did not pick up.
 
@@ -996,7 +1003,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
                 for c in found
             ]
         words_of = tokens(s.text)
-        if words_of and any(len(words_of & known) >= 0.6 * len(words_of) for known in said):
+        if words_of and _repeats(words_of, said):
             continue  # already part of an item (a fix, a rationale)
         content = _sentence_of(_PROHIBITION_LEAD.sub("", _unhedged(s.text)))
         after = statements[i + 1] if i + 1 < len(statements) else None
@@ -1084,7 +1091,7 @@ def _with_acknowledged(
             if r.INJECTION.search(s.text, s.low):
                 continue
             words_of = tokens(s.text)
-            if not words_of or any(len(words_of & known) >= 0.6 * len(words_of) for known in said):
+            if not words_of or _repeats(words_of, said):
                 continue
             content = _sentence_of(_unhedged(s.text))
             found.append(
@@ -1151,7 +1158,7 @@ def _with_approved_plans(
             if not 4 <= len(s.text.split()) <= MAX_RULE_WORDS:
                 continue
             words = tokens(s.text)
-            if not words or any(len(words & known) >= 0.6 * len(words) for known in said):
+            if not words or _repeats(words, said):
                 continue
             content = _sentence_of(s.text.replace("`", "").replace("**", ""))
             found.append(
@@ -1391,7 +1398,7 @@ def read_candidates(
         said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates]
         for c in extra:
             words = tokens(c.content)
-            if words and not any(len(words & known) >= 0.6 * len(words) for known in said):
+            if words and not _repeats(words, said):
                 candidates.append(c)
         candidates.sort(key=lambda c: c.index)
     if not plain:
