@@ -416,6 +416,11 @@ def main_clause(text: str) -> str:
     return _SUBORDINATE.split(text, maxsplit=1)[0]
 
 
+def is_directive(text: str) -> bool:
+    """Whether a statement tells someone what to do or not to do."""
+    return _DIRECTIVE.search(text) is not None
+
+
 def describes_trouble(text: str) -> bool:
     """Whether a statement reports a problem instead of stating a rule or a choice."""
     if _DIRECTIVE.search(text):

@@ -171,6 +171,7 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
         if not r.INJECTION.search(c.content, c.content.lower())
         and not _ABOUT_AN_INJECTION.search(c.content)
     ]
+    kept: list[Candidate] = []
     for c in found:
         # "…, so it could be people declining tracking": a guess, not something decided.
         if (
@@ -183,7 +184,14 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
                 or _about_the_conversation(c)
             )
         ):
+            # A guess, a verdict or the speaker's own next step is not memory, and not
+            # worth a reviewer's time either, unless a rule follows its opening clause
+            # ("I'll rotate that password today, and don't run `connections get` again").
+            if not _rule_after_lead(c.content):
+                continue
             c.confidence = min(c.confidence, UNANCHORED)
+        kept.append(c)
+    found = kept
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
         c
@@ -314,6 +322,22 @@ _ANECDOTE = re.compile(
     r"(?i)\b(?:last (?:week|month|year|time|sprint|night|friday|monday)|yesterday|this "
     r"morning|(?:a|two|three|few) (?:days|weeks|months) ago|the other day)\b"
 )
+
+
+# Where the opening clause of a statement ends: a comma, semicolon, colon, dash or full stop,
+# with a joining word after it.
+_LEAD_END = re.compile(r"\s*(?:[,;:—–]|\.(?=\s))\s*(?:(?:and|but|so|also)\s+)?")
+
+
+def _rule_after_lead(text: str) -> bool:
+    """Whether what follows a statement's opening clause still states a rule (not a guess)."""
+    from app.engines.offline.dialogue import is_directive
+
+    parts = _LEAD_END.split(text, maxsplit=1)
+    rest = parts[1].strip() if len(parts) == 2 else ""
+    if not rest or _GUESS.search(rest):
+        return False
+    return _says_how_to_work(rest) or is_directive(rest)
 
 
 def _about_the_conversation(c: Candidate) -> bool:
@@ -1221,28 +1245,32 @@ def _lower_first(text: str) -> str:
     return text
 
 
+def _a_side_of(c: Candidate, turn: int, sides: set[str]) -> bool:
+    """Whether a candidate only restates a side of an open point, or the refusal to choose."""
+    from app.engines.offline.dialogue import leaves_undecided, names_two_sides
+
+    if c.category is Category.BUG_PATTERNS:
+        return False
+    words = tokens(c.content)
+    shared = len(words & sides)
+    if shared >= 0.8 * max(1, len(words)):
+        # The sides themselves, from whichever turn gave them.
+        return True
+    return c.turn == turn and (
+        shared >= min(2, 0.5 * max(1, len(words)))
+        or leaves_undecided(c.content)
+        or names_two_sides(c.content)
+    )
+
+
 def _with_open_points(
     found: list[Candidate], points: list[OpenPoint], statements: list[Statement]
 ) -> list[Candidate]:
     """A disagreement the user left open is one item tagged `undecided`, naming its subject
     with `disputes:` tags; the sides it gives are not rules of their own."""
-    from app.engines.offline.dialogue import leaves_undecided, names_two_sides
-
     for point in points:
         sides = tokens(point.text)
-        found = [
-            c
-            for c in found
-            if not (
-                c.turn == point.turn
-                and c.category is not Category.BUG_PATTERNS
-                and (
-                    len(tokens(c.content) & sides) >= min(2, 0.5 * max(1, len(tokens(c.content))))
-                    or leaves_undecided(c.content)
-                    or names_two_sides(c.content)
-                )
-            )
-        ]
+        found = [c for c in found if not _a_side_of(c, point.turn, sides)]
         index = next((i for i, s in enumerate(statements) if s.turn >= point.turn), 0)
         text = _sentence_of(point.text.replace("`", ""))
         found.append(

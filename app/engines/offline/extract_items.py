@@ -846,14 +846,6 @@ def _rule_category(core: str, sig: _Signals, section: Category | None) -> Catego
     return rule_category(core)
 
 
-_CHOICE = re.compile(
-    r"(?i)\b(?:decid\w*|chose|chosen|choice|go(?:ing)? with|switch\w*|mov(?:e|ed|ing) to|"
-    r"instead of|rather than|over\b|because|since|so that|trade-?offs?|keep (?:the|our)|"
-    r"stays?|stay on|adds?\b|costs?|no \w+[.,]|not worth|we (?:use|are using|went)|approach|"
-    r",\s*not\s+(?:a |an |the )?[\w.-]+\W*$)"
-)
-
-
 _SPEAKS_TO_A_PERSON = re.compile(
     r"(?i)^\W*(?:[^:]{1,30}:\s*)?(?:(?:and|also|so|but|ok(?:ay)?|basically|pls|please|"
     r"actually|from now on|going forward|in (?:this|our) (?:repo|codebase|project))\W+)*"
@@ -883,16 +875,13 @@ def rule_category(core: str) -> Category:
     """Preference, convention or decision for a rule's wording.
 
     A rule the speaker carries beyond this project ("in any Spring code", "any Rust I
-    write") is a personal coding preference. A rule scoped to the repository or team, or
-    about where things go and how they are named, built or reviewed, is a convention;
-    otherwise a model trained on labeled statements decides (see category.py).
+    write") is a personal coding preference. Otherwise a model trained on labeled
+    statements decides (see category.py): its words tell a design choice with a reason or
+    an alternative from a standing team rule better than the subject-word table and the
+    "choice word" gate this replaced (see docs/decisions.md, "Offline engine v2, sixth part").
     """
     if _PERSONAL_SCOPE.search(core):
         return Category.CODING_PREFERENCES
-    if r.CONVENTION_SUBJECT.search(core) and not r.ARCH_SUBJECT.search(core):
-        return Category.PROJECT_CONVENTIONS
-    # Otherwise the wording decides between a code preference, a team convention and a
-    # design choice (a model trained on labeled statements, see category.py).
     from app.engines.offline.category import choose
 
     chosen = choose(
@@ -903,14 +892,6 @@ def rule_category(core: str) -> Category:
             Category.ARCHITECTURAL_DECISIONS,
         ),
     )
-    if (
-        chosen is Category.ARCHITECTURAL_DECISIONS
-        and not r.ARCH_SUBJECT.search(core)
-        and not _CHOICE.search(core)
-    ):
-        # A decision chooses (between options, for a reason); a standing "do / don't" with
-        # neither is how the team works.
-        return Category.PROJECT_CONVENTIONS
     if chosen is Category.CODING_PREFERENCES and not _SPEAKS_TO_A_PERSON.match(core):
         # "Every migration starts with SET lock_timeout", "DTO fields … are nullable": a
         # statement about the project's things is a convention; a preference tells someone

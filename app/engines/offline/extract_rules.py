@@ -24,7 +24,6 @@ __all__ = [
     "ARCH_SUBJECT",
     "BUG",
     "CONVENTION_STRONG",
-    "CONVENTION_SUBJECT",
     "CONVENTION_VERB",
     "DECISION",
     "DECISION_USER",
@@ -485,16 +484,6 @@ CONVENTION_STRONG: Final = (
         "file layout",
     ),
 )
-CONVENTION_SUBJECT: Final = _rx(r"""
-      \b(?:names?|prefix(?:ed)?|suffix(?:ed)?|layout|lives?\ (?:in|under)
-        |go(?:es)?\ (?:in|into|under)|belongs?\ in|indentation|tabs|formatter|formatting|formatted
-        |lint(?:er|ing)?|ruff|black|isort|prettier|eslint|flake8|pylint|mypy|pyright|tsc
-        |type-?check(?:ing)?|pre-commit|commit\ messages?|main\ branch|feature\ branch(?:es)?
-        |branching|changelog|docstrings?|type\ hints?|npm|pnpm|yarn|pip|uv|poetry|makefile
-        |tox|nox|cargo|gradle|requirements\.txt|pyproject(?:\.toml)?|package\.json
-        |lockfiles?|pin(?:ned)?|timestamps?|utc|time\ ?zones?|test\ first|tdd
-        |pull\ requests?|code\ review)\b
-""")
 ARCH_SUBJECT: Final = _rx(r"""
       \b(?:architecture|architectural|layer(?:s|ing)?|boundar(?:y|ies)|source\ of\ truth
         |single\ source|state\ management|event[-\ ]sourcing|cqrs|monolith|micro-?services?
