@@ -98,7 +98,7 @@ _PLAN = re.compile(
 )
 _ACCEPT = re.compile(
     r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|do both|do that|"
-    r"please do|lgtm|agreed|ship it|👍)\b"
+    r"please do|lgtm|agreed|ship it|good idea|makes sense|let'?s do (?:it|that)|👍)\b"
 )
 _REJECT = re.compile(
     r"(?i)^\W*(?:no|nope|nah|don'?t|let'?s not|not now|not in this|skip|"
@@ -106,7 +106,9 @@ _REJECT = re.compile(
 )
 _PROPOSAL = re.compile(
     r"(?i)\b(?:should i|shall i|want me to|do you want me to|would you like me to|i propose|"
-    r"i suggest|i'?d suggest|i recommend|we could|i could also|how about)\b"
+    r"i suggest|i'?d suggest|i recommend|we could|i could also|how about|"
+    r"(?:one|a|my) (?:suggestion|recommendation|proposal)|i'?d (?:recommend|go with|use|send|"
+    r"make|add|put|keep|pick))\b"
 )
 
 
@@ -154,6 +156,11 @@ _PROPOSAL_GATED = _Gated(
         "we could",
         "i could also",
         "how about",
+        "suggestion",
+        "recommendation",
+        "proposal",
+        "i'd ",
+        "id ",
     ),
 )
 _CAUSAL_GATED = _Gated(

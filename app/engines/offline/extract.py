@@ -780,6 +780,7 @@ _GENERAL = re.compile(
     rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|no longer|from "
     r"now on|going forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|"
     r"project|codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
+    r"|^\W*(?:and\s+|so\s+)?from now\s*:"
 )
 # "all" is general only with a modal ("all index migrations should use …"); the others are
 # general on their own.
@@ -787,13 +788,14 @@ _STRONG_GENERAL = re.compile(
     rf"(?i)\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|no longer|from now on|going "
     r"forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|project|"
     r"codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
+    r"|^\W*(?:and\s+|so\s+)?from now\s*:"
 )
 # "no viper", "no hardcoded text in composables", "we dont use floats in this firmware": a
 # ban on a thing, not an answer ("no, only english") or an idiom ("no idea").
 _PROHIBITION = re.compile(
     r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|no(?=,))\W+)*(?:(?:no|zero)\s+(?!(?:one|idea|"
     r"problem|problems|worries|need|way|thanks|rush|longer|more|matter|clue|big deal|"
-    r"offense|pressure|changes?|luck)\b)[a-z][\w-]*|we\s+(?:do\s+not|don'?t|dont|never)\s+"
+    r"offense|pressure|changes?|luck)\b)`?[a-z][\w-]*|we\s+(?:do\s+not|don'?t|dont|never)\s+"
     r"(?:use|want|allow|ship|write|add|run|commit|call|touch|import|store|log)\b)"
 )
 _PROHIBITION_LEAD = re.compile(r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|no(?=,))\W+)+")
@@ -1319,7 +1321,10 @@ def _answer_rest(reply: str) -> str:
     return rest.strip()
 
 
-_ASIDE = re.compile(r"(?i)^\W*(?:lol|haha|heh|btw|anyway|unrelated|thanks|thank you|ty)\b")
+_ASIDE = re.compile(
+    r"(?i)^\W*(?:lol|haha|heh|btw|anyway|unrelated|thanks|thank you|ty|one more thing|another "
+    r"thing|separately|on another note|different (?:topic|question))\b|\?\W*$"
+)
 _TAKEN_BACK = re.compile(r"(?i).*\b(?:scratch that|no wait|never ?mind)\b\W*")
 
 
@@ -1337,6 +1342,12 @@ def _answer_substance(rest: str) -> str:
     if taken and len(text[taken.end() :].split()) >= 2:
         text = text[taken.end() :]
     return text.strip()
+
+
+# "No, leave the retries alone": a refusal worded as an order, with nothing decided in it.
+_LEAVE_IT = re.compile(
+    r"(?i)^\W*(?:just\s+)?(?:leave|keep)\s+(?:\w+\s+){0,3}?(?:alone|as\s+(?:it\s+is|is))\W*$"
+)
 
 
 def _with_answers(
@@ -1369,7 +1380,7 @@ def _with_answers(
             content = offer if not rest else f"{offer.rstrip('.')}; {rest}"
             confidence = ACCEPTED if len(rest.split()) >= 4 else ACCEPTED_BARE
         else:
-            if len(rest.split()) < 4:
+            if len(rest.split()) < 4 or _LEAVE_IT.match(rest):
                 continue
             content, confidence = rest, ACCEPTED
         content = _sentence_of(content)

@@ -112,7 +112,7 @@ _LABEL_PREFIX_RE = re.compile(
     r"^(?P<label>[^:]{2,60}):\s+(?P<rest>\S.*)$",
 )
 _LABEL_WORDS_RE = re.compile(
-    r"\b(?:convention|rule|decision|lesson|gotcha|note|tip|important|one\ more|also|constraint"
+    r"\b(?:conventions?|rules?|decision|lesson|gotcha|note|tip|important|one\ more|also|constraint"
     r"|policy|reminder|remember|heads[- ]up|pitfall|caveat|fyi)\b",
     re.IGNORECASE | re.VERBOSE,
 )
