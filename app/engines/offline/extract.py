@@ -1067,6 +1067,9 @@ _KEEPS = re.compile(
 ACKNOWLEDGED = 0.8
 
 
+_GREETS = re.compile(r"(?i)^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b")
+
+
 def _with_acknowledged(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
@@ -1077,7 +1080,7 @@ def _with_acknowledged(
     """
     from app.core.screen import is_unsafe
     from app.engines.offline import extract_rules as r
-    from app.engines.offline.dialogue import PROBLEM_GONE_RE
+    from app.engines.offline.dialogue import PROBLEM_GONE_RE, describes_trouble
     from app.engines.offline.extract_items import tokens
 
     by_turn: dict[int, list[int]] = {}
@@ -1113,6 +1116,8 @@ def _with_acknowledged(
             if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or is_unsafe(s.text):
                 continue
             if PROBLEM_GONE_RE.search(s.text):  # "tested, no more crashes": a fix confirmed
+                continue
+            if "[REDACTED" in s.text or describes_trouble(s.text) or _GREETS.match(s.text):
                 continue
             if r.INJECTION.search(s.text, s.low):
                 continue
