@@ -691,6 +691,13 @@ class Reversal:
     old: list[str]  # names of what it replaces; empty: whatever shares its subject
 
 
+# A sentence with no word of a decision in it: what it says is gone is news, not a choice.
+_REPORTS_ONLY = re.compile(
+    r"(?i)^(?!.*\b(?:let'?s|we(?:'re| are)? (?:moving|switching|dropping|going)|use|rule|should|"
+    r"must|always|never|from now|instead|rather|decid\w*|go with|it is)\b)"
+)
+
+
 def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
     """User sentences that drop or replace an earlier choice, with what they replace."""
     found: list[Reversal] = []
@@ -711,6 +718,8 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
             old = [o for o in old if o.lower() not in _NOT_NAMES]
             if not old and not _CORRECTION.search(sentence):
                 continue
+            if _REPORTS_ONLY.match(sentence) and PROBLEM_GONE_RE.search(sentence):
+                continue  # "no more 500s since the deploy": a fix confirmed, not a choice
             text = sentence
             named_new = any("new" in m.groupdict() and m.group("new") for m in matches)
             if (
