@@ -192,6 +192,16 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
             c.confidence = min(c.confidence, UNANCHORED)
         kept.append(c)
     found = kept
+    # "Right now it's just print() everywhere from the prototype": how things are before the
+    # work, not how they are to be.
+    found = [
+        c
+        for c in found
+        if c.speaker is not Speaker.USER
+        or c.category is Category.BUG_PATTERNS
+        or any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
+        or not _AS_THINGS_ARE.match(c.content)
+    ]
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
         c
@@ -329,6 +339,12 @@ _ANECDOTE = re.compile(
 _LEAD_END = re.compile(r"\s*(?:[,;:—–]|\.(?=\s))\s*(?:(?:and|but|so|also)\s+)?")
 
 
+_AS_THINGS_ARE = re.compile(
+    r"(?i)^\W*(?:(?:and|but|so|also)\W+)?(?:right now|currently|at the moment|at present|as of "
+    r"(?:now|today)|there'?s like|there are like)\b"
+)
+
+
 def _rule_after_lead(text: str) -> bool:
     """Whether what follows a statement's opening clause still states a rule (not a guess)."""
     from app.engines.offline.dialogue import is_directive
@@ -364,7 +380,7 @@ _ABOUT_AN_INJECTION = re.compile(
 )
 _GUESS = re.compile(
     r"(?i)\b(?:maybe|might|could be|probably|perhaps|i think|i guess|not sure|i suspect|"
-    r"possibly|my guess|if (?:we|you|they|i) ever|if one day|some ?day)\b"
+    r"possibly|my guess|i bet|if (?:we|you|they|i) ever|if one day|some ?day)\b"
     # "… if you ever wanted to know lol": said in jest.
     r"|\b(?:lol|lmao|haha|hehe|rofl)\b"
 )
