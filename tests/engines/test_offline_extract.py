@@ -980,3 +980,38 @@ def test_bracketed_lines_inside_tool_output_do_not_end_it() -> None:
         "Assistant: All green.\n"
     )
     assert not [i for i in run(text).items if "skip_it" in i.text.lower()]
+
+
+# ------------------------------------------------------- an option picked from a list
+OPTIONS = (
+    "User: we need background jobs for the webhook deliveries, what are the options?\n\n"
+    "Assistant: Three realistic ones:\n"
+    "- **Oban**: jobs stored in the Postgres we already have, retries with backoff, survives"
+    " deploys.\n"
+    "- **Exq**: Redis-backed, Sidekiq-compatible, needs a Redis we don't run.\n"
+    "- **Broadway + SQS**: built for streams, more moving parts.\n\n"
+)
+
+
+@pytest.mark.parametrize("reply", ["Oban, agreed.", "Let's go with Oban.", "option 1 it is."])
+def test_the_option_a_user_picks_is_a_decision_in_the_agents_words(reply: str) -> None:
+    items = run(OPTIONS + f"User: {reply}\n").items
+    picked = [i for i in items if i.content.startswith("Oban:")]
+    assert len(picked) == 1, [i.content for i in items]
+    assert picked[0].category is Category.ARCHITECTURAL_DECISIONS
+    assert "postgres we already have" in picked[0].content.lower()
+    assert picked[0].confidence >= COMMIT
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Exq sounds nice but we don't run Redis, hmm.",
+        "No Oban, we are not adding jobs to that database.",
+        "Oban or Exq, which one retries better?",
+        "What would Broadway cost us?",
+    ],
+)
+def test_an_option_weighed_turned_down_or_asked_about_is_not_picked(reply: str) -> None:
+    items = run(OPTIONS + f"User: {reply}\n").items
+    assert not [i for i in items if i.content.startswith(("Oban:", "Exq:", "Broadway"))]

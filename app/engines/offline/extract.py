@@ -121,6 +121,7 @@ def _with_dialogue_units(
     found = _with_answers(found, find_proposals(dialogue), statements)
     found = _with_reports(found, find_reports(dialogue), statements)
     found = _with_approved_plans(found, turns, statements)
+    found = _with_picked_options(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _cleaned(found, statements)
     fixes = find_fixes(dialogue)
@@ -1221,6 +1222,106 @@ def _with_approved_plans(
                 )
             )
             said.append(frozenset(words))
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+# "- **sqlfmt**: only a formatter, very fast": one option of several the agent laid out.
+_BOLD_OPTION = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])\s+\*\*(?P<name>[^*]{2,60})\*\*\s*[:—–-]?\s*(?P<about>.*)$"
+)
+_OPTION_KEY = re.compile(r"[\w.+#/@-]{3,}")
+PICKED = 0.8
+
+
+# Words that make a named option the choice ("Oban, agreed", "ECB it is", "we take Room").
+_TAKES = re.compile(
+    r"(?i)\b(?:it is|yes|yep|yeah|agreed|go with|going with|take|then|do it|do that|let'?s|is "
+    r"enough|what i need|we'?ll use|we use|works for us)\b"
+)
+MAX_PICK_WORDS = 6
+
+
+def _picked(reply: str, keys: list[str]) -> int | None:
+    """Which option the opening of a reply chooses, if exactly one: named in a short
+    sentence or with a word that takes it, and not weighed ("…sounds cool but…") or
+    turned down ("atlas looks heavy", "AG Grid no")."""
+    sentences = re.split(r"(?<=[.!?])\s+", reply.strip())[:3]
+    chosen: set[int] = set()
+    for sentence in sentences:
+        low = sentence.lower()
+        number = re.search(r"\boption\s+(\d)\b", low)
+        named = [
+            k
+            for k, key in enumerate(keys)
+            if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", low)
+        ]
+        if not named and number and 1 <= int(number.group(1)) <= len(keys):
+            named = [int(number.group(1)) - 1]
+        if not named:
+            continue
+        if low.rstrip().endswith("?") or re.search(r"\bbut\b|\b(?:no|not|never|without)\b", low):
+            return None
+        if len(low.split()) <= MAX_PICK_WORDS or _TAKES.search(low):
+            chosen.update(named)
+    return chosen.pop() if len(chosen) == 1 else None
+
+
+def _with_picked_options(
+    found: list[Candidate], turns: list[Turn], statements: list[Statement]
+) -> list[Candidate]:
+    """The option a user picked from several the agent laid out as bold-named list items.
+
+    "- **SQLFluff**: … - **sqlfmt**: only a formatter, very fast …" answered by "sqlfmt,
+    the speed matters": the pick is a decision, described by the agent's own words for it.
+    An item of the reply that already names the pick is enough.
+    """
+    by_turn: dict[int, list[int]] = {}
+    for i, s in enumerate(statements):
+        by_turn.setdefault(s.turn, []).append(i)
+    for n, turn in enumerate(turns[:-1]):
+        if turn.speaker is not Speaker.AGENT:
+            continue
+        options = [m for line in turn.lines if (m := _BOLD_OPTION.match(line))]
+        if len(options) < 2:
+            continue
+        reply = turns[n + 1]
+        answer = by_turn.get(reply.index, [])
+        if reply.speaker is not Speaker.USER or not answer:
+            continue
+        keys = [
+            (_OPTION_KEY.findall(m.group("name").lower().replace("`", "")) or [""])[0]
+            for m in options
+        ]
+        if not all(keys) or len(set(keys)) < len(keys):
+            continue
+        if any(
+            m.group("name").rstrip().endswith((".", ":")) or len(m.group("name").split()) > 6
+            for m in options
+        ):
+            continue  # sentences in bold are findings or steps, not options
+        text = " ".join(statements[i].text for i in answer)
+        k = _picked(text, keys)
+        if k is None:
+            continue
+        key = keys[k]
+        if any(c.turn == reply.index and key in c.content.lower() for c in found):
+            continue
+        name = options[k].group("name").replace("`", "").strip().rstrip(":.")
+        about = options[k].group("about").replace("`", "").replace("**", "").strip()
+        content = _sentence_of(f"{name}: {about}" if about else name)
+        found.append(
+            Candidate(
+                category=Category.ARCHITECTURAL_DECISIONS,
+                speaker=Speaker.USER,
+                turn=reply.index,
+                index=answer[0],
+                content=content,
+                confidence=PICKED,
+                family=Family.DECISION,
+                speakers={Speaker.AGENT, Speaker.USER},
+            )
+        )
     found.sort(key=lambda c: c.index)
     return found
 
