@@ -857,15 +857,20 @@ _SPEAKS_TO_A_PERSON = re.compile(
 
 # A rule the speaker carries beyond this project, which makes it a personal coding preference
 # rather than this repository's convention: "in any Spring code", "any Rust I write", "in
-# every project", "my other projects", "how I write TypeScript in general", "whenever you
-# write code for me".
+# every project", "my other projects / apps", "all my Rust code", "a personal rule", "how I
+# like to write Vue in general", "whenever you write code for me".
 _PERSONAL_SCOPE = re.compile(
     r"""(?ix)
       \b(?:in|for)\s+any\s+[\w#+.-]+\s+code\b
     | \b(?:any|every|all)\s+(?:[\w#+.-]+\s+){0,2}?i\s+(?:write|review|touch|work\ on)\b
-    | \b(?:in|for|across)\s+(?:every|all|any)\s+(?:of\s+)?(?:my\s+)?projects?\b
-    | \b(?:my|all\ my)\s+(?:other\s+)?projects\b
-    | \bi\s+(?:write|like|want)\s+(?:[\w#+.-]+\s+){0,2}?in\s+general\b
+    | \b(?:in|for|across|on)\s+(?:every|all|any)\s+(?:of\s+)?(?:my\s+)?(?:projects?|repos?
+        |codebases?)\b
+    | \b(?:in|for|across|on)\s+(?:every|all|any)\s+(?:of\s+)?my\s+apps?\b
+    | \b(?:my|all\ my)\s+(?:other\s+)?(?:projects|apps|repos|codebases)\b
+    | \b(?:all|every|any)\s+(?:of\s+)?my\s+(?:[\w#+.-]+\s+)?code\b
+    | \b(?:for|in)\s+all\s+my\s+[\w#+.-]+\b
+    | \bpersonal\s+(?:rule|preference|taste|style)\b
+    | \bi\s+(?:write|like|want)\s+(?:(?:to\s+)?[\w#+.-]+\s+){0,3}?in\s+general\b
     | \bwrites?\s+(?:\w+\s+)?code\s+for\s+me\b
     """
 )
