@@ -49,8 +49,9 @@ def test_the_labeled_set_is_large_enough_and_split() -> None:
 def test_held_out_quality_does_not_fall(bench: ModuleType) -> None:
     report = bench.evaluate("test")
     passed, total = report.sequence_checks()
-    assert report.precision() >= 0.76, report.precision()
-    assert report.recall() >= 0.53, report.recall()
+    # Raised from 0.76 / 0.53 when the word model alone chose rule categories (2026-11-26).
+    assert report.precision() >= 0.80, report.precision()
+    assert report.recall() >= 0.56, report.recall()
     assert passed >= 9, (passed, total)
     assert not report.secrets
     assert not report.violations(), report.violations()
@@ -66,15 +67,29 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     assert report.recall() >= 0.45, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
-    assert len(report.violations()) <= 5, report.violations()
+    assert len(report.violations()) <= 4, report.violations()
 
 
 def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
-    """holdout3/ (a fourth annotator, never tuned on): its figures at the end of 2026-11-26."""
+    """holdout3/ (a fourth annotator, never tuned on): its figures at the end of the second
+    session of 2026-11-26."""
     report = bench.evaluate("holdout3")
     passed, total = report.sequence_checks()
-    assert report.precision() >= 0.34, report.precision()
-    assert report.recall() >= 0.27, report.recall()
+    assert report.precision() >= 0.35, report.precision()
+    assert report.recall() >= 0.28, report.recall()
     assert passed >= 6, (passed, total)
     assert not report.secrets
     assert len(report.violations()) <= 4, report.violations()
+
+
+def test_fourth_held_out_batch_does_not_fall(bench: ModuleType) -> None:
+    """holdout4/ (three more annotators, never tuned on): scored unseen on arrival at
+    0.40 / 0.44 (session-start engine) and 0.42 / 0.46; these are its figures at the end of
+    that session."""
+    report = bench.evaluate("holdout4")
+    passed, total = report.sequence_checks()
+    assert report.precision() >= 0.42, report.precision()
+    assert report.recall() >= 0.46, report.recall()
+    assert passed >= 21, (passed, total)
+    assert not report.secrets
+    assert len(report.violations()) <= 13, report.violations()
