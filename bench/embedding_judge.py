@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.embeddings import embed  # noqa: E402
-from app.core.redact import redact  # noqa: E402
-from app.engines.offline.extract import _item, read_candidates  # noqa: E402
 from app.engines.offline.extract_text import Speaker  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from train_judge import DEV, _labels  # noqa: E402
+from train_judge import DEV, labeled_candidates  # noqa: E402
 
 COMMIT = 0.75
 FAMILIES = ("directive", "preference", "decision", "convention", "bug", "lesson", "section")
@@ -59,15 +56,9 @@ class Rows:
     def add(self, paths: list[Path]) -> None:
         for path in paths:
             n = len(self.musts)
-            labels = _labels(path)
-            self.musts.append(len(labels))
-            candidates, _context, _notes = read_candidates(
-                redact(path.read_text(encoding="utf-8")), plain=True
-            )
-            for c in candidates:
-                text = _item(c, "x", date(2026, 1, 1)).text.lower()
-                hit = [i for i, (_c, words) in enumerate(labels) if all(w in text for w in words)]
-                good = frozenset(i for i in hit if not labels[i][0] or c.category in labels[i][0])
+            count, _context, found = labeled_candidates(path)
+            self.musts.append(count)
+            for c, hit, good in found:
                 self.texts.append(c.content)
                 self.side.append(
                     [
@@ -81,7 +72,7 @@ class Rows:
                 self.conv.append(n)
                 self.plain.append(c.plain)
                 self.confidence.append(c.confidence)
-                self.keeps.append(bool(hit))
+                self.keeps.append(hit)
                 self.good.append(good)
 
     def embed(self) -> None:

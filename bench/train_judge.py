@@ -31,6 +31,8 @@ from app.core.models import Category  # noqa: E402
 from app.core.redact import redact  # noqa: E402
 from app.engines.offline import judge as judge_module  # noqa: E402
 from app.engines.offline.extract import _item, read_candidates  # noqa: E402
+from app.engines.offline.extract_items import Candidate  # noqa: E402
+from app.engines.offline.judge import Context  # noqa: E402
 
 DEV = ROOT / "tests" / "fixtures" / "dialogue" / "dev"
 COMMIT = 0.75
@@ -57,26 +59,39 @@ def _labels(path: Path) -> list[tuple[tuple[Category, ...], tuple[str, ...]]]:
     return out
 
 
+def labeled_candidates(
+    path: Path,
+) -> tuple[int, Context, list[tuple[Candidate, bool, frozenset[int]]]]:
+    """A conversation's count of required items, its context, and each candidate with
+    whether it holds a required item's keywords and which required items it matches
+    (category included)."""
+    labels = _labels(path)
+    candidates, context, _notes = read_candidates(
+        redact(path.read_text(encoding="utf-8")), plain=True
+    )
+    out = []
+    for c in candidates:
+        text = _item(c, "x", date(2026, 1, 1)).text.lower()
+        hit = [i for i, (_cats, words) in enumerate(labels) if all(w in text for w in words)]
+        good = frozenset(i for i in hit if not labels[i][0] or c.category in labels[i][0])
+        out.append((c, bool(hit), good))
+    return len(labels), context, out
+
+
 def samples(paths: list[Path], rules: bool = True) -> tuple[list[Sample], list[int]]:
     """Samples of every conversation, and each conversation's count of required items."""
     rows: list[Sample] = []
     musts: list[int] = []
     for n, path in enumerate(paths):
-        labels = _labels(path)
-        musts.append(len(labels))
-        candidates, context, _notes = read_candidates(
-            redact(path.read_text(encoding="utf-8")), plain=True
-        )
-        for c in candidates:
-            text = _item(c, "x", date(2026, 1, 1)).text.lower()
-            hit = [i for i, (_cats, words) in enumerate(labels) if all(w in text for w in words)]
-            good = frozenset(i for i in hit if not labels[i][0] or c.category in labels[i][0])
+        count, context, found = labeled_candidates(path)
+        musts.append(count)
+        for c, hit, good in found:
             rows.append(
                 Sample(
                     n,
                     c.plain,
                     c.confidence,
-                    bool(hit),
+                    hit,
                     good,
                     judge_module.features(c, context, extra=c.plain, rules=rules),
                 )
