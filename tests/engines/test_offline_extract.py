@@ -825,6 +825,28 @@ def test_a_package_swap_the_user_let_stand_supersedes_the_old_choice() -> None:
     assert rule.content.startswith("Errors go to Honeybadger") and "finance" in rule.rationale
 
 
+def test_a_swap_the_user_announced_keeps_the_users_own_words() -> None:
+    # The user says why and what instead before the agent swaps the packages: that statement
+    # is the rule; an earlier sentence that only mentions the old service is not.
+    said_first = (
+        "User: mail problem. support says a third of booking confirmations land in spam."
+        " checked the Mailgun dashboard, our shared IP pool is on a blocklist.\n\n"
+        "we're dropping Mailgun. moving to Postmark, their pools have a better reputation.\n\n"
+        'Assistant: [tool: Bash {"command": "npm uninstall mailgun.js form-data && npm i'
+        ' postmark"}]\n\n'
+        "User: [tool result: removed 2 packages, added 1 package]\n\n"
+        "Assistant: Swapped: booking confirmations go out through Postmark now;"
+        " `mailgun.js` is removed.\n\n"
+        "User: thanks\n"
+    )
+    memory = _evolved("User: go with Mailgun for transactional email, EU region.\n", said_first)
+    [rule] = [i for i in memory.all_items() if "replaces:mailgun" in i.tags]
+    assert "Postmark" in rule.content and "support says" not in rule.content.lower()
+    assert not any(
+        "mailgun" in i.text.lower() and "postmark" not in i.text.lower() for i in memory.all_items()
+    )
+
+
 def test_a_rejected_swap_or_an_unused_package_removed_changes_nothing() -> None:
     rejected = SWAP_B.replace("User: thanks\n", "User: no, revert that, we keep Bugsnag\n")
     assert not any("replaces:bugsnag" in i.tags for i in run(rejected).items)

@@ -574,6 +574,20 @@ def _with_swaps(
     for swap in swaps:
         report = tokens(swap.report) | set(swap.added)
         old = set(swap.removed)
+        tags = [REPLACES + name for name in swap.removed]
+        told = [
+            c
+            for c in found
+            if c.turn == swap.turn
+            and c.speaker is Speaker.USER
+            and any(t in tags for t in c.topic_tags)
+        ]
+        if told:
+            # "we're dropping Mailgun. moving to Postmark": the user's own reversal already
+            # says it; the swap only adds the names it removed.
+            for c in told:
+                c.topic_tags = list(dict.fromkeys([*c.topic_tags, *tags]))
+            continue
         said = [
             i
             for i, s in enumerate(statements)
@@ -603,7 +617,6 @@ def _with_swaps(
             if not pick and not _names_new(text, report, old):
                 continue
             chosen = sorted([said[first], *(said[k] for k in pick)])
-        tags = [REPLACES + name for name in swap.removed]
         parts = [_sentence_of(_unhedged(statements[i].text)) for i in chosen]
         content, reason = " ".join(parts), ""
         retired = [any(_named(n, part.lower()) for n in old) for part in parts]
