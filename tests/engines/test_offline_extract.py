@@ -1015,7 +1015,15 @@ OPTIONS = (
 )
 
 
-@pytest.mark.parametrize("reply", ["Oban, agreed.", "Let's go with Oban.", "option 1 it is."])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Oban, agreed.",
+        "Let's go with Oban.",
+        "option 1 it is.",
+        "normally Exq, but we got burned by Redis last year. not again. Use Oban.",
+    ],
+)
 def test_the_option_a_user_picks_is_a_decision_in_the_agents_words(reply: str) -> None:
     items = run(OPTIONS + f"User: {reply}\n").items
     picked = [i for i in items if i.content.startswith("Oban:")]

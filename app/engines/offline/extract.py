@@ -1249,7 +1249,7 @@ PICKED = 0.8
 
 # Words that make a named option the choice ("Oban, agreed", "ECB it is", "we take Room").
 _TAKES = re.compile(
-    r"(?i)\b(?:it is|yes|yep|yeah|agreed|go with|going with|take|then|do it|do that|let'?s|is "
+    r"(?i)\b(?:it is|yes|yep|yeah|agreed|go with|going with|take|then|do it|do that|let'?s|use|is "
     r"enough|what i need|we'?ll use|we use|works for us)\b"
 )
 MAX_PICK_WORDS = 6
@@ -1257,9 +1257,10 @@ MAX_PICK_WORDS = 6
 
 def _picked(reply: str, keys: list[str]) -> int | None:
     """Which option the opening of a reply chooses, if exactly one: named in a short
-    sentence or with a word that takes it, and not weighed ("…sounds cool but…") or
-    turned down ("atlas looks heavy", "AG Grid no")."""
-    sentences = re.split(r"(?<=[.!?])\s+", reply.strip())[:3]
+    sentence or with a word that takes it ("Use jimp."). A sentence that weighs an option
+    ("normally yes, but we got burned by sharp"), turns it down ("AG Grid no") or asks
+    picks nothing."""
+    sentences = re.split(r"(?<=[.!?])\s+", reply.strip())[:6]
     chosen: set[int] = set()
     for sentence in sentences:
         low = sentence.lower()
@@ -1274,7 +1275,7 @@ def _picked(reply: str, keys: list[str]) -> int | None:
         if not named:
             continue
         if low.rstrip().endswith("?") or re.search(r"\bbut\b|\b(?:no|not|never|without)\b", low):
-            return None
+            continue
         if len(low.split()) <= MAX_PICK_WORDS or _TAKES.search(low):
             chosen.update(named)
     return chosen.pop() if len(chosen) == 1 else None
