@@ -790,6 +790,17 @@ def test_a_retired_choice_and_its_replacement_are_one_rule() -> None:
     assert "FTS5" in rule.content and "Meilisearch" in rule.rationale
 
 
+def test_a_change_of_plan_announced_then_stated_replaces_the_old_choice() -> None:
+    memory = _evolved(
+        "User: order events go through RabbitMQ, one durable queue per consumer.\n",
+        "User: change of direction on the order events. ops already run a NATS cluster for"
+        " telemetry and are on call for it. So order events move onto NATS JetStream.\n",
+    )
+    active = list(memory.all_items())
+    assert any("NATS JetStream" in i.content for i in active), [i.content for i in active]
+    assert not any("RabbitMQ" in i.content for i in active)
+
+
 def test_a_retirement_with_no_replacement_stays_on_its_own() -> None:
     text = "User: we are not using Meilisearch anymore, the hosted plan got too pricey.\n"
     [rule] = [i for i in run(text).items if i.confidence >= COMMIT]

@@ -698,6 +698,15 @@ _REPORTS_ONLY = re.compile(
 )
 
 
+_CHANGE_MARKER = re.compile(
+    r"(?i)\b(?:change|changes) of (?:plan|plans|direction|course)\b|\bplan changed\b|\bnew plan\b"
+)
+_MOVES_TO = re.compile(
+    r"(?i)\b(?:move|moves|moving|go|goes|going|port|porting|switch|switches|switching|migrate|"
+    r"migrates|migrating)\s+(?:[\w.-]+\s+){0,4}?(?:onto|to|over to)\s+\S"
+)
+
+
 def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
     """User sentences that drop or replace an earlier choice, with what they replace."""
     found: list[Reversal] = []
@@ -717,6 +726,23 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
             old = [m.group("old").strip("`'\".,") for m in matches]
             old = [o for o in old if o.lower() not in _NOT_NAMES]
             if not old and not _CORRECTION.search(sentence):
+                if not _CHANGE_MARKER.search(sentence):
+                    continue
+                # "change of direction on the order events. … So order events move onto NATS
+                # JetStream.": the marker announces it, a later sentence says what now.
+                later = next(
+                    (
+                        j
+                        for j in range(k + 1, min(k + 6, len(sentences)))
+                        if _MOVES_TO.search(sentences[j])
+                        and not sentences[j].rstrip().endswith("?")
+                    ),
+                    None,
+                )
+                if later is None:
+                    continue
+                found.append(Reversal(sentences[later], turn.index, []))
+                joined_next = later
                 continue
             if _REPORTS_ONLY.match(sentence) and PROBLEM_GONE_RE.search(sentence):
                 continue  # "no more 500s since the deploy": a fix confirmed, not a choice
