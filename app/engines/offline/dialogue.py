@@ -757,6 +757,21 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 # "We dropped MongoDB. ClickHouse it is": the choice is the next sentence.
                 text = f"{sentence} {sentences[k + 1]}"
                 joined_next = k + 1
+            elif not old:
+                # "the air-gap reason doesn't hold anymore, … so: port the CLI to Typer.": what
+                # comes instead follows within two sentences.
+                then = next(
+                    (
+                        j
+                        for j in range(k + 1, min(k + 3, len(sentences)))
+                        if _MOVES_TO.search(sentences[j])
+                        and not sentences[j].rstrip().endswith("?")
+                    ),
+                    None,
+                )
+                if then is not None:
+                    text = f"{sentence} {sentences[then]}"
+                    joined_next = then
             found.append(Reversal(text, turn.index, list(dict.fromkeys(old))))
     return found
 
