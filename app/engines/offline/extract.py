@@ -321,6 +321,8 @@ _VERDICT = re.compile(
     r"third|last|other) (?:point|one|part|option)|that|this|it|all of it|both)\b[^.;]{0,20}\b(?:is|"
     r"are|looks?|sounds?)\s+(?:fine|good|great|ok(?:ay)?|perfect|right|correct)\b|"
     r"exactly what i (?:wanted|meant|needed)|^\W*agreed\b|"
+    # "Very good, is like I want.": the same verdict in other words, ending the statement.
+    r"\b(?:what|like) i (?:want|wanted|meant|needed)\W*$|"
     # "Hilt plan is good, thank you": a verdict on a proposal, which says nothing alone.
     r"^\W*(?:the )?(?:[\w.-]+\s+){0,3}(?:plan|approach|idea|proposal|option|suggestion|draft|"
     r"version)\s+(?:is|looks|sounds)\s+(?:fine|good|great|ok(?:ay)?|perfect|right)\b"

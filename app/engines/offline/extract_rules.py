@@ -404,6 +404,14 @@ DECISION: Final = (
         "adopted",
         "went with",
     ),
+    # "we decide to take Backblaze B2", "we choose Postgres": the present tense, as many
+    # write it.
+    _R(
+        r"""\bwe\s+(?:decide\s+(?:to|on|for)|choose|pick)\s+\w""",
+        "we decide",
+        "we choose",
+        "we pick",
+    ),
 )
 # An agent's "let's go with X" proposes; the user's decides.
 DECISION_USER: Final = (
