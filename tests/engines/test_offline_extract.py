@@ -807,6 +807,24 @@ def test_a_retirement_with_no_replacement_stays_on_its_own() -> None:
     assert "replaces:meilisearch" in rule.tags and "Meilisearch" in rule.content
 
 
+@pytest.mark.parametrize(
+    ("turn", "chosen"),
+    [
+        (
+            "User: move tf state off local. S3 backend + DynamoDB lock. no terraform cloud, not"
+            " paying for it.\n",
+            "S3 backend",
+        ),
+        ("User: JUnit 5 and MockK for mocks. no Mockito, it's painful with Kotlin.\n", "MockK"),
+    ],
+)
+def test_a_terse_choice_before_a_ban_on_the_alternative_is_one_rule(turn: str, chosen: str) -> None:
+    items = [i for i in run(turn).items if i.confidence >= COMMIT]
+    assert any(chosen in i.content and "no " in i.content.lower() for i in items), [
+        i.content for i in items
+    ]
+
+
 # ----------------------------------------------------------------------- dependency swaps
 
 SWAP_A = "User: we use Bugsnag for error reporting, the key is read from BUGSNAG_KEY.\n"

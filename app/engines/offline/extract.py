@@ -161,6 +161,7 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
     from app.engines.offline.dialogue import describes_trouble
 
     found = _self_contained(found, statements)
+    found = _with_chosen_before_ban(found, statements)
     _demote_unanchored(found, statements)
     from app.engines.offline import extract_rules as r
 
@@ -387,6 +388,55 @@ _GUESS = re.compile(
     # "… if you ever wanted to know lol": said in jest.
     r"|\b(?:lol|lmao|haha|hehe|rofl)\b"
 )
+
+
+# "not junit/mockito", "no alpine, musl bit us": a ban on the alternatives.
+_BANS_OTHERS = re.compile(r"(?i)^\W*(?:no|not|never)\s+(?!(?:idea|problem|worries|way|thanks)\b)\S")
+MAX_CHOICE_WORDS = 8
+# A verb or an answer word: the statement before says something, it does not name a choice.
+_VERBISH = re.compile(
+    r"(?i)^\W*(?:yes|yeah|yep|no|nope|ok(?:ay)?|good|great|absolutely|sure|fine|and|but|so|"
+    r"also|in)\b|\b(?:is|are|was|were|be|been|do|does|did|done|have|has|had|can|could|will|would|"
+    r"should|must|know|want|need|get|got|make|made|use|used|go|goes|went|see|saw|think|like)\b"
+)
+
+
+def _with_chosen_before_ban(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """A terse choice right before a ban on the alternatives is one decision with it.
+
+    "distroless static, nonroot variant. no alpine, musl bit us with DNS lookups": the ban
+    is an item, the choice before it names nothing on its own; together they are the
+    decision, its rejected alternative and the reason.
+    """
+    used = {c.index for c in found}
+    for c in found:
+        if c.speaker is not Speaker.USER or not _BANS_OTHERS.match(c.content):
+            continue
+        k = c.index - 1
+        if k < 0 or k in used:
+            continue
+        before = statements[k]
+        text = before.text.strip()
+        if (
+            before.turn != statements[c.index].turn
+            or before.speaker is not Speaker.USER
+            or before.pasted
+            or text.endswith(("?", ":"))
+            or not 2 <= len(text.split()) <= MAX_CHOICE_WORDS
+            or _opens_with_request(text)
+            or _ASKS.match(text)
+            or _BANS_OTHERS.match(text)
+            or _VERBISH.search(text)
+            or not _NAMED.search(text)
+        ):
+            continue
+        words = tokens(text)
+        if words <= tokens(c.content):
+            continue
+        c.content = f"{_sentence_of(_unhedged(text)).rstrip('.')}; {_lower_first(c.content)}"
+        c.category = rule_category(c.content)
+        used.add(k)
+    return found
 
 
 def _self_contained(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
