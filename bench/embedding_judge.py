@@ -32,7 +32,7 @@ from app.core.embeddings import embed  # noqa: E402
 from app.engines.offline.extract_text import Speaker  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from train_judge import DEV, labeled_candidates  # noqa: E402
+from train_judge import DEV, best_thresholds, labeled_candidates  # noqa: E402
 
 COMMIT = 0.75
 FAMILIES = ("directive", "preference", "decision", "convention", "bug", "lesson", "section")
@@ -145,12 +145,9 @@ def main() -> None:
             mask = convs[train] % folds == k
             w = fit(rows.x[train][~mask], y[train][~mask], l2)
             oof[mask] = predict(rows.x[train][mask], w)
-        for add in np.arange(0.5, 0.96, 0.05):
-            for veto in np.arange(0.0, 0.91, 0.05):
-                p, r = measure(rows, train, oof, float(add), float(veto))
-                f = (1 + beta2) * p * r / (beta2 * p + r) if p + r else 0.0
-                if best is None or f > best[0]:
-                    best = (f, l2, float(add), float(veto), p, r)
+        best = best_thresholds(
+            lambda a, v, s=oof: measure(rows, train, s, a, v), beta2, 0.91, l2, best
+        )
         print(f"l2 {l2}: best out of fold so far {best[4]:.2f} / {best[5]:.2f}", flush=True)
     assert best is not None
     _f, l2, add, veto, p, r = best

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -152,6 +153,27 @@ def out_of_fold(rows: list[Sample], convs: int, l2: float, folds: int = 8) -> Ar
     return scores
 
 
+Best = tuple[float, float, float, float, float, float]  # F, l2, add, veto, precision, recall
+
+
+def best_thresholds(
+    measure_at: Callable[[float, float], tuple[float, float]],
+    beta2: float,
+    max_veto: float,
+    l2: float,
+    best: Best | None,
+) -> Best:
+    """The (add, veto) pair with the highest F-beta so far, over the usual grid."""
+    for add in np.arange(0.5, 0.96, 0.05):
+        for veto in np.arange(0.0, max_veto, 0.05):
+            p, r = measure_at(float(add), float(veto))
+            f = (1 + beta2) * p * r / (beta2 * p + r) if p + r else 0.0
+            if best is None or f > best[0]:
+                best = (f, l2, float(add), float(veto), p, r)
+    assert best is not None
+    return best
+
+
 def _paths(globs: str) -> list[Path]:
     """Labeled dev conversations matching any of the comma-separated globs."""
     found = {p for g in globs.split(",") for p in DEV.glob(g)}
@@ -189,12 +211,9 @@ def main() -> None:
     best: tuple[float, float, float, float, float, float] | None = None
     for l2 in [args.l2] if args.l2 else [1.0, 4.0, 16.0]:
         scores = out_of_fold(rows, len(paths), l2)
-        for add in np.arange(0.5, 0.96, 0.05):
-            for veto in np.arange(0.0, 0.51, 0.05):
-                p, r = measure(rows, musts, scores, float(add), float(veto))
-                f = (1 + beta2) * p * r / (beta2 * p + r) if p + r else 0.0
-                if best is None or f > best[0]:
-                    best = (f, l2, float(add), float(veto), p, r)
+        best = best_thresholds(
+            lambda a, v, s=scores: measure(rows, musts, s, a, v), beta2, 0.51, l2, best
+        )
         f, _l2, add, veto = best[0], best[1], best[2], best[3]
         print(f"l2 {l2:>4}: best so far out of fold: F {f:.2f} at add {add:.2f} veto {veto:.2f}")
     assert best is not None

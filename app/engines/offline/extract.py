@@ -1152,6 +1152,14 @@ ACKNOWLEDGED = 0.8
 _GREETS = re.compile(r"(?i)^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b")
 
 
+def _indices_by_turn(statements: list[Statement]) -> dict[int, list[int]]:
+    """Each turn's statement indices, in order."""
+    by_turn: dict[int, list[int]] = {}
+    for i, s in enumerate(statements):
+        by_turn.setdefault(s.turn, []).append(i)
+    return by_turn
+
+
 def _with_acknowledged(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
@@ -1165,9 +1173,7 @@ def _with_acknowledged(
     from app.engines.offline.dialogue import PROBLEM_GONE_RE, describes_trouble
     from app.engines.offline.extract_items import tokens
 
-    by_turn: dict[int, list[int]] = {}
-    for i, s in enumerate(statements):
-        by_turn.setdefault(s.turn, []).append(i)
+    by_turn = _indices_by_turn(statements)
     kept_turns: set[int] = set()
     for n, reply in enumerate(turns):
         if n == 0 or reply.speaker is not Speaker.AGENT:
@@ -1249,9 +1255,7 @@ def _with_approved_plans(
     """
     from app.engines.offline.extract_items import tokens
 
-    by_turn: dict[int, list[int]] = {}
-    for i, s in enumerate(statements):
-        by_turn.setdefault(s.turn, []).append(i)
+    by_turn = _indices_by_turn(statements)
     said = [frozenset(tokens(" ".join((c.content, c.root_cause, c.fix)))) for c in found]
     used = {c.index for c in found}
     for n, turn in enumerate(turns):
@@ -1342,9 +1346,7 @@ def _with_picked_options(
     the speed matters": the pick is a decision, described by the agent's own words for it.
     An item of the reply that already names the pick is enough.
     """
-    by_turn: dict[int, list[int]] = {}
-    for i, s in enumerate(statements):
-        by_turn.setdefault(s.turn, []).append(i)
+    by_turn = _indices_by_turn(statements)
     for n, turn in enumerate(turns[:-1]):
         if turn.speaker is not Speaker.AGENT:
             continue
