@@ -1074,3 +1074,61 @@ def test_the_option_a_user_picks_is_a_decision_in_the_agents_words(reply: str) -
 def test_an_option_weighed_turned_down_or_asked_about_is_not_picked(reply: str) -> None:
     items = run(OPTIONS + f"User: {reply}\n").items
     assert not [i for i in items if i.content.startswith(("Oban:", "Exq:", "Broadway"))]
+
+
+PLAIN_OPTIONS = (
+    "User: events is bloated after the xmin horizon was held back for a week. how do we get"
+    " the space back?\n\n"
+    "Assistant: Two ways to reclaim it:\n\n"
+    "1. `VACUUM FULL events`: rewrites the table, but holds an ACCESS EXCLUSIVE lock for the"
+    " whole rewrite.\n"
+    "2. pg_repack: rebuilds the table online with only a brief exclusive lock at the end,"
+    " needs ~2x free disk temporarily.\n\n"
+    "Which one fits your maintenance window?\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "pg_repack. we can't take events offline and we have 1.2 TB free.",
+        "2. disk is fine, we have 1.2 TB free.",
+        "ok so pg_repack then, the table can't go offline.",
+    ],
+)
+def test_an_option_of_a_plain_numbered_list_is_picked_by_name_or_number(reply: str) -> None:
+    items = run(PLAIN_OPTIONS + f"User: {reply}\n").items
+    picked = [i for i in items if i.content.startswith("Pg_repack: rebuilds the table online")]
+    assert len(picked) == 1, [i.content for i in items]
+    assert picked[0].category is Category.ARCHITECTURAL_DECISIONS
+    assert picked[0].confidence >= COMMIT
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "pg_repack looks heavy. what else is there?",
+        "Yes, do both, VACUUM FULL first.",
+        "hmm, VACUUM FULL is out, pg_repack needs disk we don't have.",
+    ],
+)
+def test_a_plain_option_weighed_or_both_taken_is_not_picked(reply: str) -> None:
+    items = run(PLAIN_OPTIONS + f"User: {reply}\n").items
+    assert not [i for i in items if "rebuilds the table online" in i.content], [
+        i.content for i in items
+    ]
+
+
+def test_a_plan_the_agent_lays_out_is_not_a_list_of_options() -> None:
+    plan = (
+        "User: add cursor pagination to GET /orders\n\n"
+        "Assistant: Here's what I'll do:\n"
+        "- limit default 50, max 200\n"
+        "- Sorted by created_at DESC, id DESC\n"
+        "- The cursor is base64url of the last row's keys\n\n"
+        "User: Default 50 is fine, go.\n"
+    )
+    items = run(plan).items
+    assert not [i for i in items if i.content.lower().startswith("limit default")], [
+        i.content for i in items
+    ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from datetime import date
 
 from app.core.errors import InvalidInput
@@ -1296,43 +1297,160 @@ def _with_approved_plans(
 
 
 # "- **sqlfmt**: only a formatter, very fast": one option of several the agent laid out.
-_BOLD_OPTION = re.compile(
-    r"^\s*(?:[-*+]|\d+[.)])\s+\*\*(?P<name>[^*]{2,60})\*\*\s*[:—–-]?\s*(?P<about>.*)$"
+# A list item ("- …", "2. …", "(b) …"), an option named in bold, or a plain one named
+# before its description ("pg_repack: rebuilds the table online", "Envoy Gateway.").
+_OPTION_LINE = re.compile(r"^\s*(?P<mark>[-*+]|\d+[.)]|\(?[a-e]\))\s+(?P<body>\S.*)$")
+_BOLD_NAME = re.compile(r"^\*\*(?P<name>[^*]{2,60})\*\*\s*[:—–-]?\s*(?P<about>.*)$")
+_PLAIN_NAME = re.compile(r"^(?P<name>[^:(—–,;.]{2,60}?)(?:\s*[:(—–,;]|\s+-\s|\.?$)")
+# A name that states something ("The cursor is base64url", "AppDatabase now has …") makes
+# the list a report or a spec, not alternatives.
+_STATES = re.compile(r"(?i)\b(?:is|are|was|has|have|now|uses|gets|returns|equals|exports|runs)\b")
+# Words around a list that offer a choice ("Two ways to fix it:", "Which do you prefer?").
+_OFFERS_CHOICE = re.compile(
+    r"(?i)\b(?:options?|choices?|alternatives?|approaches|either|prefer|which|vs\.?|versus|"
+    r"candidates|pick|choose|recommend|two|three|four|both|several|ways?|ones)\b|\?"
 )
-_OPTION_KEY = re.compile(r"[\w.+#/@-]{3,}")
+_OPTION_KEY = re.compile(r"[\w.+#@-]*\w")
+# Words too common to tell one option from another.
+_NOT_KEYS = frozenset(
+    re.findall(
+        r"\w+",
+        "the and with for one own our your use using keep stay move add just only plus via "
+        "its their this that new",
+    )
+)
 PICKED = 0.8
+MAX_OPTION_WORDS = 8
+
+
+@dataclass(frozen=True)
+class _Option:
+    name: str  # "" when the item names nothing short enough to be picked by name
+    text: str  # the whole item, the decision's wording when picked
+    numbered: bool
+    bold: bool
+    keys: frozenset[str] = frozenset()  # words of the name no other option of its list has
+
+
+def _option_item(line: str) -> _Option | None:
+    m = _OPTION_LINE.match(line)
+    if m is None:
+        return None
+    body = m.group("body").strip()
+    numbered = m.group("mark")[0].isdigit()
+    bold = _BOLD_NAME.match(body)
+    if bold:
+        name, about = bold.group("name").strip(), bold.group("about").strip()
+        if name.endswith((".", ":")):
+            name = ""  # a sentence in bold is a finding or a step
+        text = f"{name} {about}" if about[:1] in ("(", "[", "") else f"{name}: {about}"
+    else:
+        plain = None if body.endswith("?") else _PLAIN_NAME.match(body)
+        name, text = (plain.group("name") if plain else ""), body
+    name = name.replace("`", "").strip()
+    if len(name.split()) > MAX_OPTION_WORDS or _STATES.search(name):
+        name = ""
+    text = text.replace("`", "").replace("**", "").strip()
+    return _Option(name, text, numbered, bold is not None)
+
+
+def _option_lists(lines: list[str]) -> list[list[_Option]]:
+    """Runs of list items an agent turn offers as alternatives. A run counts when every
+    item is named in bold, or when the line before or after it speaks of a choice; a plan
+    or a report does not. At least two items of a run must be named."""
+    runs: list[list[_Option]] = []
+    current: list[_Option] = []
+    before = ""
+    for line in [*lines, "."]:
+        item = _option_item(line)
+        if item is not None:
+            current.append(item)
+            continue
+        if not line.strip() or line.startswith((" ", "\t")):
+            continue  # an item's continuation
+        offered = _OFFERS_CHOICE.search(before) or _OFFERS_CHOICE.search(line)
+        if sum(bool(o.name) for o in current) >= 2 and (offered or all(o.bold for o in current)):
+            runs.append(_keyed(current))
+        if not current:
+            before = line
+        current = []
+    return runs
+
+
+def _keyed(items: list[_Option]) -> list[_Option]:
+    words = [
+        {w for w in _OPTION_KEY.findall(o.name.lower()) if len(w) >= 3 and w not in _NOT_KEYS}
+        for o in items
+    ]
+    out = []
+    for k, item in enumerate(items):
+        others = set().union(*(w for j, w in enumerate(words) if j != k))
+        keys = frozenset(words[k] - others)
+        out.append(_Option(item.name, item.text, item.numbered, item.bold, keys))
+    return out
 
 
 # Words that make a named option the choice ("Oban, agreed", "ECB it is", "we take Room").
 _TAKES = re.compile(
     r"(?i)\b(?:it is|yes|yep|yeah|agreed|go with|going with|take|then|do it|do that|let'?s|use|is "
-    r"enough|what i need|we'?ll use|we use|works for us)\b"
+    r"enough|what i need|we'?ll use|we use|works for us|so it'?s)\b"
 )
-MAX_PICK_WORDS = 6
+_BOTH = re.compile(r"\b(?:both|all of them|all three|either)\b")
+_LEAD = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|yes|yeah|then|hmm|well|the|we go with|go with)\b\W*)*")
+_WEIGHS = re.compile(
+    r"\bbut\b|\b(?:no|not|never|without|out|overkill|(?:can|don|won|isn|doesn|aren)'?t)\b"
+)
+_NUMBER_PICK = re.compile(r"\b(?:option|number|#)\s*(\d)\b")
+_BARE_NUMBER = re.compile(r"^\W*(?:(?:no|yes|ok|okay|so)\W+)?(\d)\W*$")
 
 
-def _picked(reply: str, keys: list[str]) -> int | None:
-    """Which option the opening of a reply chooses, if exactly one: named in a short
-    sentence or with a word that takes it ("Use jimp."). A sentence that weighs an option
-    ("normally yes, but we got burned by sharp"), turns it down ("AG Grid no") or asks
-    picks nothing."""
+def _keys_named(text: str, option: _Option) -> int:
+    return sum(
+        bool(re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text)) for key in option.keys
+    )
+
+
+def _named_options(text: str, options: list[_Option]) -> list[int]:
+    return [k for k, option in enumerate(options) if _keys_named(text, option)]
+
+
+def _picked(reply: str, options: list[_Option]) -> int | None:
+    """Which option the opening of a reply chooses, if exactly one.
+
+    A sentence picks an option by its number ("option 2", "2."), by its name alone or
+    opening it ("drift. we must query by date", "SOPS with age."), or by naming it with a
+    word that takes it ("Use jimp.", "MLflow it is"). A sentence that weighs an option
+    ("atlas looks heavy", "normally Exq, but …"), turns it down ("AG Grid no") or asks
+    picks nothing, and "do both" picks no single one.
+    """
     sentences = re.split(r"(?<=[.!?])\s+", reply.strip())[:6]
+    numbered = all(o.numbered for o in options)
     chosen: set[int] = set()
-    for sentence in sentences:
-        low = sentence.lower()
-        number = re.search(r"\boption\s+(\d)\b", low)
-        named = [
-            k
-            for k, key in enumerate(keys)
-            if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", low)
-        ]
-        if not named and number and 1 <= int(number.group(1)) <= len(keys):
-            named = [int(number.group(1)) - 1]
-        if not named:
+    for n, sentence in enumerate(sentences):
+        low = sentence.lower().replace("`", "")
+        number = _NUMBER_PICK.search(low) or (_BARE_NUMBER.match(low) if numbered else None)
+        if number and 1 <= int(number.group(1)) <= len(options):
+            chosen.add(int(number.group(1)) - 1)
             continue
-        if low.rstrip().endswith("?") or re.search(r"\bbut\b|\b(?:no|not|never|without)\b", low):
+        if n == 0 and _BOTH.search(low):
+            return None
+        if low.rstrip().endswith("?") or re.search(r"\bbut\b", low):
             continue
-        if len(low.split()) <= MAX_PICK_WORDS or _TAKES.search(low):
+        clause = re.split(r"[,;:—–]|\.(?:\s|$)", low, maxsplit=1)[0]
+        first = _named_options(clause, options)
+        if len(first) == 1 and not _WEIGHS.search(clause):
+            words = _LEAD.sub("", clause).split()
+            size = len(options[first[0]].name.split())
+            opens = bool(words) and _keys_named(words[0], options[first[0]]) > 0
+            if (
+                len(words) <= 2
+                or (opens and size <= 4 and len(words) <= size + 1)
+                or _TAKES.search(clause)
+            ):
+                chosen.update(first)
+                continue
+        named = _named_options(low, options)
+        if len(named) == 1 and _TAKES.search(low) and not _WEIGHS.search(low):
             chosen.update(named)
     return chosen.pop() if len(chosen) == 1 else None
 
@@ -1340,56 +1458,46 @@ def _picked(reply: str, keys: list[str]) -> int | None:
 def _with_picked_options(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
-    """The option a user picked from several the agent laid out as bold-named list items.
+    """The option a user picked from several the agent laid out as a list.
 
     "- **SQLFluff**: … - **sqlfmt**: only a formatter, very fast …" answered by "sqlfmt,
-    the speed matters": the pick is a decision, described by the agent's own words for it.
-    An item of the reply that already names the pick is enough.
+    the speed matters", or "2. pg_repack: rebuilds the table online …" answered by
+    "pg_repack. VACUUM FULL is a non-starter": the pick is a decision, described by the
+    agent's own words for it. An item of the reply that already names the pick is enough.
     """
     by_turn = _indices_by_turn(statements)
     for n, turn in enumerate(turns[:-1]):
         if turn.speaker is not Speaker.AGENT:
             continue
-        options = [m for line in turn.lines if (m := _BOLD_OPTION.match(line))]
-        if len(options) < 2:
-            continue
         reply = turns[n + 1]
         answer = by_turn.get(reply.index, [])
         if reply.speaker is not Speaker.USER or not answer:
             continue
-        keys = [
-            (_OPTION_KEY.findall(m.group("name").lower().replace("`", "")) or [""])[0]
-            for m in options
-        ]
-        if not all(keys) or len(set(keys)) < len(keys):
-            continue
-        if any(
-            m.group("name").rstrip().endswith((".", ":")) or len(m.group("name").split()) > 6
-            for m in options
-        ):
-            continue  # sentences in bold are findings or steps, not options
-        text = " ".join(statements[i].text for i in answer)
-        k = _picked(text, keys)
-        if k is None:
-            continue
-        key = keys[k]
-        if any(c.turn == reply.index and key in c.content.lower() for c in found):
-            continue
-        name = options[k].group("name").replace("`", "").strip().rstrip(":.")
-        about = options[k].group("about").replace("`", "").replace("**", "").strip()
-        content = _sentence_of(f"{name}: {about}" if about else name)
-        found.append(
-            Candidate(
-                category=Category.ARCHITECTURAL_DECISIONS,
-                speaker=Speaker.USER,
-                turn=reply.index,
-                index=answer[0],
-                content=content,
-                confidence=PICKED,
-                family=Family.DECISION,
-                speakers={Speaker.AGENT, Speaker.USER},
+        text = " ".join(line.strip() for line in reply.lines)  # "2." is no statement
+        for options in reversed(_option_lists(turn.lines)):
+            k = _picked(text, options)
+            if k is None:
+                continue
+            option = options[k]
+            if option.keys and any(
+                c.turn == reply.index
+                and 2 * _keys_named(c.content.lower(), option) >= len(option.keys)
+                for c in found
+            ):
+                break
+            found.append(
+                Candidate(
+                    category=Category.ARCHITECTURAL_DECISIONS,
+                    speaker=Speaker.USER,
+                    turn=reply.index,
+                    index=answer[0],
+                    content=_sentence_of(option.text),
+                    confidence=PICKED,
+                    family=Family.DECISION,
+                    speakers={Speaker.AGENT, Speaker.USER},
+                )
             )
-        )
+            break
     found.sort(key=lambda c: c.index)
     return found
 
