@@ -290,3 +290,33 @@ def test_secret_shapes_an_audit_found_are_redacted(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(MUST_SURVIVE))
 def test_look_alikes_stay(name: str) -> None:
     assert redact(MUST_SURVIVE[name]) == MUST_SURVIVE[name]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Then I'd suggest `github.com/go-redis/redis_rate/v10`: GCRA, a smooth token-bucket.",
+        "src/auth/TokenStore.swift:31: let token = read()",
+        "/add Sources/Auth/TokenStore.swift Sources/Net/APIClient.swift",
+        "Added `db/migrations/0143_invoices_tenant_id_expand.up.sql` with the token column",
+        "base image moves to CUDA 12.1: nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04 (token)",
+        "--- PASS: TestRateLimit_Returns429WithRetryAfter (0.05s)",
+        "resolution: --config > TALLY_HOME (uses $TALLY_HOME/config.toml) for the key file",
+    ],
+)
+def test_paths_modules_and_test_names_on_a_secret_line_stay(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "kiUupWwkLRDFvVjiAbVC38USq17LaXPd",
+        "Xk9Q-7FgH-p2Lm-QQ3z-Tb8w-Lq2Z",
+        "mlf_tok_7Hq2ZpX9rL4eWq81",
+        "4e1b7c9d2a6f8e3b5c0d7a1f9e2b4c6d8a0f3e5b",
+    ],
+)
+def test_random_keys_shaped_like_names_are_still_redacted(secret: str) -> None:
+    assert secret not in redact(f"the deploy token is now {secret}, rotate it monday")
+    assert secret not in redact(f'"apiToken": "{secret}"')
