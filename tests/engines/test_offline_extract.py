@@ -1098,10 +1098,11 @@ PLAIN_OPTIONS = (
 )
 def test_an_option_of_a_plain_numbered_list_is_picked_by_name_or_number(reply: str) -> None:
     items = run(PLAIN_OPTIONS + f"User: {reply}\n").items
-    picked = [i for i in items if i.content.startswith("Pg_repack: rebuilds the table online")]
+    picked = [i for i in items if i.content.startswith("pg_repack: rebuilds the table online")]
     assert len(picked) == 1, [i.content for i in items]
     assert picked[0].category is Category.ARCHITECTURAL_DECISIONS
     assert picked[0].confidence >= COMMIT
+    assert picked[0].title == "pg_repack"  # the option's name, spelled as the list spelled it
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from app.engines.offline.extract_items import (
     MAX_CONTENT_CHARS,
     Candidate,
     Family,
+    capitalize,
     find_candidates,
     recurrence,
     rule_category,
@@ -1455,6 +1456,11 @@ def _picked(reply: str, options: list[_Option]) -> int | None:
     return chosen.pop() if len(chosen) == 1 else None
 
 
+def _as_named(content: str, name: str) -> str:
+    """The content with its opening name spelled as the list spelled it ("golang-migrate")."""
+    return name + content[len(name) :] if content.lower().startswith(name.lower()) else content
+
+
 def _with_picked_options(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
@@ -1491,7 +1497,8 @@ def _with_picked_options(
                     speaker=Speaker.USER,
                     turn=reply.index,
                     index=answer[0],
-                    content=_sentence_of(option.text),
+                    content=_as_named(_sentence_of(option.text), option.name),
+                    lead=option.name,
                     confidence=PICKED,
                     family=Family.DECISION,
                     speakers={Speaker.AGENT, Speaker.USER},
@@ -1710,8 +1717,7 @@ _OPENER = re.compile(
 
 
 def _sentence_of(text: str) -> str:
-    text = " ".join(text.split())
-    text = text[:1].upper() + text[1:]
+    text = capitalize(" ".join(text.split()))
     return text if text.endswith((".", "!", "?")) else text + "."
 
 

@@ -233,9 +233,13 @@ def _assign_titles(candidates: list[Candidate]) -> None:
         # for "always wrap errors…", not "HTTP calls" for "SET lock_timeout = '5s'").
         topic = candidate.topic_title if _speaks_of(candidate.topic_title, candidate) else ""
         # A single word ("Testing", "gh-ost") labels more than it summarises: the
-        # statement's own words come first when they make a title of two words or more.
+        # statement's own words come first when they make a title of two words or more,
+        # unless the statement opens with the name ("Trivy (Aqua): scans images, …").
         options = [candidate.lead, topic, phrase]
-        if len(phrase.split()) >= 2:
+        named_first = bool(candidate.lead) and candidate.content.lower().startswith(
+            candidate.lead.lower()
+        )
+        if len(phrase.split()) >= 2 and not named_first:
             options.sort(key=lambda o: len(o.split()) < 2)
         for option in options:
             option = option.replace("*", "").replace("`", "").strip(" :.-")
