@@ -15,6 +15,7 @@ import pytest
 from app.core.errors import InvalidInput
 from app.core.format import parse, render
 from app.core.models import BranchMemory, Category, ExtractionResult, MemoryItem
+from app.core.redact import redact
 from app.engines.offline import extract_rules
 from app.engines.offline.extract import MAX_ITEMS, MIN_CONFIDENCE, extract
 from app.engines.offline.extract_items import strip_fillers
@@ -1133,3 +1134,19 @@ def test_a_plan_the_agent_lays_out_is_not_a_list_of_options() -> None:
     assert not [i for i in items if i.content.lower().startswith("limit default")], [
         i.content for i in items
     ]
+
+
+def test_a_credential_handed_over_never_stays_in_an_item() -> None:
+    items = run(
+        redact(
+            "User: drop poetry, move it to uv + hatchling, poetry is too slow in CI. token is"
+            " pypi-AgEIcHlwaS5vcmcCJDk3ZjQ1YjQxLTk0Mzkt just use it for the first upload.\n\n"
+            "Assistant: Got it.\n\n"
+            "User: If you need the dev cluster the broker password is `Qx7-vLm2-99aa`, it's in"
+            " 1Password.\n"
+        )
+    ).items
+    assert items, "the decision itself is kept"
+    for item in items:
+        for text in (item.content, item.rationale, item.root_cause, item.fix):
+            assert "REDACTED" not in text and "AgEIcHlwaS5" not in text and "Qx7" not in text

@@ -219,6 +219,31 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
     return found
 
 
+def _without_handed_secrets(found: list[Candidate]) -> list[Candidate]:
+    """The sentences that hand over a credential ("token is [REDACTED:…] just use it") are
+    cut from what a candidate says; a candidate that was nothing else goes."""
+    kept: list[Candidate] = []
+    for c in found:
+        c.content = _without_marked_sentences(c.content)
+        if not c.content:
+            continue
+        c.rationale = _without_marked_sentences(c.rationale)
+        c.root_cause = _without_marked_sentences(c.root_cause)
+        c.fix = _without_marked_sentences(c.fix)
+        kept.append(c)
+    return kept
+
+
+def _without_marked_sentences(text: str) -> str:
+    if REDACTION_MARK not in text:
+        return text
+    return " ".join(s for s in _SENTENCE_END.split(text) if REDACTION_MARK not in s)
+
+
+REDACTION_MARK = "[REDACTED:"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 # How the system is put together (where state lives, how parts talk), as opposed to what a
 # function does: a report's statement of this kind is worth keeping without asking.
 _DESIGN = re.compile(
@@ -1735,9 +1760,10 @@ def read_candidates(
     reading = read_statements(turns, skip_section)
     found, notes = find_candidates(reading)
     found = _with_dialogue_units(found, turns, reading.statements)
-    candidates = finalize(found, reading.statements)
+    candidates = finalize(_without_handed_secrets(found), reading.statements)
     if plain:
-        extra = finalize(_plain_candidates(found, reading.statements), reading.statements)
+        plains = _without_handed_secrets(_plain_candidates(found, reading.statements))
+        extra = finalize(plains, reading.statements)
         said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates]
         for c in extra:
             words = tokens(c.content)
