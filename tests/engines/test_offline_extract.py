@@ -1150,3 +1150,25 @@ def test_a_credential_handed_over_never_stays_in_an_item() -> None:
     for item in items:
         for text in (item.content, item.rationale, item.root_cause, item.fix):
             assert "REDACTED" not in text and "AgEIcHlwaS5" not in text and "Qx7" not in text
+
+
+MESSAGE = (
+    "User: tests here are kotest with mockk for every module. We had a rough quarter with"
+    " the old payment provider and the team is tired.\n\n"
+)
+
+
+def test_an_acknowledgement_that_names_what_it_keeps_keeps_only_that() -> None:
+    named = run(MESSAGE + "Assistant: Noted, kotest and mockk from now on.\n").items
+    assert any("kotest" in i.content for i in named), [i.content for i in named]
+    assert not any("rough quarter" in i.content for i in named), [i.content for i in named]
+
+
+def test_a_bare_acknowledgement_or_a_one_sentence_message_keeps_the_message() -> None:
+    bare = run(MESSAGE + "Assistant: Got it.\n").items
+    assert any("rough quarter" in i.content for i in bare), [i.content for i in bare]
+    one = run(
+        "User: deploys happen on Tuesdays and Thursdays only.\n\n"
+        "Assistant: Noted, I'll only schedule the release job for Tue/Thu.\n"
+    ).items
+    assert any("Tuesdays" in i.content for i in one), [i.content for i in one]

@@ -40,7 +40,7 @@ from app.engines.offline.extract_items import (
     skip_section,
     tokens,
 )
-from app.engines.offline.extract_merge import finalize
+from app.engines.offline.extract_merge import finalize, stems
 from app.engines.offline.extract_text import (
     Speaker,
     Statement,
@@ -1202,17 +1202,25 @@ def _with_acknowledged(
 
     by_turn = _indices_by_turn(statements)
     kept_turns: set[int] = set()
+    # An acknowledgement that names what it keeps ("Noted, kotest and mockk from now on")
+    # keeps, of a message of several sentences, those sharing a word with it; a bare "Got
+    # it." keeps the whole message.
+    echoes: dict[int, set[str]] = {}
     for n, reply in enumerate(turns):
         if n == 0 or reply.speaker is not Speaker.AGENT:
             continue
-        first = next((statements[i].text for i in by_turn.get(reply.index, [])), "")
+        said_back = [statements[i].text for i in by_turn.get(reply.index, [])]
+        first = said_back[0] if said_back else ""
         if not first or not _KEEPS.match(first):
             continue
+        echo = stems(" ".join(said_back)) if tokens(_KEEPS.sub("", first)) else None
         # The acknowledgement answers every message the user sent since the agent last
         # spoke (people send a rule in two or three short messages).
         back = n - 1
         while back >= 0 and turns[back].speaker is Speaker.USER:
             kept_turns.add(turns[back].index)
+            if echo is not None and len(by_turn.get(turns[back].index, [])) > 1:
+                echoes.setdefault(turns[back].index, set()).update(echo)
             back -= 1
     if not kept_turns:
         return found
@@ -1239,6 +1247,9 @@ def _with_acknowledged(
             words_of = tokens(s.text)
             if not words_of or _repeats(words_of, said):
                 continue
+            echo = echoes.get(turn_index)
+            if echo is not None and not stems(s.text) & echo:
+                continue  # the acknowledgement kept something else of the message
             content = _sentence_of(_unhedged(s.text))
             found.append(
                 Candidate(

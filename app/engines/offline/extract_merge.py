@@ -209,13 +209,14 @@ def _phrase_title(content: str) -> str:
 _SUFFIX = re.compile(r"(?:ings|ing|ers|er|es|ed|s|e)$")
 
 
-def _stems(text: str) -> set[str]:
+def stems(text: str) -> set[str]:
+    """The words of `text` with common endings cut ("deploys" and "deployed": "deploy")."""
     words = (part for w in tokens(text) for part in re.split(r"[/._-]+", w) if part)
     return {_SUFFIX.sub("", w) if len(w) > 3 else w for w in words}
 
 
 def _speaks_of(topic: str, candidate: Candidate) -> bool:
-    return bool(topic) and bool(_stems(topic) & _stems(candidate.content))
+    return bool(topic) and bool(stems(topic) & stems(candidate.content))
 
 
 def _assign_titles(candidates: list[Candidate]) -> None:
