@@ -1172,3 +1172,15 @@ def test_a_bare_acknowledgement_or_a_one_sentence_message_keeps_the_message() ->
         "Assistant: Noted, I'll only schedule the release job for Tue/Thu.\n"
     ).items
     assert any("Tuesdays" in i.content for i in one), [i.content for i in one]
+
+
+@pytest.mark.parametrize(
+    ("text", "old"),
+    [
+        ("we're leaving gorilla/mux behind. the scanner flags it on every run.", "gorilla/mux"),
+        ("we are moving on from Travis, CI runs on GitHub Actions now.", "travis"),
+    ],
+)
+def test_leaving_a_choice_behind_or_moving_on_from_it_replaces_it(text: str, old: str) -> None:
+    items = run(f"User: {text}\n").items
+    assert any(f"replaces:{old}" in i.tags for i in items), [(i.content, i.tags) for i in items]

@@ -662,6 +662,9 @@ _REPLACES = (
         rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}{_NAME.format(g='old')}\s+(?:is|was|are|"
         rf"were)\s+(?:out|gone|dead|deprecated|a\s+mistake|no\s+longer\s+used|retired)\b"
     ),
+    # "we're leaving gorilla/mux behind", "moving on from Travis"
+    re.compile(rf"(?i)\bleav(?:e|es|ing)\s+{_SKIP}{_NAME.format(g='old')}\s+behind\b"),
+    re.compile(rf"(?i)\bmov(?:e|ed|ing)\s+on\s+from\s+{_SKIP}{_NAME.format(g='old')}"),
     # "MkDocs Material replaces Docusaurus", "(it used to be Europe/Berlin local time)"
     re.compile(
         rf"(?i)\b(?:replaces|supersedes|used\s+to\s+be|was\s+previously)\s+{_SKIP}"
@@ -672,7 +675,8 @@ _REPLACES = (
 _REPLACE_GATE = re.compile(
     r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
     r"away|scratch|instead|rather|retir|no more|forget|rip|remov|kill|abandon|sunset|"
-    r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|supersede|used to)"
+    r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|supersede|used to|"
+    r"behind|moving on|moved on|move on)"
 )
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
 _CORRECTION = re.compile(
