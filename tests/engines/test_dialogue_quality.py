@@ -62,24 +62,25 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     passed, total = report.sequence_checks()
     # Lowered from 0.40 / 0.48 when the category model was retrained on 155 dev
     # conversations (docs/decisions.md, "category model retrained"); raised again to the
-    # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations).
-    assert report.precision() >= 0.38, report.precision()
+    # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations), and
+    # after the seventh part (0.41 / 0.46, 3 violations).
+    assert report.precision() >= 0.40, report.precision()
     assert report.recall() >= 0.45, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
-    assert len(report.violations()) <= 4, report.violations()
+    assert len(report.violations()) <= 3, report.violations()
 
 
 def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
-    """holdout3/ (a fourth annotator, never tuned on): its figures at the end of the second
-    session of 2026-11-26."""
+    """holdout3/ (a fourth annotator, never tuned on): its figures after the seventh part of
+    the offline engine v2 (docs/decisions.md)."""
     report = bench.evaluate("holdout3")
     passed, total = report.sequence_checks()
-    assert report.precision() >= 0.35, report.precision()
+    assert report.precision() >= 0.36, report.precision()
     assert report.recall() >= 0.28, report.recall()
     assert passed >= 6, (passed, total)
     assert not report.secrets
-    assert len(report.violations()) <= 4, report.violations()
+    assert len(report.violations()) <= 2, report.violations()
 
 
 def test_fourth_held_out_batch_does_not_fall(bench: ModuleType) -> None:
