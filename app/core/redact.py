@@ -225,9 +225,13 @@ def _accept_env(m: re.Match[str]) -> bool:
     return len(value) >= 4 and not _is_placeholder(value) and value.lower() not in _KEYWORDS
 
 
+# The secret's name right before "is", or with whose it is in between ("the password of
+# the service user is …", "the token for the staging API is …").
 _PROSE_NAME_RE = re.compile(
     r"(?i)(?<![\w-])(?:password|passphrase|passwd|pwd|secret(?:[ _-]access)?[ _-]key"
-    r"|api[ _-]key|access[ _-]token|auth[ _-]token|token)\s{0,2}$"
+    r"|api[ _-]key|access[ _-]token|auth[ _-]token|token)"
+    r"(?:\s+(?:of|for)\s+(?:the\s+|our\s+|my\s+|a\s+|an\s+)?[\w.-]+(?:\s+[\w.-]+){0,3})?"
+    r"\s{0,2}$"
 )
 
 
@@ -244,7 +248,7 @@ def _accept_prose_secret(m: re.Match[str]) -> bool:
         return False
     if not (any(not c.isalpha() for c in value) or _has_mixed_chars(value) or len(value) >= 20):
         return False
-    return _PROSE_NAME_RE.search(m.string, max(0, m.start() - 40), m.start() + 1) is not None
+    return _PROSE_NAME_RE.search(m.string, max(0, m.start() - 70), m.start() + 1) is not None
 
 
 def _accept_labelled(m: re.Match[str]) -> bool:

@@ -320,3 +320,23 @@ def test_paths_modules_and_test_names_on_a_secret_line_stay(text: str) -> None:
 def test_random_keys_shaped_like_names_are_still_redacted(secret: str) -> None:
     assert secret not in redact(f"the deploy token is now {secret}, rotate it monday")
     assert secret not in redact(f'"apiToken": "{secret}"')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "btw the password of the service user is Sn0wPass_prod_77x! if you need it",
+        "oh and the apple app-specific password for notarytool is abcd-efgh-ijkl-mn0p in case",
+        "the token for the staging API is Ab3kLm9Qx2Zt, it expires friday",
+    ],
+)
+def test_a_secret_named_with_whose_it_is_is_redacted(text: str) -> None:
+    assert "[REDACTED:password]" in redact(text)
+
+
+def test_saying_where_a_password_is_kept_is_not_a_secret() -> None:
+    for text in (
+        "the password for the admin is in 1Password",
+        "the password of the day is stored in vault",
+    ):
+        assert redact(text) == text
