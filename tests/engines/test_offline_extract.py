@@ -1184,3 +1184,13 @@ def test_a_bare_acknowledgement_or_a_one_sentence_message_keeps_the_message() ->
 def test_leaving_a_choice_behind_or_moving_on_from_it_replaces_it(text: str, old: str) -> None:
     items = run(f"User: {text}\n").items
     assert any(f"replaces:{old}" in i.tags for i in items), [(i.content, i.tags) for i in items]
+
+
+def test_a_rule_after_a_request_in_the_same_sentence_is_kept_without_the_request() -> None:
+    items = run(
+        "User: before I run anything on prod though, the rule: every manual session on prod"
+        " starts with `set lock_timeout = '3s'`.\n"
+    ).items
+    assert [i.content for i in items] == [
+        "Every manual session on prod starts with `set lock_timeout = '3s'`."
+    ]

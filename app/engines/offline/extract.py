@@ -1087,6 +1087,9 @@ def _repeats(words: AbstractSet[str], said: Sequence[AbstractSet[str]]) -> bool:
     return any(len(words & known) >= 0.6 * len(words) for known in said)
 
 
+_RULE_AFTER_REQUEST = re.compile(r"\s+[—–]\s+|\s*;\s+|(?<=\w):\s+")
+
+
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """User sentences that state a general rule the sentence rules did not pick up.
 
@@ -1128,19 +1131,32 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue  # "all" alone ("update the file to match all the changes") is a task
         if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or _SCOPED.search(s.text):
             continue
-        if s.text.rstrip().endswith(":") or (_opens_with_request(s.text) and not placed):
+        text = s.text
+        if _opens_with_request(text) and not placed:
+            # "export it as a named export pls — I don't use default exports, in any of my
+            # code, ever": the request is a task, the rule after the dash is not.
+            tail = _RULE_AFTER_REQUEST.split(text, maxsplit=1)
+            rest = tail[1].strip() if len(tail) == 2 else ""
+            if (
+                len(rest.split()) < 4
+                or not (_STRONG_GENERAL.search(rest) or _PROHIBITION.match(rest))
+                or _opens_with_request(rest)
+            ):
+                continue
+            text = rest
+        if text.rstrip().endswith(":"):
             continue
-        if s.turn in tainted or is_unsafe(s.text):
+        if s.turn in tainted or is_unsafe(text):
             continue
         if said is None:
             said = [
                 frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))))
                 for c in found
             ]
-        words_of = tokens(s.text)
+        words_of = tokens(text)
         if words_of and _repeats(words_of, said):
             continue  # already part of an item (a fix, a rationale)
-        content = _sentence_of(_PROHIBITION_LEAD.sub("", _unhedged(s.text)))
+        content = _sentence_of(_PROHIBITION_LEAD.sub("", _unhedged(text)))
         after = statements[i + 1] if i + 1 < len(statements) else None
         if (
             words < MIN_RULE_WORDS
