@@ -1194,3 +1194,11 @@ def test_a_rule_after_a_request_in_the_same_sentence_is_kept_without_the_request
     assert [i.content for i in items] == [
         "Every manual session on prod starts with `set lock_timeout = '3s'`."
     ]
+
+
+def test_a_rule_scoped_to_this_service_or_firmware_is_general() -> None:
+    items = run(
+        "User: We don't allocate after init, but honestly we don't use the heap in this"
+        " firmware, period.\n"
+    ).items
+    assert len(items) == 1 and "heap in this firmware" in items[0].content

@@ -885,18 +885,22 @@ _EVERY = (
     r"weeks?|months?|years?|nights?|mornings?|times?|sprints?|releases?)\b)"
 )
 # Closed-class words that make a statement general (a standing rule), not a one-off task.
+_SCOPES = (
+    "(?:repo|project|codebase|team|service|pipeline|firmware|app|package|library|cluster|"
+    "monorepo|org|company)"
+)
 _GENERAL = re.compile(
     rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|no longer|from "
-    r"now on|going forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|"
-    r"project|codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
+    rf"now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|rule|convention|policy|"
+    r"standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
 )
 # "all" is general only with a modal ("all index migrations should use …"); the others are
 # general on their own.
 _STRONG_GENERAL = re.compile(
     rf"(?i)\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|no longer|from now on|going "
-    r"forward|in this (?:repo|project|codebase|team)|for (?:this|our) (?:repo|project|"
-    r"codebase|team)|rule|convention|policy|standard|that'?s the decision)\b"
+    rf"forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|rule|convention|policy|standard|"
+    r"that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
 )
 # "no viper", "no hardcoded text in composables", "we dont use floats in this firmware": a
