@@ -1202,3 +1202,8 @@ def test_a_rule_scoped_to_this_service_or_firmware_is_general() -> None:
         " firmware, period.\n"
     ).items
     assert len(items) == 1 and "heap in this firmware" in items[0].content
+
+
+def test_a_rule_for_anything_written_anywhere_is_general() -> None:
+    items = run("User: and the usual: no `unwrap()` in driver code, anywhere.\n").items
+    assert len(items) == 1 and "unwrap()" in items[0].content

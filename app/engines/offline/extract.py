@@ -887,20 +887,25 @@ _EVERY = (
 # Closed-class words that make a statement general (a standing rule), not a one-off task.
 _SCOPES = (
     "(?:repo|project|codebase|team|service|pipeline|firmware|app|package|library|cluster|"
-    "monorepo|org|company)"
+    "monorepo|org|company|workspace)"
+)
+# "in anything you write for me", "in any of my code", "anywhere": no place left out.
+_ANYWHERE = (
+    r"in anything|anywhere|in any (?:of (?:my|our|the) )?(?:code|projects?|repos?|files?|"
+    r"components?|services?|apps?)"
 )
 _GENERAL = re.compile(
     rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|no longer|from "
-    rf"now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|rule|convention|policy|"
-    r"standard|that'?s the decision)\b"
+    rf"now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|"
+    r"convention|policy|standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
 )
 # "all" is general only with a modal ("all index migrations should use …"); the others are
 # general on their own.
 _STRONG_GENERAL = re.compile(
     rf"(?i)\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|no longer|from now on|going "
-    rf"forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|rule|convention|policy|standard|"
-    r"that'?s the decision)\b"
+    rf"forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|convention|policy|"
+    r"standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
 )
 # "no viper", "no hardcoded text in composables", "we dont use floats in this firmware": a
