@@ -1128,7 +1128,7 @@ def test_a_plan_the_agent_lays_out_is_not_a_list_of_options() -> None:
         "- limit default 50, max 200\n"
         "- Sorted by created_at DESC, id DESC\n"
         "- The cursor is base64url of the last row's keys\n\n"
-        "User: Default 50 is fine, go.\n"
+        "User: Default 50, go.\n"
     )
     items = run(plan).items
     assert not [i for i in items if i.content.lower().startswith("limit default")], [
@@ -1205,5 +1205,31 @@ def test_a_rule_scoped_to_this_service_or_firmware_is_general() -> None:
 
 
 def test_a_rule_for_anything_written_anywhere_is_general() -> None:
-    items = run("User: and the usual: no `unwrap()` in driver code, anywhere.\n").items
-    assert len(items) == 1 and "unwrap()" in items[0].content
+    items = run("User: and the usual: named exports only, in any of my code.\n").items
+    assert len(items) == 1 and "named exports" in items[0].content
+    assert not run("User: Cant see any floating bubbles anywhere.\n").items
+
+
+LINTERS = (
+    "User: the CI lint job is too weak, what would you add?\n\n"
+    "Assistant: Two optional additions to the plan job:\n"
+    "- `tflint`: catches unused variables, deprecated arguments and wrong instance types.\n"
+    "- `checkov`: policy checks for security misconfigurations.\n\n"
+)
+
+
+def test_a_proposal_the_user_accepts_by_name_is_a_decision() -> None:
+    items = run(LINTERS + "User: tflint yes. Checkov no, it was mostly noise last year.\n").items
+    accepted = [i for i in items if "catches unused variables" in i.content]
+    assert len(accepted) == 1, [i.content for i in items]
+    assert accepted[0].confidence >= COMMIT
+    assert not any("policy checks" in i.content for i in items)
+
+
+def test_a_line_naming_what_the_user_turned_down_is_not_accepted() -> None:
+    items = run(
+        "User: what should the plan job run?\n\n"
+        "Assistant: I'd add `tflint` and `checkov` to the plan job, both as blocking steps.\n\n"
+        "User: tflint yes. checkov no.\n"
+    ).items
+    assert not any("blocking steps" in i.content for i in items), [i.content for i in items]

@@ -124,6 +124,7 @@ def _with_dialogue_units(
     found = _with_reports(found, find_reports(dialogue), statements)
     found = _with_approved_plans(found, turns, statements)
     found = _with_picked_options(found, turns, statements)
+    found = _with_named_acceptances(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _cleaned(found, statements)
     fixes = find_fixes(dialogue)
@@ -889,9 +890,10 @@ _SCOPES = (
     "(?:repo|project|codebase|team|service|pipeline|firmware|app|package|library|cluster|"
     "monorepo|org|company|workspace)"
 )
-# "in anything you write for me", "in any of my code", "anywhere": no place left out.
+# "in anything you write for me", "in any of my code", "anywhere new": no place left out
+# ("can't see it anywhere" is a complaint).
 _ANYWHERE = (
-    r"in anything|anywhere|in any (?:of (?:my|our|the) )?(?:code|projects?|repos?|files?|"
+    r"in anything|anywhere new|in any (?:of (?:my|our|the) )?(?:code|projects?|repos?|files?|"
     r"components?|services?|apps?)"
 )
 _GENERAL = re.compile(
@@ -1515,6 +1517,119 @@ def _picked(reply: str, options: list[_Option]) -> int | None:
         if len(named) == 1 and _TAKES.search(low) and not _WEIGHS.search(low):
             chosen.update(named)
     return chosen.pop() if len(chosen) == 1 else None
+
+
+# "errorlint yes", "tflint yes", "redis_rate is fine", "s3 + dynamo yes": a verdict on one
+# thing the agent proposed, named; "checkov no", "The eyre no" turn one down.
+_NAMED_VERDICT = re.compile(
+    r"(?i)^\W*(?:(?:ok(?:ay)?|so|and|but|yes|yeah)\W+)?"
+    r"(?P<name>[`\w.+/#@-]+(?:\s+[+&]?\s*[`\w.+/#@-]+){0,2})"
+    r"\s*,?\s+(?P<verdict>yes|ok(?:ay)?|is fine|is good|sounds good|it is|no|nope)\b"
+)
+_VERDICT_NOT_NAMES = frozenset(
+    re.findall(
+        r"\w+",
+        "it this that these those all both everything rest the sounds looks ok okay yes no fine "
+        "good great perfect hmm well right",
+    )
+)
+
+
+# What the agent found or did ("The endpoint now returns 202", "typically shows up as …")
+# or a choice left open ("Either filter them out … or …") is not what the user accepted.
+# "Then I'd also suggest", "I could also add": the proposing words, not the proposal.
+_PROPOSING = re.compile(
+    r"(?i)^(?:then\s+|so\s+)?(?:i'?d|i would|i could|we could)\s+(?:also\s+)?"
+    r"(?:suggest|recommend|propose|use|go with|add)?\s*"
+)
+_NOT_A_PROPOSAL = re.compile(r"(?i)\b(?:now|currently|typically|usually|either)\b")
+
+
+def _with_named_acceptances(
+    found: list[Candidate], turns: list[Turn], statements: list[Statement]
+) -> list[Candidate]:
+    """What the agent proposed and the user accepted by naming it ("errorlint yes").
+
+    The agent's line or sentence that names the accepted thing becomes a decision, unless it
+    also names something the same reply turned down ("tflint yes. Checkov no").
+    """
+    by_turn = _indices_by_turn(statements)
+    for n, turn in enumerate(turns[:-1]):
+        if turn.speaker is not Speaker.AGENT:
+            continue
+        reply = turns[n + 1]
+        answer = by_turn.get(reply.index, [])
+        if reply.speaker is not Speaker.USER or not answer:
+            continue
+        clauses = [
+            c.strip()
+            for line in reply.lines
+            for c in re.split(r"(?<=[.!?;,])\s+", line.strip())
+            if c.strip()
+        ]
+        yes: list[set[str]] = []
+        no: list[set[str]] = []
+        for clause in clauses:
+            m = _NAMED_VERDICT.match(clause)
+            if m is None:
+                continue
+            words = {
+                w
+                for w in re.findall(r"[\w.+#@-]*\w", m.group("name").lower().replace("`", ""))
+                if len(w) >= 3 and w not in _VERDICT_NOT_NAMES and w not in _NOT_KEYS
+            }
+            if not words or all(w.isdigit() for w in words):
+                continue
+            (no if m.group("verdict").lower() in ("no", "nope") else yes).append(words)
+        if not yes:
+            continue
+        pieces = [
+            p.strip()
+            for line in turn.lines
+            if line.strip() and not line.lstrip().startswith("[tool")
+            for p in (
+                [line.strip()]
+                if _OPTION_LINE.match(line)
+                else re.split(r"(?<=[.!?])\s+", line.strip())
+            )
+        ]
+        for words in yes:
+            low_pieces = [p.lower().replace("`", "") for p in pieces]
+            hits = [
+                k
+                for k, p in enumerate(low_pieces)
+                if all(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", p) for w in words)
+            ]
+            if not hits:
+                continue
+            k = hits[0]
+            if any(
+                any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", low_pieces[k]) for w in nw)
+                for nw in no
+            ):
+                continue
+            if any(
+                c.turn == reply.index and all(w in c.content.lower() for w in words) for c in found
+            ):
+                continue
+            text = _OPTION_LINE.sub(r"\g<body>", pieces[k]).replace("**", "").replace("`", "")
+            if len(text.split()) < 4 or text.rstrip().endswith("?") or _NOT_A_PROPOSAL.search(text):
+                continue
+            content = _sentence_of(_PROPOSING.sub("", text))
+            found.append(
+                Candidate(
+                    category=rule_category(content),
+                    speaker=Speaker.USER,
+                    turn=reply.index,
+                    index=answer[0],
+                    content=content,
+                    confidence=ACCEPTED,
+                    family=Family.DECISION,
+                    speakers={Speaker.AGENT, Speaker.USER},
+                )
+            )
+    found.sort(key=lambda c: c.index)
+    return found
 
 
 def _as_named(content: str, name: str) -> str:
