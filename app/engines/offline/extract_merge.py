@@ -219,6 +219,11 @@ def _speaks_of(topic: str, candidate: Candidate) -> bool:
     return bool(topic) and bool(stems(topic) & stems(candidate.content))
 
 
+def _lower_first(text: str) -> str:
+    first = text.split(" ", 1)[0]
+    return text[0].lower() + text[1:] if first[1:].islower() and first.isalpha() else text
+
+
 def _assign_titles(candidates: list[Candidate]) -> None:
     """Lead or chosen thing, else topic, else the first words; distinct within a category.
 
@@ -235,11 +240,13 @@ def _assign_titles(candidates: list[Candidate]) -> None:
         topic = candidate.topic_title if _speaks_of(candidate.topic_title, candidate) else ""
         # A single word ("Testing", "gh-ost") labels more than it summarises: the
         # statement's own words come first when they make a title of two words or more,
-        # unless the statement opens with the name ("Trivy (Aqua): scans images, …").
-        options = [candidate.lead, topic, phrase]
-        named_first = bool(candidate.lead) and candidate.content.lower().startswith(
-            candidate.lead.lower()
-        )
+        # unless the statement opens with the name: then the name leads the title, and a
+        # one-word name takes the statement's first words ("Trivy: scans images filesystems").
+        lead = candidate.lead
+        named_first = bool(lead) and candidate.content.lower().startswith(lead.lower())
+        if named_first and len(lead.split()) < 2 and len(phrase.split()) >= 2:
+            lead = f"{lead}: {_lower_first(phrase)}"
+        options = [lead, topic, phrase]
         if len(phrase.split()) >= 2 and not named_first:
             options.sort(key=lambda o: len(o.split()) < 2)
         for option in options:
@@ -251,7 +258,7 @@ def _assign_titles(candidates: list[Candidate]) -> None:
             title = f"{candidate.topic_title or phrase} ({phrase})"
         used.add((candidate.category, title.lower()))
         # Leads and chosen names are kept as written ("sqlc"); generated titles start upper.
-        candidate.title = title if title == candidate.lead else capitalize(title)
+        candidate.title = title if title == lead else capitalize(title)
 
 
 def finalize(candidates: list[Candidate], statements: list[Statement]) -> list[Candidate]:
