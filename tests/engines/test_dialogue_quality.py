@@ -49,9 +49,10 @@ def test_the_labeled_set_is_large_enough_and_split() -> None:
 def test_held_out_quality_does_not_fall(bench: ModuleType) -> None:
     report = bench.evaluate("test")
     passed, total = report.sequence_checks()
-    # Raised from 0.76 / 0.53 when the word model alone chose rule categories (2026-11-26).
-    assert report.precision() >= 0.80, report.precision()
-    assert report.recall() >= 0.56, report.recall()
+    # Raised from 0.76 / 0.53 when the word model alone chose rule categories, and from
+    # 0.80 / 0.56 with proposals accepted by name (2026-11-26).
+    assert report.precision() >= 0.81, report.precision()
+    assert report.recall() >= 0.60, report.recall()
     assert passed >= 9, (passed, total)
     assert not report.secrets
     assert not report.violations(), report.violations()
@@ -76,8 +77,8 @@ def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
     the offline engine v2 (docs/decisions.md)."""
     report = bench.evaluate("holdout3")
     passed, total = report.sequence_checks()
-    assert report.precision() >= 0.36, report.precision()
-    assert report.recall() >= 0.28, report.recall()
+    assert report.precision() >= 0.38, report.precision()
+    assert report.recall() >= 0.30, report.recall()
     assert passed >= 6, (passed, total)
     assert not report.secrets
     assert len(report.violations()) <= 2, report.violations()
