@@ -1385,6 +1385,7 @@ _NOT_KEYS = frozenset(
 )
 PICKED = 0.8
 MAX_OPTION_WORDS = 8
+MAX_PICK_CHARS = 1500
 
 
 @dataclass(frozen=True)
@@ -1418,15 +1419,20 @@ def _option_item(line: str) -> _Option | None:
     return _Option(name, text, numbered, bold is not None)
 
 
+_LIST_MARK = re.compile(r"\s*(?:[-*+]|\d+[.)]|\(?[a-e]\))\s")
+
+
 def _option_lists(lines: list[str]) -> list[list[_Option]]:
     """Runs of list items an agent turn offers as alternatives. A run counts when every
     item is named in bold, or when the line before or after it speaks of a choice; a plan
     or a report does not. At least two items of a run must be named."""
+    if sum(1 for line in lines if _LIST_MARK.match(line)) < 2:
+        return []
     runs: list[list[_Option]] = []
     current: list[_Option] = []
     before = ""
     for line in [*lines, "."]:
-        item = _option_item(line)
+        item = _option_item(line) if _LIST_MARK.match(line) else None
         if item is not None:
             current.append(item)
             continue
@@ -1469,9 +1475,12 @@ _BARE_NUMBER = re.compile(r"^\W*(?:(?:no|yes|ok|okay|so)\W+)?(\d)\W*$")
 
 
 def _keys_named(text: str, option: _Option) -> int:
-    return sum(
-        bool(re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text)) for key in option.keys
-    )
+    return sum(key in text and _names(key, text) for key in option.keys)
+
+
+def _names(word: str, text: str) -> bool:
+    """Whether `text` holds `word` as a whole word (a name's dashes are part of it)."""
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
 
 
 def _named_options(text: str, options: list[_Option]) -> list[int]:
@@ -1526,6 +1535,7 @@ _NAMED_VERDICT = re.compile(
     r"(?P<name>[`\w.+/#@-]+(?:\s+[+&]?\s*[`\w.+/#@-]+){0,2})"
     r"\s*,?\s+(?P<verdict>yes|ok(?:ay)?|is fine|is good|sounds good|it is|no|nope)\b"
 )
+_VERDICT_WORD = re.compile(r"(?i)\b(?:yes|ok|okay|fine|good|it is|no|nope)\b")
 _VERDICT_NOT_NAMES = frozenset(
     re.findall(
         r"\w+",
@@ -1560,6 +1570,8 @@ def _with_named_acceptances(
         reply = turns[n + 1]
         answer = by_turn.get(reply.index, [])
         if reply.speaker is not Speaker.USER or not answer:
+            continue
+        if not any(_VERDICT_WORD.search(line) for line in reply.lines):
             continue
         clauses = [
             c.strip()
@@ -1598,15 +1610,12 @@ def _with_named_acceptances(
             hits = [
                 k
                 for k, p in enumerate(low_pieces)
-                if all(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", p) for w in words)
+                if all(w in p for w in words) and all(_names(w, p) for w in words)
             ]
             if not hits:
                 continue
             k = hits[0]
-            if any(
-                any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", low_pieces[k]) for w in nw)
-                for nw in no
-            ):
+            if any(any(w in low_pieces[k] and _names(w, low_pieces[k]) for w in nw) for nw in no):
                 continue
             if any(
                 c.turn == reply.index and all(w in c.content.lower() for w in words) for c in found
@@ -1655,7 +1664,8 @@ def _with_picked_options(
         answer = by_turn.get(reply.index, [])
         if reply.speaker is not Speaker.USER or not answer:
             continue
-        text = " ".join(line.strip() for line in reply.lines)  # "2." is no statement
+        # The raw lines ("2." is no statement), the opening only: a pick comes first.
+        text = " ".join(line.strip() for line in reply.lines[:12])[:MAX_PICK_CHARS]
         for options in reversed(_option_lists(turn.lines)):
             k = _picked(text, options)
             if k is None:
