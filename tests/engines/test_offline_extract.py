@@ -1233,3 +1233,14 @@ def test_a_line_naming_what_the_user_turned_down_is_not_accepted() -> None:
         "User: tflint yes. checkov no.\n"
     ).items
     assert not any("blocking steps" in i.content for i in items), [i.content for i in items]
+
+
+def test_the_accepted_part_of_a_line_that_also_names_a_refused_one_is_kept() -> None:
+    items = run(
+        "User: switch CI to tofu\n\n"
+        "Assistant: While I'm here, two optional additions to the plan job: `tflint` (catches"
+        " unused variables, deprecated arguments) and `checkov` (policy checks).\n\n"
+        "User: tflint yes. Checkov no, it was mostly noise.\n"
+    ).items
+    kept = [i for i in items if "catches unused variables" in i.content]
+    assert len(kept) == 1 and "checkov" not in kept[0].content.lower(), [i.content for i in items]

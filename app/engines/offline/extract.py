@@ -1535,6 +1535,7 @@ _NAMED_VERDICT = re.compile(
     r"(?P<name>[`\w.+/#@-]+(?:\s+[+&]?\s*[`\w.+/#@-]+){0,2})"
     r"\s*,?\s+(?P<verdict>yes|ok(?:ay)?|is fine|is good|sounds good|it is|no|nope)\b"
 )
+_PARTS = re.compile(r"\s+and\s+|;\s+|,\s+(?=`)")
 _VERDICT_WORD = re.compile(r"(?i)\b(?:yes|ok|okay|fine|good|it is|no|nope)\b")
 _VERDICT_NOT_NAMES = frozenset(
     re.findall(
@@ -1615,13 +1616,23 @@ def _with_named_acceptances(
             if not hits:
                 continue
             k = hits[0]
+            piece = pieces[k]
             if any(any(w in low_pieces[k] and _names(w, low_pieces[k]) for w in nw) for nw in no):
-                continue
+                # "two additions: `tflint` (catches …) and `checkov` (…)": the accepted part.
+                parts = [
+                    p
+                    for p in _PARTS.split(piece.split(": ", 1)[-1])
+                    if all(_names(w, p.lower().replace("`", "")) for w in words)
+                    and not any(any(_names(w, p.lower().replace("`", "")) for w in nw) for nw in no)
+                ]
+                if len(parts) != 1:
+                    continue
+                piece = parts[0]
             if any(
                 c.turn == reply.index and all(w in c.content.lower() for w in words) for c in found
             ):
                 continue
-            text = _OPTION_LINE.sub(r"\g<body>", pieces[k]).replace("**", "").replace("`", "")
+            text = _OPTION_LINE.sub(r"\g<body>", piece).replace("**", "").replace("`", "")
             if len(text.split()) < 4 or text.rstrip().endswith("?") or _NOT_A_PROPOSAL.search(text):
                 continue
             content = _sentence_of(_PROPOSING.sub("", text))
