@@ -1244,3 +1244,13 @@ def test_the_accepted_part_of_a_line_that_also_names_a_refused_one_is_kept() -> 
     ).items
     kept = [i for i in items if "catches unused variables" in i.content]
     assert len(kept) == 1 and "checkov" not in kept[0].content.lower(), [i.content for i in items]
+
+
+def test_an_answer_about_finishing_the_task_decides_nothing() -> None:
+    items = run(
+        "User: the login endpoint needs rate limiting\n\n"
+        "Assistant: Done, the limiter is in place. I could also add the X-Frame-Options header"
+        " the scanner flagged as LOW.\n\n"
+        "User: yes do it, same PR, then merge it.\n"
+    ).items
+    assert not any("X-Frame-Options" in i.content for i in items), [i.content for i in items]

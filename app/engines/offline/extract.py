@@ -1852,6 +1852,13 @@ _LEAVE_IT = re.compile(
 )
 
 
+# An answer about finishing the task at hand, not about how things are done.
+_ABOUT_THIS_TASK = re.compile(
+    r"(?i)\b(?:(?:this|same|separate|next|a new|another|the security) PR|ship it|merg(?:e|ing)"
+    r"(?: this| it)?|squash|go ahead|ignore(?: it)?|leave it|not today|for now)\b"
+)
+
+
 def _with_answers(
     found: list[Candidate], proposals: list[Proposal], statements: list[Statement]
 ) -> list[Candidate]:
@@ -1873,6 +1880,8 @@ def _with_answers(
         rest = _answer_substance(_answer_rest(proposal.reply))
         if _DEFERS.match(rest):
             rest = ""
+        if _ABOUT_THIS_TASK.search(proposal.reply):
+            continue  # "ship it", "same PR", "in a next PR": how to finish this task
         if any(c.turn == reply_turn and c.speaker is Speaker.USER for c in found):
             continue  # the user's own words already made an item
         if proposal.accepted:
