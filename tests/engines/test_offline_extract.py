@@ -1254,3 +1254,7 @@ def test_an_answer_about_finishing_the_task_decides_nothing() -> None:
         "User: yes do it, same PR, then merge it.\n"
     ).items
     assert not any("X-Frame-Options" in i.content for i in items), [i.content for i in items]
+
+
+def test_a_no_until_later_is_not_a_rule() -> None:
+    assert not run("User: No subcommand for now, we have two users.\n\nAssistant: Got it.\n").items

@@ -159,6 +159,9 @@ def _with_dialogue_units(
     return kept
 
 
+_NOT_YET = re.compile(r"(?i)^\W*(?:no|not)\b[^.;]{0,40}?\b(?:for now|not now|yet|today)\b")
+
+
 def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """Candidates made to read alone, with instructions, guesses and problem reports out."""
     from app.engines.offline.dialogue import describes_trouble
@@ -207,6 +210,8 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
         or any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
         or not _AS_THINGS_ARE.match(c.content)
     ]
+    # "No subcommand for now", "not for now, we are too small": a "no" until later.
+    found = [c for c in found if not _NOT_YET.match(c.content)]
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
         c
