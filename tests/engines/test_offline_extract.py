@@ -1258,3 +1258,14 @@ def test_an_answer_about_finishing_the_task_decides_nothing() -> None:
 
 def test_a_no_until_later_is_not_a_rule() -> None:
     assert not run("User: No subcommand for now, we have two users.\n\nAssistant: Got it.\n").items
+
+
+def test_an_item_read_from_escaped_tool_text_ends_at_its_line_break() -> None:
+    from app.engines.offline.extract import _first_line
+
+    assert (
+        _first_line("If a migration times out on its lock, retry it.\\n- `strong_migrations`")
+        == "If a migration times out on its lock, retry it."
+    )
+    assert _first_line("Do not change\\n# MAGIC retention") == ""
+    assert _first_line("Plain statement stays as it is.") == "Plain statement stays as it is."

@@ -227,10 +227,11 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
 
 def _without_handed_secrets(found: list[Candidate]) -> list[Candidate]:
     """The sentences that hand over a credential ("token is [REDACTED:…] just use it") are
-    cut from what a candidate says; a candidate that was nothing else goes."""
+    cut from what a candidate says, and so is what follows an escaped line break; a
+    candidate that was nothing else goes."""
     kept: list[Candidate] = []
     for c in found:
-        c.content = _without_marked_sentences(c.content)
+        c.content = _first_line(_without_marked_sentences(c.content))
         if not c.content:
             continue
         c.rationale = _without_marked_sentences(c.rationale)
@@ -238,6 +239,15 @@ def _without_handed_secrets(found: list[Candidate]) -> list[Candidate]:
         c.fix = _without_marked_sentences(c.fix)
         kept.append(c)
     return kept
+
+
+def _first_line(text: str) -> str:
+    """A statement read out of a tool call's escaped text ("… retry it.\\n- `str…") ends
+    where its escaped line does; a rest too short to stand alone is nothing."""
+    if "\\n" not in text:
+        return text
+    head = text.split("\\n", 1)[0].strip()
+    return head if len(head.split()) >= MIN_RULE_WORDS else ""
 
 
 def _without_marked_sentences(text: str) -> str:
