@@ -232,8 +232,8 @@ def _without_handed_secrets(found: list[Candidate]) -> list[Candidate]:
     kept: list[Candidate] = []
     for c in found:
         c.content = _first_line(_without_marked_sentences(c.content))
-        if not c.content:
-            continue
+        if not c.content or c.content.startswith(("[tool", ">")):
+            continue  # a tool call's text or a quoted document line is evidence, not a rule
         c.rationale = _without_marked_sentences(c.rationale)
         c.root_cause = _without_marked_sentences(c.root_cause)
         c.fix = _without_marked_sentences(c.fix)
