@@ -64,12 +64,12 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # Lowered from 0.40 / 0.48 when the category model was retrained on 155 dev
     # conversations (docs/decisions.md, "category model retrained"); raised again to the
     # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations), and
-    # after the seventh part (0.41 / 0.46, 3 violations).
-    assert report.precision() >= 0.40, report.precision()
+    # after the seventh part (0.44 / 0.46, 1 violation).
+    assert report.precision() >= 0.43, report.precision()
     assert report.recall() >= 0.45, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
-    assert len(report.violations()) <= 3, report.violations()
+    assert len(report.violations()) <= 1, report.violations()
 
 
 def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:

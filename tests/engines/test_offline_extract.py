@@ -1269,3 +1269,14 @@ def test_an_item_read_from_escaped_tool_text_ends_at_its_line_break() -> None:
     )
     assert _first_line("Do not change\\n# MAGIC retention") == ""
     assert _first_line("Plain statement stays as it is.") == "Plain statement stays as it is."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Spring boot app won't start locally anymore: what does that mean.",
+        "Remind me, whats the actual difference between typer.Option and typer.Argument.",
+    ],
+)
+def test_a_question_without_its_mark_is_not_an_item(text: str) -> None:
+    assert not run(f"User: {text}\n\nAssistant: Got it.\n").items

@@ -234,11 +234,20 @@ def _without_handed_secrets(found: list[Candidate]) -> list[Candidate]:
         c.content = _first_line(_without_marked_sentences(c.content))
         if not c.content or c.content.startswith(("[tool", ">")):
             continue  # a tool call's text or a quoted document line is evidence, not a rule
+        if _ASKS_WITHOUT_MARK.search(c.content):
+            continue  # "…: what does that mean.", "Remind me, whats the difference …"
         c.rationale = _without_marked_sentences(c.rationale)
         c.root_cause = _without_marked_sentences(c.root_cause)
         c.fix = _without_marked_sentences(c.fix)
         kept.append(c)
     return kept
+
+
+# A question written without its question mark.
+_ASKS_WITHOUT_MARK = re.compile(
+    r"(?i)(?:^|[:;,]\s*|\bhm+,?\s+)(?:remind me|what does|what do|whats|what'?s the|why \d+|"
+    r"how do|how does|any idea)\b"
+)
 
 
 def _first_line(text: str) -> str:
