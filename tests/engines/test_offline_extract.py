@@ -1280,3 +1280,8 @@ def test_an_item_read_from_escaped_tool_text_ends_at_its_line_break() -> None:
 )
 def test_a_question_without_its_mark_is_not_an_item(text: str) -> None:
     assert not run(f"User: {text}\n\nAssistant: Got it.\n").items
+
+
+def test_the_line_introducing_pasted_output_is_not_an_item() -> None:
+    items = run("User: Here's what CI said on the PR.\n\nAssistant: Got it.\n").items
+    assert not items, [i.content for i in items]

@@ -435,6 +435,13 @@ def describes_trouble(text: str) -> bool:
     return _DESCRIBED_TROUBLE.search(main_clause(text)) is not None
 
 
+# "Here's the trace from Crashlytics.": what introduces pasted material says nothing itself.
+INTRODUCES_PASTE = re.compile(
+    r"(?i)^\W*(?:here'?s|here is|here are|below is|attached is)\b(?![^.:]{0,60}\b(?:rule|"
+    r"convention|decision)\b)"
+)
+
+
 def _symptom(text: str, cause: str = "") -> str:
     """The sentence of a problem report that says what goes wrong.
 
@@ -454,6 +461,7 @@ def _symptom(text: str, cause: str = "") -> str:
             len(sentence.split()) >= 4
             and not sentence.rstrip().endswith("?")
             and not looks_like_code(sentence)
+            and not INTRODUCES_PASTE.match(sentence)
         )
         # A named failure ("missing", "fails") says more than "I have a problem".
         trouble = {m.group(0).lower() for m in _TROUBLE.finditer(sentence)}

@@ -21,6 +21,7 @@ from datetime import date
 from app.core.errors import InvalidInput
 from app.core.models import Category, ExtractionResult, MemoryItem, clean_token, utc_now
 from app.engines.offline.dialogue import (
+    INTRODUCES_PASTE,
     Dispute,
     OpenPoint,
     Proposal,
@@ -234,6 +235,8 @@ def _without_handed_secrets(found: list[Candidate]) -> list[Candidate]:
         c.content = _first_line(_without_marked_sentences(c.content))
         if not c.content or c.content.startswith(("[tool", ">")):
             continue  # a tool call's text or a quoted document line is evidence, not a rule
+        if INTRODUCES_PASTE.match(c.content) and c.category is not Category.BUG_PATTERNS:
+            continue  # "Here's what CI said on the PR."
         if _ASKS_WITHOUT_MARK.search(c.content):
             continue  # "…: what does that mean.", "Remind me, whats the difference …"
         c.rationale = _without_marked_sentences(c.rationale)
