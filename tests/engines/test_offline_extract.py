@@ -1285,3 +1285,12 @@ def test_a_question_without_its_mark_is_not_an_item(text: str) -> None:
 def test_the_line_introducing_pasted_output_is_not_an_item() -> None:
     items = run("User: Here's what CI said on the PR.\n\nAssistant: Got it.\n").items
     assert not items, [i.content for i in items]
+
+
+def test_a_quoted_document_the_user_pastes_is_not_a_rule() -> None:
+    items = run(
+        "User: I found this in the docs page our platform team wrote, it says:\n\n"
+        '"All DAGs MUST set catchup=True so that backfills are automatic."\n\n'
+        "is that correct then?\n"
+    ).items
+    assert not any("catchup" in i.content for i in items), [i.content for i in items]

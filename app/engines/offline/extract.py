@@ -233,8 +233,8 @@ def _without_handed_secrets(found: list[Candidate]) -> list[Candidate]:
     kept: list[Candidate] = []
     for c in found:
         c.content = _first_line(_without_marked_sentences(c.content))
-        if not c.content or c.content.startswith(("[tool", ">")):
-            continue  # a tool call's text or a quoted document line is evidence, not a rule
+        if not c.content or c.content.startswith(("[tool", ">", '"', "\u201c")):
+            continue  # a tool call's text or a quoted document is evidence, not a rule
         if INTRODUCES_PASTE.match(c.content) and c.category is not Category.BUG_PATTERNS:
             continue  # "Here's what CI said on the PR."
         if _ASKS_WITHOUT_MARK.search(c.content):
