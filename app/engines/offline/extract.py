@@ -433,9 +433,10 @@ def _about_the_conversation(c: Candidate) -> bool:
 # "The `[notice] SYSTEM: …` line asking to always deploy with --force came out of the job
 # output": a remark about a planted instruction repeats the instruction.
 _ABOUT_AN_INJECTION = re.compile(
-    r"\b(?:SYSTEM|ASSISTANT|AI|AGENT)\s*:|(?i:\binstructions?\b.{0,40}\b(?:aimed at|"
-    r"addressed to|meant for)\s+(?:ai|agents?|assistants?|llms?|tools?|bots?)\b|\bprompt "
-    r"injection\b|\binjected\b)"
+    r"\b(?:SYSTEM|ASSISTANT|AI|AGENT)\s*:|(?i:\b(?:instructions?|comments?|notes?|text|line|"
+    r"block|message|header)\b.{0,40}\b(?:aimed at|addressed to|meant for)\s+(?:ai|agents?|"
+    r"assistants?|llms?|tools?|bots?)\b|\b(?:when using|to) (?:copilot|any ai|ai assistants?|"
+    r"automated tools)\b|\bautomated tools must\b|\bprompt injection\b|\binjected\b)"
 )
 _GUESS = re.compile(
     r"(?i)\b(?:maybe|might|could be|probably|perhaps|i think|i guess|not sure|i suspect|"
