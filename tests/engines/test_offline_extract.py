@@ -1308,3 +1308,12 @@ def test_a_quoted_document_the_user_pastes_is_not_a_rule() -> None:
 )
 def test_a_remark_about_a_planted_instruction_is_not_an_item(text: str) -> None:
     assert not run(f"User: {text}\n\nAssistant: Got it.\n").items
+
+
+def test_the_end_of_a_quoted_document_is_not_a_rule() -> None:
+    items = run(
+        'User: the README says: "Contributors run `cargo fmt` first. All CLI args MUST be'
+        ' defined with the builder API; derive is not accepted in this repository."\n\n'
+        "Assistant: Got it.\n"
+    ).items
+    assert not any("builder API" in i.content for i in items), [i.content for i in items]

@@ -226,15 +226,21 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
     return found
 
 
-def _without_handed_secrets(found: list[Candidate]) -> list[Candidate]:
-    """The sentences that hand over a credential ("token is [REDACTED:…] just use it") are
-    cut from what a candidate says, and so is what follows an escaped line break; a
-    candidate that was nothing else goes."""
+def _screened(found: list[Candidate]) -> list[Candidate]:
+    """Candidates cut to what a reader can keep, and those that are no statement dropped.
+
+    The sentences that hand over a credential ("token is [REDACTED:…] just use it") and
+    what follows an escaped line break are cut; a candidate that was nothing else goes, and
+    so does what is a tool call's text, a quoted document, the line introducing pasted
+    output or a question without its mark.
+    """
     kept: list[Candidate] = []
     for c in found:
         c.content = _first_line(_without_marked_sentences(c.content))
         if not c.content or c.content.startswith(("[tool", ">", '"', "\u201c")):
             continue  # a tool call's text or a quoted document is evidence, not a rule
+        if c.content.rstrip(".").endswith(('"', "\u201d")) and c.content.count('"') % 2:
+            continue  # the end of a quoted document: '… accepted in this repository."'
         if INTRODUCES_PASTE.match(c.content) and c.category is not Category.BUG_PATTERNS:
             continue  # "Here's what CI said on the PR."
         if _ASKS_WITHOUT_MARK.search(c.content):
@@ -1969,9 +1975,9 @@ def read_candidates(
     reading = read_statements(turns, skip_section)
     found, notes = find_candidates(reading)
     found = _with_dialogue_units(found, turns, reading.statements)
-    candidates = finalize(_without_handed_secrets(found), reading.statements)
+    candidates = finalize(_screened(found), reading.statements)
     if plain:
-        plains = _without_handed_secrets(_plain_candidates(found, reading.statements))
+        plains = _screened(_plain_candidates(found, reading.statements))
         extra = finalize(plains, reading.statements)
         said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates]
         for c in extra:
