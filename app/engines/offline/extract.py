@@ -36,6 +36,7 @@ from app.engines.offline.extract_items import (
     Family,
     capitalize,
     find_candidates,
+    lower_first,
     recurrence,
     rule_category,
     skip_section,
@@ -495,7 +496,7 @@ def _with_chosen_before_ban(found: list[Candidate], statements: list[Statement])
         words = tokens(text)
         if words <= tokens(c.content):
             continue
-        c.content = f"{_sentence_of(_unhedged(text)).rstrip('.')}; {_lower_first(c.content)}"
+        c.content = f"{_sentence_of(_unhedged(text)).rstrip('.')}; {lower_first(c.content)}"
         c.category = rule_category(c.content)
         used.add(k)
     return found
@@ -1775,14 +1776,6 @@ UNDECIDED = "undecided"
 OPEN_POINT = 0.8
 
 
-def _lower_first(text: str) -> str:
-    """ "The guidelines say" -> "the guidelines say"; names ("CONTRIBUTING.md") stay."""
-    first = text.split(" ", 1)[0]
-    if first[1:].islower() and first.isalpha():
-        return text[0].lower() + text[1:]
-    return text
-
-
 def _a_side_of(c: Candidate, turn: int, sides: set[str]) -> bool:
     """Whether a candidate only restates a side of an open point, or the refusal to choose."""
     from app.engines.offline.dialogue import leaves_undecided, names_two_sides
@@ -1817,7 +1810,7 @@ def _with_open_points(
                 speaker=Speaker.USER,
                 turn=point.turn,
                 index=index,
-                content=f"Undecided: {_lower_first(text)}",
+                content=f"Undecided: {lower_first(text)}",
                 confidence=OPEN_POINT,
                 family=Family.DECISION,
                 topic_tags=[UNDECIDED, *(DISPUTES + n for n in point.names)],

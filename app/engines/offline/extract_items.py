@@ -349,6 +349,14 @@ def capitalize(text: str) -> str:
     return text[0].upper() + text[1:]
 
 
+def lower_first(text: str) -> str:
+    """ "The guidelines say" -> "the guidelines say"; names ("CONTRIBUTING.md") stay."""
+    first = text.split(" ", 1)[0]
+    if first[1:].islower() and first.isalpha():
+        return text[0].lower() + text[1:]
+    return text
+
+
 def _sentence(text: str) -> str:
     text = text.strip().strip(" ,;:—–-").strip()
     if not text:

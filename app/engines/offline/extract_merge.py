@@ -18,6 +18,7 @@ from app.engines.offline.extract_items import (
     STOPWORDS,
     Candidate,
     capitalize,
+    lower_first,
     strip_fillers,
     tokens,
 )
@@ -219,11 +220,6 @@ def _speaks_of(topic: str, candidate: Candidate) -> bool:
     return bool(topic) and bool(stems(topic) & stems(candidate.content))
 
 
-def _lower_first(text: str) -> str:
-    first = text.split(" ", 1)[0]
-    return text[0].lower() + text[1:] if first[1:].islower() and first.isalpha() else text
-
-
 def _assign_titles(candidates: list[Candidate]) -> None:
     """Lead or chosen thing, else topic, else the first words; distinct within a category.
 
@@ -245,7 +241,7 @@ def _assign_titles(candidates: list[Candidate]) -> None:
         lead = candidate.lead
         named_first = bool(lead) and candidate.content.lower().startswith(lead.lower())
         if named_first and len(lead.split()) < 2 and len(phrase.split()) >= 2:
-            lead = f"{lead}: {_lower_first(phrase)}"
+            lead = f"{lead}: {lower_first(phrase)}"
         options = [lead, topic, phrase]
         if len(phrase.split()) >= 2 and not named_first:
             options.sort(key=lambda o: len(o.split()) < 2)
