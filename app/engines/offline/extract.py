@@ -13,7 +13,7 @@ date always give the same items.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import date
@@ -1515,7 +1515,9 @@ def _keys_named(text: str, option: _Option) -> int:
 
 def _names(word: str, text: str) -> bool:
     """Whether `text` holds `word` as a whole word (a name's dashes are part of it)."""
-    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
+    from app.engines.offline.evolve import named_word
+
+    return named_word(word).search(text) is not None
 
 
 def _named_options(text: str, options: list[_Option]) -> list[int]:
@@ -1591,6 +1593,19 @@ _PROPOSING = re.compile(
 _NOT_A_PROPOSAL = re.compile(r"(?i)\b(?:now|currently|typically|usually|either)\b")
 
 
+def _answered_agent_turns(
+    turns: list[Turn], statements: list[Statement]
+) -> Iterator[tuple[Turn, Turn, list[int]]]:
+    """Each agent turn the user answered right after, with the answer's statement indices."""
+    by_turn = _indices_by_turn(statements)
+    for n, turn in enumerate(turns[:-1]):
+        reply = turns[n + 1]
+        if turn.speaker is Speaker.AGENT and reply.speaker is Speaker.USER:
+            answer = by_turn.get(reply.index, [])
+            if answer:
+                yield turn, reply, answer
+
+
 def _with_named_acceptances(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
@@ -1599,14 +1614,7 @@ def _with_named_acceptances(
     The agent's line or sentence that names the accepted thing becomes a decision, unless it
     also names something the same reply turned down ("tflint yes. Checkov no").
     """
-    by_turn = _indices_by_turn(statements)
-    for n, turn in enumerate(turns[:-1]):
-        if turn.speaker is not Speaker.AGENT:
-            continue
-        reply = turns[n + 1]
-        answer = by_turn.get(reply.index, [])
-        if reply.speaker is not Speaker.USER or not answer:
-            continue
+    for turn, reply, answer in _answered_agent_turns(turns, statements):
         if not any(_VERDICT_WORD.search(line) for line in reply.lines):
             continue
         clauses = [
@@ -1702,14 +1710,7 @@ def _with_picked_options(
     "pg_repack. VACUUM FULL is a non-starter": the pick is a decision, described by the
     agent's own words for it. An item of the reply that already names the pick is enough.
     """
-    by_turn = _indices_by_turn(statements)
-    for n, turn in enumerate(turns[:-1]):
-        if turn.speaker is not Speaker.AGENT:
-            continue
-        reply = turns[n + 1]
-        answer = by_turn.get(reply.index, [])
-        if reply.speaker is not Speaker.USER or not answer:
-            continue
+    for turn, reply, answer in _answered_agent_turns(turns, statements):
         # The raw lines ("2." is no statement), the opening only: a pick comes first.
         text = " ".join(line.strip() for line in reply.lines[:12])[:MAX_PICK_CHARS]
         for options in reversed(_option_lists(turn.lines)):
