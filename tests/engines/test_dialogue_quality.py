@@ -50,8 +50,10 @@ def test_held_out_quality_does_not_fall(bench: ModuleType) -> None:
     report = bench.evaluate("test")
     passed, total = report.sequence_checks()
     # Raised from 0.76 / 0.53 when the word model alone chose rule categories, and from
-    # 0.80 / 0.56 with proposals accepted by name (2026-11-26).
-    assert report.precision() >= 0.81, report.precision()
+    # 0.80 / 0.56 with proposals accepted by name (2026-11-26). 0.80, not 0.81, since two
+    # rules stated back to back about one subject became one item: right items 18 -> 17,
+    # wrong items 4 -> 4, required items found unchanged (docs/decisions.md, eighth part).
+    assert report.precision() >= 0.80, report.precision()
     assert report.recall() >= 0.60, report.recall()
     assert passed >= 9, (passed, total)
     assert not report.secrets

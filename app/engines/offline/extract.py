@@ -128,7 +128,7 @@ def _with_dialogue_units(
     found = _with_picked_options(found, turns, statements)
     found = _with_named_acceptances(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
-    found = _cleaned(found, statements)
+    found = _joined_runs(_cleaned(found, statements))
     fixes = find_fixes(dialogue)
     if not fixes:
         return found
@@ -159,6 +159,49 @@ def _with_dialogue_units(
         )
     kept.sort(key=lambda c: c.index)
     return kept
+
+
+# A joined item stays a readable statement, not a paragraph.
+MAX_JOINED_WORDS = 70
+
+
+def _joined_runs(found: list[Candidate]) -> list[Candidate]:
+    """Two rules the user states back to back about one subject are one item.
+
+    "Liveness never checks dependencies (db, redis…)." / "Deps only go in readiness." is one
+    rule said twice over; kept apart, each half reads as a fragment and a later change to
+    the rule supersedes only one of them. Back to back means consecutive sentences of one
+    user turn, filed under the same category and family; one subject means a shared word
+    stem. Units with structure of their own (bug patterns, tagged reversals and open
+    points, anything with a cause) stay as they are.
+    """
+    joined: list[Candidate] = []
+    for c in found:
+        prev = joined[-1] if joined else None
+        if (
+            prev is None
+            or c.index != prev.index + 1
+            or c.turn != prev.turn
+            or c.speaker is not Speaker.USER
+            or prev.speaker is not Speaker.USER
+            or c.family is not prev.family
+            or c.family is Family.BUG
+            or c.category is not prev.category
+            or c.topic_tags
+            or prev.topic_tags
+            or c.root_cause
+            or prev.root_cause
+            or len(prev.content.split()) + len(c.content.split()) > MAX_JOINED_WORDS
+            or not stems(c.content) & stems(prev.content)
+        ):
+            joined.append(c)
+            continue
+        if c.content.lower() not in prev.content.lower():
+            prev.content = f"{prev.content} {c.content}"
+        prev.confidence = max(prev.confidence, c.confidence)
+        if c.rationale and c.rationale not in prev.rationale:
+            prev.rationale = f"{prev.rationale}; {c.rationale}" if prev.rationale else c.rationale
+    return joined
 
 
 _NOT_YET = re.compile(r"(?i)^\W*(?:no|not)\b[^.;]{0,40}?\b(?:for now|not now|yet|today)\b")
