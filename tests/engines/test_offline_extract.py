@@ -650,12 +650,38 @@ def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None
 
 @pytest.mark.parametrize(
     "turn",
-    ["no, only english", "no idea honestly", "read the sensor every 10 s and log it"],
+    [
+        "no, only english",
+        "no idea honestly",
+        "read the sensor every 10 s and log it",
+        "the geo-enricher pods stop processing every couple of days",
+    ],
 )
 def test_answers_idioms_and_frequencies_are_no_rules(turn: str) -> None:
     result = run(f"User: {turn}\nAssistant: ok")
 
     assert not [i for i in result.items if i.confidence >= COMMIT]
+
+
+def test_rules_said_back_to_back_about_one_subject_are_one_item() -> None:
+    result = run(
+        "User: All UI strings go into strings.xml, we ship german and french too. "
+        "No hardcoded strings in composables.\n"
+        "Assistant: Understood.\n"
+    )
+
+    kept = [i for i in result.items if "strings" in i.content.lower()]
+    assert len(kept) == 1 and "composables" in kept[0].content
+
+
+def test_rules_on_different_subjects_stay_apart() -> None:
+    result = run(
+        "User: Every handler logs through slog, never fmt.Println. "
+        "All migrations are forward-only in this repo.\n"
+        "Assistant: Understood.\n"
+    )
+
+    assert not any("slog" in i.content and "migrations" in i.content for i in result.items)
 
 
 def test_a_remark_about_a_planted_instruction_is_not_kept() -> None:

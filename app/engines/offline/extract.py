@@ -958,9 +958,10 @@ def _retracted(reversals: list[Reversal], statements: list[Statement]) -> set[in
     return taken
 
 
-# "every" quantifies ("every migration"), except as a frequency ("every 10 s", "every day").
+# "every" quantifies ("every migration"), except as a frequency ("every 10 s", "every day",
+# "every few hours", "every couple of days": how often a problem shows, not a rule).
 _EVERY = (
-    r"every(?!\s+(?:\d+\s*)?(?:other\s+)?(?:s|secs?|seconds?|ms|minutes?|mins?|hours?|h|days?|"
+    r"every(?!\s+(?:(?:few|couple(?:\s+of)?|single)\s+)?(?:\d+\s*)?(?:other\s+)?(?:s|secs?|seconds?|ms|minutes?|mins?|hours?|h|days?|"
     r"weeks?|months?|years?|nights?|mornings?|times?|sprints?|releases?)\b)"
 )
 # Closed-class words that make a statement general (a standing rule), not a one-off task.
