@@ -674,6 +674,17 @@ def test_rules_said_back_to_back_about_one_subject_are_one_item() -> None:
     assert len(kept) == 1 and "composables" in kept[0].content
 
 
+def test_this_project_names_where_the_user_works_not_an_earlier_sentence() -> None:
+    result = run(
+        "User: The eval gives different numbers on every run. Please find out why. "
+        "This project is managed with uv, never pip install into the venv.\n"
+        "Assistant: Looking.\n"
+    )
+
+    kept = [i for i in result.items if "uv" in i.content]
+    assert kept and not any("find out why" in i.content for i in kept)
+
+
 def test_rules_on_different_subjects_stay_apart() -> None:
     result = run(
         "User: Every handler logs through slog, never fmt.Println. "

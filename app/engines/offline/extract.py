@@ -396,9 +396,12 @@ def _with_reports(
 # Words that open a statement without adding to it ("yeah", "also", "and").
 _LEAD_FILLER = re.compile(r"(?i)^\W*(?:(?:yeah|yes|ok(?:ay)?|also|and|but|so|btw|oh)\b[\s,]*)+")
 # "It lives only in .env", "That folder is old stuff": the subject is in what came before.
+# ("This project is managed with uv" names where the user works: it points nowhere.)
 _POINTS_BACK = re.compile(
     r"(?i)^(?:[—–-]|(?:it|its|it'?s|this|that|they|these|those|them)\b)"
     r"(?!\s+(?:is|was)\s+(?:important|why|how))"
+    r"(?!\s+(?:repo|repository|project|codebase|code base|service|app|team|company|org|"
+    r"monorepo|workspace|firmware|package|library|cluster|pipeline)s?\b)"
 )
 # "Keep it that way: repositories are …": the label points back, the rest stands alone.
 _BACK_LABEL = re.compile(r"(?i)^[^:]{0,40}\b(?:it|that|this)\b[^:]{0,20}:\s+(?=\S)")
