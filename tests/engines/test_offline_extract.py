@@ -1293,8 +1293,16 @@ def test_an_answer_about_finishing_the_task_decides_nothing() -> None:
     assert not any("X-Frame-Options" in i.content for i in items), [i.content for i in items]
 
 
-def test_a_no_until_later_is_not_a_rule() -> None:
-    assert not run("User: No subcommand for now, we have two users.\n\nAssistant: Got it.\n").items
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "No subcommand for now, we have two users.",
+        "Don't fix the data yet, just find the cause first.",
+        "Please don't change anything in the meantime.",
+    ],
+)
+def test_a_no_until_later_is_not_a_rule(turn: str) -> None:
+    assert not run(f"User: {turn}\n\nAssistant: Got it.\n").items
 
 
 def test_an_item_read_from_escaped_tool_text_ends_at_its_line_break() -> None:

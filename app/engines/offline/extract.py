@@ -204,7 +204,12 @@ def _joined_runs(found: list[Candidate]) -> list[Candidate]:
     return joined
 
 
-_NOT_YET = re.compile(r"(?i)^\W*(?:no|not)\b[^.;]{0,40}?\b(?:for now|not now|yet|today)\b")
+# "No subcommand for now", "don't fix the data yet", "don't change anything in the meantime":
+# a hold on the task at hand, not a rule.
+_NOT_YET = re.compile(
+    r"(?i)^\W*(?:(?:please|pls|and|but|so|just)\W+)?(?:no|not|don'?t|dont|do not)\b[^.;]{0,40}?"
+    r"\b(?:for now|not now|yet|today|in the meantime|for the moment)\b"
+)
 
 
 def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
