@@ -213,6 +213,27 @@ def test_a_fix_labelled_fix_is_the_fix_not_the_cause() -> None:
     assert "jitter" in bug.fix and "jitter" not in bug.root_cause
 
 
+def test_a_refused_plan_is_not_the_fix_what_the_user_asked_instead_is() -> None:
+    result = run(
+        "User: inventory-svc hangs when pricing-svc is slow, the handler never returns.\n\n"
+        'Assistant: [tool: Bash {"command": "rg -n GetPrice internal/"}]\n\n'
+        "User: [tool result: internal/reserve/handler.go:41: h.pricing.GetPrice(ctx, req)]\n\n"
+        "Assistant: The incoming ctx has no deadline, so GetPrice waits forever. I'd add the "
+        "go-grpc-middleware retry interceptor with 3 retries.\n\n"
+        "User: No. I don't want a new dependency for this. Do a per-call timeout of 800ms at "
+        "the GetPrice call and fall back to the cached price.\n\n"
+        'Assistant: [tool: Edit {"file_path": "internal/reserve/handler.go", "old_string": "a", '
+        '"new_string": "b"}]\n\n'
+        "User: [tool result: File edited successfully.]\n\n"
+        'Assistant: [tool: Bash {"command": "go test ./..."}]\n\n'
+        "User: [tool result: ok  inventory/internal/reserve 1.6s]"
+    )
+    bug = only(result, Category.BUG_PATTERNS)
+
+    assert "800ms" in bug.fix
+    assert not any("interceptor" in i.text for i in result.items)
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

@@ -496,6 +496,14 @@ def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
     return [fix for fix in found if fix.symptom]
 
 
+# What the user asks for in place of a refused plan: an order in the base form ("Do a
+# per-call timeout", "just return the cached price", "instead, pin the version").
+_DO_INSTEAD = re.compile(
+    r"(?i)^\W*(?:(?:just|instead|then|rather)\W+)?(?:do|use|add|put|keep|set|make|return|"
+    r"wrap|call|fall back|handle|catch|log|pass|move|pin|cap|limit|split|read|write|retry)\b"
+)
+
+
 def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
     report: DialogueTurn | None = None
     cause: tuple[str, str, bool] | None = None
@@ -517,6 +525,15 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
                 continue
             if _DENY.search(turn.text):
                 cause, edited = None, False
+                continue
+            if cause is not None and planned and cause[1] and _REJECT.match(turn.text):
+                # "No. I don't want a new dependency … Do a per-call timeout": the plan was
+                # refused, so the fix is what the user asked for instead, once it is made.
+                instead = next((s for s in turn.sentences if _DO_INSTEAD.match(s)), "")
+                if instead:
+                    cause, edited, planned = (cause[0], instead, cause[2]), False, False
+                else:
+                    cause = (cause[0], "", cause[2])
                 continue
             if cause is None and (
                 report is None
