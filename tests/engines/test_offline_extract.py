@@ -234,6 +234,29 @@ def test_a_refused_plan_is_not_the_fix_what_the_user_asked_instead_is() -> None:
     assert not any("interceptor" in i.text for i in result.items)
 
 
+def test_a_theory_the_user_doubts_gives_way_to_the_cause_found_later() -> None:
+    result = run(
+        "User: The gateway log shows frames with bytes missing in the middle on long dumps.\n\n"
+        'Assistant: [tool: Bash {"command": "rg -n HAL_UART App/"}]\n\n'
+        "User: [tool result: App/Src/uart_rx.c:12: HAL_UART_Receive_DMA]\n\n"
+        "Assistant: The core runs from MSI, which drifts with temperature, so the clock error "
+        "corrupts long frames. I'd enable MSI PLL-mode.\n\n"
+        "User: I doubt it. I measured 115 190 baud with the logic analyzer, the bits are "
+        "clean.\n\n"
+        "Assistant: Found it. The DMA channel is circular, but only the transfer-complete "
+        "callback copies data out, so the second half of a long frame is overwritten. I'll "
+        "handle the half-transfer callback too.\n\n"
+        'Assistant: [tool: Edit {"file_path": "App/Src/uart_rx.c", "old_string": "a", '
+        '"new_string": "b"}]\n\n'
+        "User: [tool result: File edited successfully.]\n\n"
+        'Assistant: [tool: Bash {"command": "make test-host"}]\n\n'
+        "User: [tool result: 12 Tests 0 Failures 0 Ignored\nOK]"
+    )
+    bug = only(result, Category.BUG_PATTERNS)
+
+    assert "circular" in bug.root_cause and "MSI" not in bug.text
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

@@ -75,7 +75,7 @@ _CONFIRM = re.compile(
 )
 _DENY = re.compile(
     r"(?i)\b(?:still (?:fail|broken|crash|happen|wrong|see)|doesn'?t work|didn'?t "
-    r"(?:work|help|fix)|not fixed|same (?:error|problem))"
+    r"(?:work|help|fix)|not fixed|same (?:error|problem)|i doubt (?:it|that))"
 )
 # Discourse shape of an explanation: a cause and its effect.
 _CAUSAL = re.compile(
@@ -344,7 +344,7 @@ _RULED_OUT = re.compile(
     r"(?:is|are|looks?|seems?) (?:fine|ok(?:ay)?|correct|right|good)\b|rules? (?:that |it )?out|"
     r"not (?:the|a) (?:cause|problem|culprit)|that'?s not it|"
     # "so the corrupted-DB theory is out", "so the race doesn't explain a cold launch"
-    r"(?:theory|idea|hypothesis|suspect) is (?:out|dead|ruled out)|"
+    r"(?:theory|idea|hypothesis|suspect|guess) is (?:out|dead|ruled out|wrong)|"
     r"(?:does ?n[o']?t|can ?n[o']?t|cannot) explain)"
 )
 _ANAPHOR = re.compile(r"(?i)^\W*(?:it|its|it'?s|this|that|they|these|those|there|which)\b")
