@@ -257,6 +257,23 @@ def test_a_theory_the_user_doubts_gives_way_to_the_cause_found_later() -> None:
     assert "circular" in bug.root_cause and "MSI" not in bug.text
 
 
+def test_an_option_the_agent_offers_is_no_root_cause() -> None:
+    result = run(
+        "User: the cart empties when the page reloads, customers complain.\n\n"
+        'Assistant: [tool: Bash {"command": "rg -n defineStore src/stores"}]\n\n'
+        "User: [tool result: src/stores/cart.ts:3: export const useCart = defineStore()]\n\n"
+        "Assistant: I could add pinia-plugin-persistedstate, so the cart survives a page "
+        "reload via localStorage. I'll rewrite the store as a setup store first.\n\n"
+        'Assistant: [tool: Edit {"file_path": "src/stores/cart.ts", "old_string": "a", '
+        '"new_string": "b"}]\n\n'
+        "User: [tool result: File edited successfully.]\n\n"
+        'Assistant: [tool: Bash {"command": "pnpm test"}]\n\n'
+        "User: [tool result: 14 passed]"
+    )
+
+    assert not any("persistedstate" in i.root_cause for i in result.items)
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

@@ -305,6 +305,9 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         and not _RULED_OUT.search(s)
         # "Add a Dependabot config, so the SHAs get updated": advice, not a cause.
         and not is_request(s.split(maxsplit=1)[0] if s.split() else "")
+        # "I could keep the old versions too, so nothing breaks": an option offered, not
+        # what went wrong.
+        and not _OFFERS_AN_OPTION.match(s)
     ]
     if not causes:
         # "The messages do arrive, so the token is fine. The system suppresses them: …": what
@@ -324,7 +327,10 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         causes = [
             s
             for s in before
-            if not s.rstrip().endswith("?") and len(s.split()) >= 5 and not _RULED_OUT.search(s)
+            if not s.rstrip().endswith("?")
+            and len(s.split()) >= 5
+            and not _RULED_OUT.search(s)
+            and not _OFFERS_AN_OPTION.match(s)
         ][-2:]
     if not causes:
         return None
@@ -332,6 +338,9 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     return " ".join(causes[:2]), plan, hedged
 
 
+_OFFERS_AN_OPTION = re.compile(
+    r"(?i)^\W*(?:(?:i|we) (?:could|can|might)|one option|option \w+:|let me|agreed\b)"
+)
 _FOUND_IT = re.compile(
     r"(?i)^\W*(?:that confirms it|confirmed|found it|there it is|that'?s the (?:culprit|cause|"
     r"problem|bug)|got it|this is the (?:culprit|cause|bug))\W*$"
