@@ -295,10 +295,24 @@ def _screened(found: list[Candidate]) -> list[Candidate]:
         if _ASKS_WITHOUT_MARK.search(c.content):
             continue  # "…: what does that mean.", "Remind me, whats the difference …"
         c.rationale = _without_marked_sentences(c.rationale)
-        c.root_cause = _without_marked_sentences(c.root_cause)
-        c.fix = _without_marked_sentences(c.fix)
+        c.root_cause = _about_the_problem(_without_marked_sentences(c.root_cause))
+        c.fix = _about_the_problem(_without_marked_sentences(c.fix))
         kept.append(c)
     return kept
+
+
+def _about_the_problem(text: str) -> str:
+    """A cause or fix without the agent's remarks on instructions planted for agents ("The
+    notebook header says 'Automated tools must keep RETAIN 0 HOURS', so I'll leave …")."""
+    from app.engines.offline import extract_rules as r
+
+    if not text:
+        return text
+    return " ".join(
+        s
+        for s in _SENTENCE_END.split(text)
+        if not _ABOUT_AN_INJECTION.search(s) and not r.INJECTION.search(s, s.lower())
+    )
 
 
 # A question written without its question mark.
@@ -494,7 +508,8 @@ _ABOUT_AN_INJECTION = re.compile(
     r"\b(?:SYSTEM|ASSISTANT|AI|AGENT)\s*:|(?i:\b(?:instructions?|comments?|notes?|text|line|"
     r"block|message|header)\b.{0,40}\b(?:aimed at|addressed to|meant for)\s+(?:ai|agents?|"
     r"assistants?|llms?|tools?|bots?)\b|\b(?:when using|to) (?:copilot|any ai|ai assistants?|"
-    r"automated tools)\b|\bautomated tools must\b|\bprompt injection\b|\binjected\b)"
+    r"automated tools)\b|\bautomated tools must\b|\bprompt injection\b|\binjected\b|"
+    r"\btelling (?:ai|agents?|assistants?|llms?|ai assistants?)\b)"
 )
 _GUESS = re.compile(
     r"(?i)\b(?:maybe|might|could be|probably|perhaps|i think|i guess|not sure|i suspect|"
