@@ -794,6 +794,10 @@ def test_a_remark_about_a_planted_instruction_is_not_kept() -> None:
         ("no more pickle, use msgpack for the cache", "pickle"),
         ("Zustand was a mistake, we're back on Redux Toolkit for the storefront", "zustand"),
         ("MkDocs Material replaces Docusaurus going forward", "docusaurus"),
+        (
+            "PDFs render through Gotenberg now, wkhtmltopdf got dropped from the image",
+            "wkhtmltopdf",
+        ),
     ],
 )
 def test_natural_replacements_name_what_they_replace(turn: str, old: str) -> None:
@@ -1212,6 +1216,7 @@ PLAIN_OPTIONS = (
         "pg_repack. we can't take events offline and we have 1.2 TB free.",
         "2. disk is fine, we have 1.2 TB free.",
         "ok so pg_repack then, the table can't go offline.",
+        "no, pg_repack. the table can't go offline.",
     ],
 )
 def test_an_option_of_a_plain_numbered_list_is_picked_by_name_or_number(reply: str) -> None:

@@ -691,10 +691,12 @@ _REPLACES = (
         rf"gave\s+up\s+on|giving\s+up\s+on|phas(?:ed|ing)\s+out)\s+{_SKIP}"
         rf"{_NAME.format(g='old')}"
     ),
-    # "axios is out", "Joda is deprecated here", "Zustand was a mistake"
+    # "axios is out", "Joda is deprecated here", "Zustand was a mistake", "wkhtmltopdf got
+    # dropped from the base image"
     re.compile(
         rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}{_NAME.format(g='old')}\s+(?:is|was|are|"
-        rf"were)\s+(?:out|gone|dead|deprecated|a\s+mistake|no\s+longer\s+used|retired)\b"
+        rf"were|got|has\s+been|have\s+been)\s+(?:out|gone|dead|deprecated|a\s+mistake|no\s+"
+        rf"longer\s+used|retired|dropped|removed|ripped\s+out|phased\s+out|replaced)\b"
     ),
     # "we're leaving gorilla/mux behind", "moving on from Travis"
     re.compile(rf"(?i)\bleav(?:e|es|ing)\s+{_SKIP}{_NAME.format(g='old')}\s+behind\b"),

@@ -1591,6 +1591,10 @@ def _named_options(text: str, options: list[_Option]) -> list[int]:
     return [k for k, option in enumerate(options) if _keys_named(text, option)]
 
 
+# "no, wkhtmltopdf.": the answer word before a pick (here turning down the agent's lean).
+_ANSWER_WORD = re.compile(r"^\W*(?:(?:no|nope|nah|yes|yeah|yep|ok(?:ay)?|hmm+)\s*,\s*)+")
+
+
 def _picked(reply: str, options: list[_Option]) -> int | None:
     """Which option the opening of a reply chooses, if exactly one.
 
@@ -1613,7 +1617,7 @@ def _picked(reply: str, options: list[_Option]) -> int | None:
             return None
         if low.rstrip().endswith("?") or re.search(r"\bbut\b", low):
             continue
-        clause = re.split(r"[,;:—–]|\.(?:\s|$)", low, maxsplit=1)[0]
+        clause = re.split(r"[,;:—–]|\.(?:\s|$)", _ANSWER_WORD.sub("", low), maxsplit=1)[0]
         first = _named_options(clause, options)
         if len(first) == 1 and not _WEIGHS.search(clause):
             words = _LEAD.sub("", clause).split()
