@@ -720,6 +720,7 @@ def test_what_one_function_does_is_left_to_the_code() -> None:
         ("no viper. too much magic and the dep tree is huge", "viper"),
         ("hmm no, we dont use floats in this firmware", "floats"),
         ("fyi CI is jenkins for all our repos, the pipeline lives in the Jenkinsfile", "jenkins"),
+        ("all schedules are in Europe/Berlin local time since finance thinks in CET", "berlin"),
     ],
 )
 def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None:
@@ -735,6 +736,7 @@ def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None
         "no idea honestly",
         "read the sensor every 10 s and log it",
         "the geo-enricher pods stop processing every couple of days",
+        "all tests are green now and the build passes",
     ],
 )
 def test_answers_idioms_and_frequencies_are_no_rules(turn: str) -> None:

@@ -1007,7 +1007,12 @@ _GENERAL = re.compile(
 # "all" is general only with a modal ("all index migrations should use …"); the others are
 # general on their own.
 _STRONG_GENERAL = re.compile(
-    rf"(?i)\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|no longer|from now on|going "
+    # "all schedules are in Europe/Berlin local time": a universal statement about the
+    # project's things (not a report: "all tests are green").
+    r"(?i)^\W*(?:and\s+|also\s+)?all\s+(?:our\s+|the\s+|of\s+our\s+)?[a-z][\w-]*s\s+(?:are|go|"
+    r"live|use|run|get|have|must|should)\s+(?!(?:green|passing|done|fixed|failing|broken|gone|"
+    r"fine|good|there|updated|merged)\b)|"
+    rf"\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|no longer|from now on|going "
     rf"forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|convention|policy|"
     r"standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
