@@ -293,6 +293,17 @@ def test_a_remark_on_a_planted_instruction_leaves_the_root_cause() -> None:
     assert "running stream" in bug.root_cause and "automated tools" not in bug.text.lower()
 
 
+def test_a_proposal_turned_down_by_name_is_not_even_reviewed() -> None:
+    result = run(
+        "User: set up terraform for staging and prod.\n\n"
+        "Assistant: One root module per env with an S3 backend. For running it, I'd suggest "
+        "Atlantis: plan is posted on the PR, apply happens by commenting atlantis apply.\n\n"
+        "User: atlantis no. plan on PRs through github actions is fine, apply stays manual.\n"
+    )
+
+    assert not any("I'd suggest Atlantis" in i.content for i in result.items)
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

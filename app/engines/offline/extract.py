@@ -1713,6 +1713,18 @@ def _with_named_acceptances(
             if not words or all(w.isdigit() for w in words):
                 continue
             (no if m.group("verdict").lower() in ("no", "nope") else yes).append(words)
+        if no:
+            # "atlantis no.": the agent's sentence proposing it is not memory, not even for
+            # review.
+            found = [
+                c
+                for c in found
+                if c.speaker is not Speaker.AGENT
+                or c.turn != turn.index
+                or not any(
+                    all(_names(w, c.content.lower().replace("`", "")) for w in nw) for nw in no
+                )
+            ]
         if not yes:
             continue
         pieces = [
