@@ -304,6 +304,18 @@ def test_a_proposal_turned_down_by_name_is_not_even_reviewed() -> None:
     assert not any("I'd suggest Atlantis" in i.content for i in result.items)
 
 
+def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
+    from app.engines.offline import dialogue
+
+    sentences = [
+        "Let me test your vsync idea first, since it's cheap.",
+        "There's no way to see jitter in batch mode, so I add a probe.",
+    ]
+    assert dialogue._with_antecedent(sentences, 1) == sentences[1]
+    option = "**SWR**: smaller, same idea, so invalidation is more manual."
+    assert dialogue._diagnosis([option], looked=True) is None
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

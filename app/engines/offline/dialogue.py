@@ -340,6 +340,8 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
 
 _OFFERS_AN_OPTION = re.compile(
     r"(?i)^\W*(?:(?:i|we) (?:could|can|might)|one option|option \w+:|let me|agreed\b)"
+    # "- **SWR**: smaller, …": an entry of a list of options (not "**Root cause:** …")
+    r"|^\W*\*\*[^*:]+\*\*\s*:"
 )
 _FOUND_IT = re.compile(
     r"(?i)^\W*(?:that confirms it|confirmed|found it|there it is|that'?s the (?:culprit|cause|"
@@ -361,7 +363,13 @@ _ANAPHOR = re.compile(r"(?i)^\W*(?:it|its|it'?s|this|that|they|these|those|there
 
 def _with_antecedent(sentences: list[str], k: int) -> str:
     """The sentence, led by the one before it when it opens by pointing back ("It gets None")."""
-    if k > 0 and _ANAPHOR.match(sentences[k]) and not sentences[k - 1].rstrip().endswith("?"):
+    if (
+        k > 0
+        and _ANAPHOR.match(sentences[k])
+        and not sentences[k - 1].rstrip().endswith("?")
+        # ("Let me test your vsync idea first. There's no way to see …": not its antecedent)
+        and not _OFFERS_AN_OPTION.match(sentences[k - 1])
+    ):
         return f"{sentences[k - 1]} {sentences[k]}"
     return sentences[k]
 
