@@ -760,6 +760,8 @@ def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None
         "read the sensor every 10 s and log it",
         "the geo-enricher pods stop processing every couple of days",
         "all tests are green now and the build passes",
+        "I checked the servicemonitors, nobody touched them, scrape interval is 30s everywhere",
+        "No OOMKilled for the worker pods in the last 3 days at all.",
     ],
 )
 def test_answers_idioms_and_frequencies_are_no_rules(turn: str) -> None:

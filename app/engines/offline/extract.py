@@ -1208,6 +1208,16 @@ def _repeats(words: AbstractSet[str], said: Sequence[AbstractSet[str]]) -> bool:
 _RULE_AFTER_REQUEST = re.compile(r"\s+[—–]\s+|\s*;\s+|(?<=\w):\s+")
 
 
+# "I checked the servicemonitors, nobody touched them", "No OOMKilled in the last 3 days":
+# what the speaker did or saw, not a rule. ("We had a pentest …, so every form …" can be one:
+# "had", "got", "did" stay out of the list.)
+_TELLS_WHAT_HAPPENED = re.compile(
+    r"(?i)^\W*(?:(?:and|but|so|also|ok(?:ay)?)\W+)?(?:i|we)\s+(?:went|checked|saw|looked|"
+    r"tried|ran|found|noticed|measured|tested)\b"
+    r"|\bin the (?:last|past) (?:\d+|few|couple of|two|three) (?:hours|days|weeks|months|runs)\b"
+)
+
+
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """User sentences that state a general rule the sentence rules did not pick up.
 
@@ -1248,6 +1258,8 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         elif not _STRONG_GENERAL.search(s.text) and not _MODAL.search(s.text) and not banned:
             continue  # "all" alone ("update the file to match all the changes") is a task
         if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or _SCOPED.search(s.text):
+            continue
+        if _TELLS_WHAT_HAPPENED.search(s.text):
             continue
         text = s.text
         if _opens_with_request(text) and not placed:
