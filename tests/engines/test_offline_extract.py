@@ -316,6 +316,18 @@ def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
     assert dialogue._diagnosis([option], looked=True) is None
 
 
+def test_a_proposal_put_off_leaves_the_review_queue() -> None:
+    result = run(
+        "User: the OTA image fails its CRC check on 3 of 40 gateways.\n\n"
+        "Assistant: The padding bytes are included in the CRC on the server but not on the "
+        "device. While I'm here: I'd suggest replacing the CRC with a SHA-256 plus an ECDSA "
+        "signature in the header.\n\n"
+        "User: later, that's the secure boot project and it has its own budget. not now.\n"
+    )
+
+    assert not any("SHA-256" in i.text for i in result.items)
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

@@ -102,7 +102,7 @@ _ACCEPT = re.compile(
 )
 _REJECT = re.compile(
     r"(?i)^\W*(?:no|nope|nah|don'?t|let'?s not|not now|not in this|skip|"
-    r"rather not|never mind)\b"
+    r"rather not|never mind|later|not yet)\b"
 )
 _PROPOSAL = re.compile(
     r"(?i)\b(?:should i|shall i|want me to|do you want me to|would you like me to|i propose|"

@@ -1997,6 +1997,16 @@ def _with_answers(
     parser: clap adds 300 KB"): the reason is the decision. A bare "no" decides nothing.
     """
 
+    refused = [p for p in proposals if not p.accepted]
+    if refused:
+        # The agent's own sentence proposing what the user turned down or put off is not
+        # memory, not even for review ("I'd suggest a SHA-256 signature" / "later, not now").
+        found = [
+            c
+            for c in found
+            if c.speaker is not Speaker.AGENT
+            or not any(c.turn == p.turn and _same_offer(c.content, p.text) for p in refused)
+        ]
     for proposal in proposals:
         reply_turn = next(
             (s.turn for s in statements if s.turn > proposal.turn and s.speaker is Speaker.USER),
@@ -2037,6 +2047,11 @@ def _with_answers(
         )
     found.sort(key=lambda c: c.index)
     return found
+
+
+def _same_offer(content: str, offer: str) -> bool:
+    words = tokens(offer)
+    return bool(words) and len(tokens(content) & words) >= 0.6 * len(words)
 
 
 def _unhedged(text: str) -> str:
