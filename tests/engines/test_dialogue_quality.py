@@ -66,8 +66,8 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # Lowered from 0.40 / 0.48 when the category model was retrained on 155 dev
     # conversations (docs/decisions.md, "category model retrained"); raised again to the
     # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations), and
-    # after the seventh part (0.44 / 0.46, 1 violation).
-    assert report.precision() >= 0.43, report.precision()
+    # after the seventh part (0.44 / 0.46, 1 violation), and after the eighth (0.486 / 0.459).
+    assert report.precision() >= 0.48, report.precision()
     assert report.recall() >= 0.45, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
@@ -89,12 +89,12 @@ def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
 def test_fourth_held_out_batch_does_not_fall(bench: ModuleType) -> None:
     """holdout4/ (three more annotators, never tuned on): scored unseen on arrival at
     0.40 / 0.44 (session-start engine) and 0.42 / 0.46; these are its figures at the end of
-    that session."""
+    that session; sequence checks 21 -> 22 after the eighth part."""
     report = bench.evaluate("holdout4")
     passed, total = report.sequence_checks()
     assert report.precision() >= 0.42, report.precision()
     assert report.recall() >= 0.46, report.recall()
-    assert passed >= 21, (passed, total)
+    assert passed >= 22, (passed, total)
     assert not report.secrets
     assert len(report.violations()) <= 13, report.violations()
 
@@ -102,11 +102,11 @@ def test_fourth_held_out_batch_does_not_fall(bench: ModuleType) -> None:
 def test_fifth_held_out_batch_does_not_fall(bench: ModuleType) -> None:
     """holdout5/ (three more annotators, never tuned on): scored unseen on arrival at
     0.36 / 0.38 with the session-start engine and 0.38 / 0.38 with the eighth part's changes
-    (docs/decisions.md); these are the floors."""
+    (docs/decisions.md); these are the floors (must-not 11 -> 10 by the end of that part)."""
     report = bench.evaluate("holdout5")
     passed, total = report.sequence_checks()
     assert report.precision() >= 0.38, report.precision()
     assert report.recall() >= 0.37, report.recall()
     assert passed >= 17, (passed, total)
     assert not report.secrets
-    assert len(report.violations()) <= 11, report.violations()
+    assert len(report.violations()) <= 10, report.violations()
