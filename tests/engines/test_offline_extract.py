@@ -328,6 +328,12 @@ def test_a_proposal_put_off_leaves_the_review_queue() -> None:
     assert not any("SHA-256" in i.text for i in result.items)
 
 
+def test_a_one_word_title_gives_way_to_the_opening_clause() -> None:
+    item = only(run("User: Use gh-ost, which reads the binlog instead of using triggers.\n"))
+
+    assert item.title == "Use gh-ost"
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

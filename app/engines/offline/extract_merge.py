@@ -220,6 +220,23 @@ def _speaks_of(topic: str, candidate: Candidate) -> bool:
     return bool(topic) and bool(stems(topic) & stems(candidate.content))
 
 
+_ANSWER_OPENING = re.compile(
+    r"(?i)^\W*(?:(?:yes|yeah|yep|ok(?:ay)?|so|and|also|but|hmm+|no)\b\W*)+"
+)
+
+
+def _opening_clause(content: str) -> str:
+    """The statement's words up to its first comma, semicolon or colon (six at most)."""
+    text = _ANSWER_OPENING.sub("", content.replace("`", "").replace("*", ""))
+    clause = re.split(
+        r"[,;:(]|\s[—–-]\s|\.(?:\s|$)|\s(?:so|because|since|which|when|if)\s", text, maxsplit=1
+    )[0]
+    words = clause.split()[:TITLE_WORDS]
+    while words and words[-1].lower() in STOPWORDS:
+        words.pop()
+    return " ".join(words)
+
+
 def _assign_titles(candidates: list[Candidate]) -> None:
     """Lead or chosen thing, else topic, else the first words; distinct within a category.
 
@@ -252,6 +269,12 @@ def _assign_titles(candidates: list[Candidate]) -> None:
                 break
         if not title:
             title = f"{candidate.topic_title or phrase} ({phrase})"
+        if len(title.split()) < 2:
+            # "gh-ost", "Yarn": a name alone labels; the statement's opening clause says what
+            # about it ("Use gh-ost", "Use yarn for all of this").
+            opening = _opening_clause(candidate.content)
+            if len(opening.split()) >= 2 and (candidate.category, opening.lower()) not in used:
+                title = opening
         used.add((candidate.category, title.lower()))
         # Leads and chosen names are kept as written ("sqlc"); generated titles start upper.
         candidate.title = title if title == lead else capitalize(title)
