@@ -516,6 +516,8 @@ _GUESS = re.compile(
     r"possibly|my guess|i bet|if (?:we|you|they|i) ever|if one day|some ?day)\b"
     # "… if you ever wanted to know lol": said in jest.
     r"|\b(?:lol|lmao|haha|hehe|rofl)\b"
+    # "I'm not convinced, …", "I'm the only analytics engineer.": the speaker's own state.
+    r"|^\W*(?:i'?m|i am)\b"
 )
 
 
