@@ -213,6 +213,17 @@ def test_a_fix_labelled_fix_is_the_fix_not_the_cause() -> None:
     assert "jitter" in bug.fix and "jitter" not in bug.root_cause
 
 
+def _edited_and_passed(path: str, command: str, output: str) -> str:
+    """The tail of an agent session: an edit to `path`, then a run that passes."""
+    return (
+        f'Assistant: [tool: Edit {{"file_path": "{path}", "old_string": "a", '
+        '"new_string": "b"}]\n\n'
+        "User: [tool result: File edited successfully.]\n\n"
+        f'Assistant: [tool: Bash {{"command": "{command}"}}]\n\n'
+        f"User: [tool result: {output}]"
+    )
+
+
 def test_a_refused_plan_is_not_the_fix_what_the_user_asked_instead_is() -> None:
     result = run(
         "User: inventory-svc hangs when pricing-svc is slow, the handler never returns.\n\n"
@@ -222,11 +233,9 @@ def test_a_refused_plan_is_not_the_fix_what_the_user_asked_instead_is() -> None:
         "go-grpc-middleware retry interceptor with 3 retries.\n\n"
         "User: No. I don't want a new dependency for this. Do a per-call timeout of 800ms at "
         "the GetPrice call and fall back to the cached price.\n\n"
-        'Assistant: [tool: Edit {"file_path": "internal/reserve/handler.go", "old_string": "a", '
-        '"new_string": "b"}]\n\n'
-        "User: [tool result: File edited successfully.]\n\n"
-        'Assistant: [tool: Bash {"command": "go test ./..."}]\n\n'
-        "User: [tool result: ok  inventory/internal/reserve 1.6s]"
+        + _edited_and_passed(
+            "internal/reserve/handler.go", "go test ./...", "ok  inventory/internal/reserve 1.6s"
+        )
     )
     bug = only(result, Category.BUG_PATTERNS)
 
@@ -246,11 +255,9 @@ def test_a_theory_the_user_doubts_gives_way_to_the_cause_found_later() -> None:
         "Assistant: Found it. The DMA channel is circular, but only the transfer-complete "
         "callback copies data out, so the second half of a long frame is overwritten. I'll "
         "handle the half-transfer callback too.\n\n"
-        'Assistant: [tool: Edit {"file_path": "App/Src/uart_rx.c", "old_string": "a", '
-        '"new_string": "b"}]\n\n'
-        "User: [tool result: File edited successfully.]\n\n"
-        'Assistant: [tool: Bash {"command": "make test-host"}]\n\n'
-        "User: [tool result: 12 Tests 0 Failures 0 Ignored\nOK]"
+        + _edited_and_passed(
+            "App/Src/uart_rx.c", "make test-host", "12 Tests 0 Failures 0 Ignored\nOK"
+        )
     )
     bug = only(result, Category.BUG_PATTERNS)
 
@@ -264,11 +271,7 @@ def test_an_option_the_agent_offers_is_no_root_cause() -> None:
         "User: [tool result: src/stores/cart.ts:3: export const useCart = defineStore()]\n\n"
         "Assistant: I could add pinia-plugin-persistedstate, so the cart survives a page "
         "reload via localStorage. I'll rewrite the store as a setup store first.\n\n"
-        'Assistant: [tool: Edit {"file_path": "src/stores/cart.ts", "old_string": "a", '
-        '"new_string": "b"}]\n\n'
-        "User: [tool result: File edited successfully.]\n\n"
-        'Assistant: [tool: Bash {"command": "pnpm test"}]\n\n'
-        "User: [tool result: 14 passed]"
+        + _edited_and_passed("src/stores/cart.ts", "pnpm test", "14 passed")
     )
 
     assert not any("persistedstate" in i.root_cause for i in result.items)
