@@ -296,15 +296,33 @@ def test_a_remark_on_a_planted_instruction_leaves_the_root_cause() -> None:
     assert "running stream" in bug.root_cause and "automated tools" not in bug.text.lower()
 
 
-def test_a_proposal_turned_down_by_name_is_not_even_reviewed() -> None:
+@pytest.mark.parametrize(
+    ("proposal", "reply", "word"),
+    [
+        (
+            "For running it, I'd suggest Atlantis: plan is posted on the PR, apply happens by "
+            "commenting atlantis apply.",
+            "atlantis no. plan on PRs through github actions is fine, apply stays manual.",
+            "Atlantis",
+        ),
+        (
+            "While I'm here: I'd suggest replacing the CRC with a SHA-256 plus an ECDSA "
+            "signature in the header.",
+            "later, that's the secure boot project and it has its own budget. not now.",
+            "SHA-256",
+        ),
+    ],
+)
+def test_a_proposal_turned_down_or_put_off_leaves_the_review_queue(
+    proposal: str, reply: str, word: str
+) -> None:
     result = run(
-        "User: set up terraform for staging and prod.\n\n"
-        "Assistant: One root module per env with an S3 backend. For running it, I'd suggest "
-        "Atlantis: plan is posted on the PR, apply happens by commenting atlantis apply.\n\n"
-        "User: atlantis no. plan on PRs through github actions is fine, apply stays manual.\n"
+        "User: set up the OTA pipeline for staging and prod.\n\n"
+        f"Assistant: One root module per env, images signed in CI. {proposal}\n\n"
+        f"User: {reply}\n"
     )
 
-    assert not any("I'd suggest Atlantis" in i.content for i in result.items)
+    assert not any(word in i.text for i in result.items)
 
 
 def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
@@ -317,18 +335,6 @@ def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
     assert dialogue._with_antecedent(sentences, 1) == sentences[1]
     option = "**SWR**: smaller, same idea, so invalidation is more manual."
     assert dialogue._diagnosis([option], looked=True) is None
-
-
-def test_a_proposal_put_off_leaves_the_review_queue() -> None:
-    result = run(
-        "User: the OTA image fails its CRC check on 3 of 40 gateways.\n\n"
-        "Assistant: The padding bytes are included in the CRC on the server but not on the "
-        "device. While I'm here: I'd suggest replacing the CRC with a SHA-256 plus an ECDSA "
-        "signature in the header.\n\n"
-        "User: later, that's the secure boot project and it has its own budget. not now.\n"
-    )
-
-    assert not any("SHA-256" in i.text for i in result.items)
 
 
 def test_a_one_word_title_gives_way_to_the_opening_clause() -> None:
