@@ -790,6 +790,7 @@ def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None
         "I checked the servicemonitors, nobody touched them, scrape interval is 30s everywhere",
         "No OOMKilled for the worker pods in the last 3 days at all.",
         "I'm the only analytics engineer, every dashboard goes through me.",
+        "No crash, no errors, the pod is healthy, the consumer lag just grows.",
     ],
 )
 def test_answers_idioms_and_frequencies_are_no_rules(turn: str) -> None:

@@ -1020,11 +1020,14 @@ _STRONG_GENERAL = re.compile(
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
 )
 # "no viper", "no hardcoded text in composables", "we dont use floats in this firmware": a
-# ban on a thing, not an answer ("no, only english") or an idiom ("no idea").
+# ban on a thing, not an answer ("no, only english"), an idiom ("no idea") or what was seen
+# ("No crash, no errors, the pod is healthy", "no NaNs since").
 _PROHIBITION = re.compile(
     r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|no(?=,))\W+)*(?:(?:no|zero)\s+(?!(?:one|idea|"
     r"problem|problems|worries|need|way|thanks|rush|longer|more|matter|clue|big deal|"
-    r"offense|pressure|changes?|luck)\b)`?[a-z][\w-]*|we\s+(?:do\s+not|don'?t|dont|never)\s+"
+    r"offense|pressure|changes?|luck|errors?|crash(?:es)?|traceback|exceptions?|warnings?|"
+    r"difference|output|response|reply|data|nans?|restarts?|oom\w*|issues?)\b)`?[a-z][\w-]*|"
+    r"we\s+(?:do\s+not|don'?t|dont|never)\s+"
     r"(?:use|want|allow|ship|write|add|run|commit|call|touch|import|store|log)\b)"
 )
 _PROHIBITION_LEAD = re.compile(r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|no(?=,))\W+)+")
