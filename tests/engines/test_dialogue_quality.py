@@ -66,8 +66,8 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # Lowered from 0.40 / 0.48 when the category model was retrained on 155 dev
     # conversations (docs/decisions.md, "category model retrained"); raised again to the
     # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations), and
-    # after the seventh part (0.44 / 0.46, 1 violation), and after the eighth (0.486 / 0.459).
-    assert report.precision() >= 0.48, report.precision()
+    # after the seventh part (0.44 / 0.46, 1 violation), and after the eighth (0.50 / 0.459).
+    assert report.precision() >= 0.50, report.precision()
     assert report.recall() >= 0.45, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
