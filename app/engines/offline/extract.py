@@ -986,8 +986,9 @@ def _retracted(reversals: list[Reversal], statements: list[Statement]) -> set[in
 # "every" quantifies ("every migration"), except as a frequency ("every 10 s", "every day",
 # "every few hours", "every couple of days": how often a problem shows, not a rule).
 _EVERY = (
-    r"every(?!\s+(?:(?:few|couple(?:\s+of)?|single)\s+)?(?:\d+\s*)?(?:other\s+)?(?:s|secs?|seconds?|ms|minutes?|mins?|hours?|h|days?|"
-    r"weeks?|months?|years?|nights?|mornings?|times?|sprints?|releases?)\b)"
+    r"every(?!\s+(?:(?:few|couple(?:\s+of)?|single)\s+)?(?:\d+\s*)?(?:other\s+)?(?:s|secs?|"
+    r"seconds?|ms|minutes?|mins?|hours?|h|days?|weeks?|months?|years?|nights?|mornings?|times?|"
+    r"sprints?|releases?)\b)"
 )
 # Closed-class words that make a statement general (a standing rule), not a one-off task.
 _SCOPES = (
@@ -2055,6 +2056,7 @@ def _with_answers(
 
 
 def _same_offer(content: str, offer: str) -> bool:
+    """Whether a candidate holds most of the words of an agent's offer."""
     words = tokens(offer)
     return bool(words) and len(tokens(content) & words) >= 0.6 * len(words)
 
