@@ -343,6 +343,20 @@ def test_a_one_word_title_gives_way_to_the_opening_clause() -> None:
     assert item.title == "Use gh-ost"
 
 
+def test_a_request_with_rule_words_is_no_problem_report() -> None:
+    result = run(
+        "User: we need a reporting_ro role for the analytics db. The password never goes "
+        "in the repo, only in the vault file.\n\n"
+        'Assistant: [tool: Bash {"command": "rg -n vault_ group_vars/"}]\n\n'
+        "User: [tool result: group_vars/db.yml:4: vault_pg_app_password]\n\n"
+        "Assistant: Passwords come from vault_ variables, so the role gets "
+        "vault_pg_reporting_ro_password. I'll add it to the vault file.\n\n"
+        + _edited_and_passed("group_vars/db.yml", "ansible-lint", "Passed: 0 failure(s)")
+    )
+
+    assert not [i for i in result.items if i.category is Category.BUG_PATTERNS]
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

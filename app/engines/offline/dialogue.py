@@ -403,6 +403,12 @@ _GREETING = re.compile(
     r"(?:\w+\W*){0,5}$"
 )
 # "Need rate limiting…", "I need add a favourites feature…": asking for work.
+# Words of _TROUBLE that rules and requests use as well ("money is Decimal, never float",
+# "ask only after the first order"): alone they do not make a request a problem report.
+_RULE_WORDS = re.compile(
+    r"(?i)\b(?:never|only|instead of|until|no longer|any ?more|keeps?|sometimes|empty|"
+    r"duplicat\w*|double\w*|twice|random\w*)\b"
+)
 _ASKS_FOR_WORK = re.compile(
     r"(?i)^\W*(?:(?:hello|hi|hey)\W+)?(?:(?:i|we)(?: really)? (?:need|want|would like)|"
     r"i'?d like|we'?d like|need|let'?s|lets|can you|could you|would you|please|pls|add|"
@@ -490,7 +496,7 @@ def _symptom(text: str, cause: str = "") -> str:
     if (
         content
         and _ASKS_FOR_WORK.match(content[0])
-        and not any(_TROUBLE.search(sentence) for sentence in sentences)
+        and not any(_TROUBLE.search(_RULE_WORDS.sub(" ", sentence)) for sentence in sentences)
     ):
         return ""  # nothing goes wrong: a request for new work, not a problem
     if content and _CORRECTS_THE_AGENT.match(content[0]):
