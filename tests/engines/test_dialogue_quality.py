@@ -76,14 +76,15 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
 
 def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
     """holdout3/ (a fourth annotator, never tuned on): its figures after the seventh part of
-    the offline engine v2 (docs/decisions.md)."""
+    the offline engine v2 (docs/decisions.md), raised after the eighth (0.395 / 0.302, one
+    must-not violation)."""
     report = bench.evaluate("holdout3")
     passed, total = report.sequence_checks()
-    assert report.precision() >= 0.38, report.precision()
+    assert report.precision() >= 0.39, report.precision()
     assert report.recall() >= 0.30, report.recall()
     assert passed >= 6, (passed, total)
     assert not report.secrets
-    assert len(report.violations()) <= 2, report.violations()
+    assert len(report.violations()) <= 1, report.violations()
 
 
 def test_fourth_held_out_batch_does_not_fall(bench: ModuleType) -> None:
