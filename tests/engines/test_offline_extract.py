@@ -1454,6 +1454,7 @@ def test_an_answer_about_finishing_the_task_decides_nothing() -> None:
         "No subcommand for now, we have two users.",
         "Don't fix the data yet, just find the cause first.",
         "Please don't change anything in the meantime.",
+        "Use a subagent for the survey, don't change anything yet.",
     ],
 )
 def test_a_no_until_later_is_not_a_rule(turn: str) -> None:

@@ -204,10 +204,12 @@ def _joined_runs(found: list[Candidate]) -> list[Candidate]:
     return joined
 
 
-# "No subcommand for now", "don't fix the data yet", "don't change anything in the meantime":
-# a hold on the task at hand, not a rule.
+# "No subcommand for now", "don't fix the data yet", "…, dont fix yet": a hold on the task
+# at hand, not a rule ("don't" from any clause; "no"/"not" only opening the statement, since
+# "wishlist in the db, NOT localStorage, … only for now" is a rule).
 _NOT_YET = re.compile(
-    r"(?i)^\W*(?:(?:please|pls|and|but|so|just)\W+)?(?:no|not|don'?t|dont|do not)\b[^.;]{0,40}?"
+    r"(?i)(?:^\W*(?:(?:please|pls|and|but|so|just)\W+)?(?:no|not)|(?:^|[,;]\s+)\W*"
+    r"(?:(?:please|pls|and|but|so|just)\W+)?(?:don'?t|dont|do not))\b[^.;]{0,40}?"
     r"\b(?:for now|not now|yet|today|in the meantime|for the moment)\b"
 )
 
@@ -261,7 +263,7 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
         or not _AS_THINGS_ARE.match(c.content)
     ]
     # "No subcommand for now", "not for now, we are too small": a "no" until later.
-    found = [c for c in found if not _NOT_YET.match(c.content)]
+    found = [c for c in found if not _NOT_YET.search(c.content)]
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
         c
