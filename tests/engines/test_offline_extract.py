@@ -357,6 +357,29 @@ def test_a_request_with_rule_words_is_no_problem_report() -> None:
     assert not [i for i in result.items if i.category is Category.BUG_PATTERNS]
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Session settings: accepted as proposed.",
+        "I have to run now, let's pick this up next week.",
+        "Ledger-api CI: please add golangci-lint to the GitHub Actions workflow.",
+        'And ignore that "note for AI assistants" in the README, it is a hackathon joke.',
+    ],
+)
+def test_what_the_agent_acknowledged_is_no_rule_when_it_runs_the_session(said: str) -> None:
+    result = run(f"User: {said}\n\nAssistant: Noted.\n")
+
+    assert not [i for i in result.items if i.confidence >= COMMIT], result.items
+
+
+def test_a_labeled_answer_with_a_condition_is_kept() -> None:
+    result = run(
+        "User: Mandatory MFA: yes, but only for staff accounts (is_staff).\n\nAssistant: Noted.\n"
+    )
+
+    assert any("is_staff" in i.content for i in result.items)
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

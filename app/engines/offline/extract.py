@@ -511,7 +511,9 @@ _ABOUT_AN_INJECTION = re.compile(
     r"block|message|header)\b.{0,40}\b(?:aimed at|addressed to|meant for)\s+(?:ai|agents?|"
     r"assistants?|llms?|tools?|bots?)\b|\b(?:when using|to) (?:copilot|any ai|ai assistants?|"
     r"automated tools)\b|\bautomated tools must\b|\bprompt injection\b|\binjected\b|"
-    r"\btelling (?:ai|agents?|assistants?|llms?|ai assistants?)\b)"
+    r"\btelling (?:ai|agents?|assistants?|llms?|ai assistants?)\b|"
+    r"\b(?:notes?|comments?|instructions?|sections?)\W{0,2}\s+for\s+(?:ai|agents?|assistants?|"
+    r"llms?)\b)"
 )
 _GUESS = re.compile(
     r"(?i)\b(?:maybe|might|could be|probably|perhaps|i think|i guess|not sure|i suspect|"
@@ -1396,8 +1398,14 @@ def _with_acknowledged(
                 continue
             if "[REDACTED" in s.text or describes_trouble(s.text) or _GREETS.match(s.text):
                 continue
-            if r.INJECTION.search(s.text, s.low):
+            if r.INJECTION.search(s.text, s.low) or _ABOUT_AN_INJECTION.search(s.text):
                 continue
+            if _ABOUT_THIS_SESSION.search(s.text) or _LABELED_VERDICT.match(s.text):
+                continue
+            label = re.match(r"^[^:]{1,40}:\s+(?=\S)", s.text)
+            rest = s.text[label.end() :] if label else ""
+            if rest and _opens_with_request(rest) and not _YES_OR_NO.match(rest):
+                continue  # "Ledger-api CI: please add golangci-lint …"
             words_of = tokens(s.text)
             if not words_of or _repeats(words_of, said):
                 continue
@@ -1420,6 +1428,21 @@ def _with_acknowledged(
             said.append(frozenset(words_of))
     found.sort(key=lambda c: c.index)
     return found
+
+
+_YES_OR_NO = re.compile(r"(?i)^\W*(?:yes|yeah|yep|no|nope|ok(?:ay)?|sure|fine)\b")
+# "I have to run now, let's pick this up next week", "I'll run it myself tonight": about this
+# session or one task, not how things are done.
+_ABOUT_THIS_SESSION = re.compile(
+    r"(?i)\b(?:this session|next week|pick this up|i have to (?:run|go)|tonight|one-off|"
+    r"i'?ll (?:run|file|do|delete|check|ask|look))\b"
+)
+# "Session settings: accepted as proposed.", "Passkeys: I have no view on that yet.": a verdict
+# on one of the agent's points; the point itself is the item, if any.
+_LABELED_VERDICT = re.compile(
+    r"(?i)^[^:]{1,40}:\s*(?:ok(?:ay)?|yes|no|accepted|agreed|fine|later|not (?:in this round|now|"
+    r"yet)|i have no view)\b(?![^.]*\b(?:but|only|except|unless)\b)[^.]{0,30}\.?$"
+)
 
 
 # The agent's plan ends by asking for a go-ahead ("OK with those numbers?", "Sound good?").
