@@ -90,14 +90,14 @@ def test_third_held_out_batch_does_not_fall(bench: ModuleType) -> None:
 def test_fourth_held_out_batch_does_not_fall(bench: ModuleType) -> None:
     """holdout4/ (three more annotators, never tuned on): scored unseen on arrival at
     0.40 / 0.44 (session-start engine) and 0.42 / 0.46; these are its figures at the end of
-    that session; sequence checks 21 -> 22 after the eighth part."""
+    that session; after the eighth part 0.435 / 0.463, 22 sequence checks, 12 violations."""
     report = bench.evaluate("holdout4")
     passed, total = report.sequence_checks()
-    assert report.precision() >= 0.42, report.precision()
+    assert report.precision() >= 0.43, report.precision()
     assert report.recall() >= 0.46, report.recall()
     assert passed >= 22, (passed, total)
     assert not report.secrets
-    assert len(report.violations()) <= 13, report.violations()
+    assert len(report.violations()) <= 12, report.violations()
 
 
 def test_fifth_held_out_batch_does_not_fall(bench: ModuleType) -> None:
