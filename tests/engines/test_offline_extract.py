@@ -380,6 +380,22 @@ def test_a_labeled_answer_with_a_condition_is_kept() -> None:
     assert any("is_staff" in i.content for i in result.items)
 
 
+@pytest.mark.parametrize(
+    ("line", "story"),
+    [
+        ("Root cause: attention.py masked scores with the literal -1e9.", True),
+        ("Fix: the SQL now uses the run's data interval.", True),
+        ("Why the suite did not catch this: tests run tasks eagerly.", True),
+        ("I'd let it go through the normal PR plan/apply.", True),
+        ("The Trivy DB is cached between pipelines in .trivycache/.", False),
+    ],
+)
+def test_a_reports_cause_and_fix_lines_tell_a_bugs_story(line: str, story: bool) -> None:
+    from app.engines.offline import extract
+
+    assert bool(extract._PART_OF_A_FIX.match(line)) is story
+
+
 def test_a_cause_given_after_was_keeps_its_whole_sentence() -> None:
     result = run(
         "User: The worker sent every receipt twice.\n\n"

@@ -354,6 +354,12 @@ _FACT_LEAD = re.compile(r"^([\w/ .-]{2,40}?)\s*(?:\(|—|–|:)")
 REPORT_REVIEW = 0.6
 
 
+# A report line that tells a bug's story or offers more work.
+_PART_OF_A_FIX = re.compile(
+    r"(?i)^\W*(?:(?:root )?cause|fix|fixed|why\b[^:]{0,60})\s*:|^\W*i(?:'d| would| can| could)\b"
+)
+
+
 def _with_reports(
     found: list[Candidate], facts: list[ReportFact], statements: list[Statement]
 ) -> list[Candidate]:
@@ -369,6 +375,8 @@ def _with_reports(
     for fact in facts:
         index = next((i for i, s in enumerate(statements) if s.turn >= fact.turn), len(statements))
         content = _sentence_of(fact.text.replace("`", ""))
+        if _PART_OF_A_FIX.match(content):
+            continue  # "Root cause: …", "Fix: …": a bug's story, not how the system is built
         design = ARCH_SUBJECT.search(content) is not None or _DESIGN.search(content) is not None
         if design and (fact.engaged or fact.accepted):
             confidence = REPORT_KEPT
