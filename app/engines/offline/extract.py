@@ -2036,7 +2036,7 @@ def _with_answers(
     parser: clap adds 300 KB"): the reason is the decision. A bare "no" decides nothing.
     """
 
-    refused = [p for p in proposals if not p.accepted]
+    refused = [(p.turn, words) for p in proposals if not p.accepted if (words := tokens(p.text))]
     if refused:
         # The agent's own sentence proposing what the user turned down or put off is not
         # memory, not even for review ("I'd suggest a SHA-256 signature" / "later, not now").
@@ -2044,7 +2044,9 @@ def _with_answers(
             c
             for c in found
             if c.speaker is not Speaker.AGENT
-            or not any(c.turn == p.turn and _same_offer(c.content, p.text) for p in refused)
+            or not any(
+                c.turn == turn and _repeats(words, [tokens(c.content)]) for turn, words in refused
+            )
         ]
     for proposal in proposals:
         reply_turn = next(
@@ -2086,12 +2088,6 @@ def _with_answers(
         )
     found.sort(key=lambda c: c.index)
     return found
-
-
-def _same_offer(content: str, offer: str) -> bool:
-    """Whether a candidate holds most of the words of an agent's offer."""
-    words = tokens(offer)
-    return bool(words) and len(tokens(content) & words) >= 0.6 * len(words)
 
 
 def _unhedged(text: str) -> str:
