@@ -264,6 +264,40 @@ def test_a_theory_the_user_doubts_gives_way_to_the_cause_found_later() -> None:
     assert "circular" in bug.root_cause and "MSI" not in bug.text
 
 
+def test_evidence_marked_confirmed_keeps_the_cause_it_confirms() -> None:
+    result = run(
+        "User: catalog-api p99 jumps to 2-3 seconds every 5 minutes after deploys.\n\n"
+        'Assistant: [tool: Read {"file_path": "catalog_api/cache.py"}]\n\n'
+        "User: [tool result: CACHE_TTL_SECONDS = 300]\n\n"
+        "Assistant: That's a cache stampede: keys filled together after a deploy share the "
+        "fixed 300 s TTL, so they all expire together.\n\n"
+        'Assistant: [tool: Bash {"command": "redis-cli --scan | xargs -n1 redis-cli ttl"}]\n\n'
+        "User: [tool result: 1184 212]\n\n"
+        "Assistant: 1,943 of 2,000 sampled keys expire within the same 3 seconds. Confirmed. "
+        "Fix: add random jitter of 10% to the TTL.\n\n"
+        + _edited_and_passed("catalog_api/cache.py", "pytest -q", "6 passed")
+    )
+    bug = only(result, Category.BUG_PATTERNS)
+
+    assert "stampede" in bug.root_cause and "jitter" in bug.fix
+
+
+def test_a_cause_named_root_cause_outranks_a_later_remark() -> None:
+    result = run(
+        "User: checkout requests timed out for 4 minutes during yesterday's deploy.\n\n"
+        'Assistant: [tool: Bash {"command": "grep -n add_index db/migrate/*.rb"}]\n\n'
+        "User: [tool result: db/migrate/2024_add_sku.rb:3: add_index :line_items, :sku]\n\n"
+        "Assistant: Confirmed root cause: add_index on line_items without algorithm: "
+        ":concurrently takes a SHARE lock that blocks inserts for the whole build.\n\n"
+        "Assistant: PgBouncer runs in session mode, so the lock_timeout set per migration "
+        "works. I'll add algorithm: :concurrently.\n\n"
+        + _edited_and_passed("db/migrate/2024_add_sku.rb", "bin/rails test", "12 passed")
+    )
+    bug = only(result, Category.BUG_PATTERNS)
+
+    assert "concurrently" in bug.root_cause and "PgBouncer" not in bug.root_cause
+
+
 def test_an_option_the_agent_offers_is_no_root_cause() -> None:
     result = run(
         "User: the cart empties when the page reloads, customers complain.\n\n"

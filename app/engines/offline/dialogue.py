@@ -276,6 +276,16 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     `looked`: the agent read code or ran something since the problem was reported.
     """
     plan = next((s for s in sentences if _PLAN.match(s)), "")
+    # "Confirmed root cause: `add_index` without `algorithm: :concurrently` …": the agent
+    # names its finding as the cause.
+    labelled = next((k for k, s in enumerate(sentences) if _ROOT_CAUSE.match(s)), -1)
+    if labelled >= 0:
+        # (The label stays: it is what makes the finding a cause.)
+        said = sentences[labelled]
+        if len(_ROOT_CAUSE.sub("", said).split()) < 5 and labelled + 1 < len(sentences):
+            said = f"{said} {sentences[labelled + 1]}"
+        if len(_ROOT_CAUSE.sub("", said).split()) >= 5:
+            return said, plan, False
     # "That confirms it. The workflow references X@main, and upstream renamed …": what the
     # agent states right after confirming is the established cause.
     marked = next((k for k, s in enumerate(sentences) if _FOUND_IT.match(s)), -1)
@@ -338,6 +348,12 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     return " ".join(causes[:2]), plan, hedged
 
 
+# "Confirmed root cause:", "Root cause —": the sentence that follows the label is the cause.
+_ROOT_CAUSE = re.compile(
+    r"(?i)^\W*(?:confirmed |actual |real )?root cause(?: confirmed)?\W*?\s*[:—–-]+\W*"
+)
+
+
 _OFFERS_AN_OPTION = re.compile(
     r"(?i)^\W*(?:(?:i|we) (?:could|can|might)|one option|option \w+:|let me|agreed\b)"
     # "- **SWR**: smaller, …": an entry of a list of options (not "**Root cause:** …")
@@ -356,6 +372,7 @@ _RULED_OUT = re.compile(
     r"not (?:the|a) (?:cause|problem|culprit)|that'?s not it|"
     # "so the corrupted-DB theory is out", "so the race doesn't explain a cold launch"
     r"(?:theory|idea|hypothesis|suspect|guess) is (?:out|dead|ruled out|wrong)|"
+    r"(?:theory|idea|hypothesis|guess|explanation) (?:does ?n[o']?t|doesn'?t) hold|"
     r"(?:does ?n[o']?t|can ?n[o']?t|cannot) explain)"
 )
 _ANAPHOR = re.compile(r"(?i)^\W*(?:it|its|it'?s|this|that|they|these|those|there|which)\b")
@@ -527,6 +544,25 @@ _DO_INSTEAD = re.compile(
 )
 
 
+def _firmer(cause: tuple[str, str, bool], later: tuple[str, str, bool], said: list[str]) -> bool:
+    """Whether an unhedged cause outranks a later diagnosis: it was named as the root cause
+    and the later one was not, or it explains (a cause and its effect) and the later turn
+    only confirms it with evidence ("1,943 of 2,000 keys expire together. Confirmed.")."""
+    if cause[2]:
+        return False
+    if _ROOT_CAUSE.match(cause[0]):
+        return not _ROOT_CAUSE.match(later[0])
+    # "Confirmed." after the evidence, with the fix next: the earlier theory is confirmed.
+    # ("That's the cause. The receive loop …" states the cause after the mark instead.)
+    marked = [k for k, s in enumerate(said) if _FOUND_IT.match(s)]
+    return (
+        bool(marked)
+        and (marked[-1] + 1 == len(said) or bool(_PLAN.match(said[marked[-1] + 1])))
+        and bool(_CAUSAL_GATED.search(cause[0]))
+        and not _CAUSAL_GATED.search(later[0])
+    )
+
+
 def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
     report: DialogueTurn | None = None
     cause: tuple[str, str, bool] | None = None
@@ -570,6 +606,14 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
             continue
         if turn.kind == "prose" and turn.speaker is Speaker.AGENT:
             found_cause = _diagnosis(turn.sentences, looked)
+            if (
+                found_cause is not None
+                and cause is not None
+                and _firmer(cause, found_cause, turn.sentences)
+            ):
+                # "1,943 of 2,000 keys expire within the same 3 seconds. Confirmed.": the
+                # evidence for the cause already explained, not a new one.
+                found_cause = (cause[0], found_cause[1], cause[2])
             if found_cause is not None and (cause is None or cause[2] or not edited):
                 cause, cause_turn = found_cause, turn.index
                 # A stated plan ("I'll remove the printf") counts as the change: agents
