@@ -166,6 +166,11 @@ def test_convention_records_its_scope() -> None:
             "From now on, dependencies go in requirements.in and get compiled with pip-compile.",
             "Dependencies go in requirements.in",
         ),
+        # A contraction goes with its pronoun ("We'd like" is not "D like").
+        (
+            "We'd like to move the infra repo off Terraform and onto OpenTofu from now on.",
+            "Move the infra repo",
+        ),
     ],
 )
 def test_titles_summarise_the_statement_in_its_own_words(said: str, title: str) -> None:
