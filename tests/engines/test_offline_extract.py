@@ -303,6 +303,20 @@ def test_a_cause_named_root_cause_outranks_a_later_remark() -> None:
     assert "concurrently" in bug.root_cause and "PgBouncer" not in bug.root_cause
 
 
+def test_a_rule_said_with_the_request_is_no_symptom() -> None:
+    result = run(
+        "User: webhook deliveries to partners are retried forever right now. Don't let a "
+        "delivery run without a timeout: 10 seconds each, 8 attempts at most.\n\n"
+        'Assistant: [tool: Read {"file_path": "lib/webhooks/worker.ex"}]\n\n'
+        "User: [tool result: use Oban.Worker, queue: :webhooks]\n\n"
+        "Assistant: The worker sets no max_attempts, so Oban uses its default and the HTTP "
+        "call has no receive timeout. I'll set max_attempts: 8 and a 10 s timeout.\n\n"
+        + _edited_and_passed("lib/webhooks/worker.ex", "mix test", "12 tests, 0 failures")
+    )
+
+    assert not [i for i in result.items if i.category is Category.BUG_PATTERNS]
+
+
 def test_an_option_the_agent_offers_is_no_root_cause() -> None:
     result = run(
         "User: the cart empties when the page reloads, customers complain.\n\n"

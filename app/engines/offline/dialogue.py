@@ -482,6 +482,12 @@ INTRODUCES_PASTE = re.compile(
 )
 
 
+_RULE_SAID = re.compile(
+    r"(?i)\b(?:must|should|shall|have to|has to|need to|needs to|from now on|going forward|"
+    r"make sure)\b|^\W*(?:please |pls )?(?:do not|don'?t|never|avoid|use|keep|put|prefer|stop)\b"
+)
+
+
 def _symptom(text: str, cause: str = "") -> str:
     """The sentence of a problem report that says what goes wrong.
 
@@ -520,6 +526,8 @@ def _symptom(text: str, cause: str = "") -> str:
         return ""  # "hmm no, we don't use floats here": the agent's plan was wrong, not the code
     best = max(range(len(sentences)), key=lambda k: (weight(sentences[k]), -k))
     prose, named, other = weight(sentences[best])
+    if _RULE_SAID.search(sentences[best]):
+        return ""  # "money is Decimal, never float": a rule said with the report is no symptom
     return sentences[best] if prose and (named or other) else ""
 
 
