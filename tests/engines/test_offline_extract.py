@@ -916,6 +916,19 @@ def test_rules_said_back_to_back_about_one_subject_are_one_item() -> None:
     assert len(kept) == 1 and "composables" in kept[0].content
 
 
+def test_the_reason_said_after_a_choice_is_its_rationale() -> None:
+    result = run(
+        "User: We go with the MPU region, not the invalidate calls. Reason is we have SPI2 "
+        "and ADC1 on DMA too and someone always forgets an invalidate.\n"
+        "Assistant: OK, MPU region it is.\n"
+    )
+
+    chosen = only(result)
+    assert chosen.category is Category.ARCHITECTURAL_DECISIONS
+    assert chosen.content.startswith("We go with the MPU region")
+    assert "SPI2" in chosen.rationale and not chosen.rationale.startswith("Reason")
+
+
 def test_this_project_names_where_the_user_works_not_an_earlier_sentence() -> None:
     result = run(
         "User: The eval gives different numbers on every run. Please find out why. "

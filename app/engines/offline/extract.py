@@ -165,6 +165,14 @@ def _with_dialogue_units(
 MAX_JOINED_WORDS = 70
 
 
+# "Reason is …", "The reason is …", "Because …": a sentence that gives the reason for the one
+# before it.
+_GIVES_THE_REASON = re.compile(
+    r"(?i)^\W*(?:(?:the |my |our )?reasons? (?:is|are|being|was)\b:?|(?:the |my |our )?"
+    r"reasons?:|because\b|that'?s because\b|this is because\b)\s*"
+)
+
+
 def _joined_runs(found: list[Candidate]) -> list[Candidate]:
     """Two rules the user states back to back about one subject are one item.
 
@@ -178,6 +186,22 @@ def _joined_runs(found: list[Candidate]) -> list[Candidate]:
     joined: list[Candidate] = []
     for c in found:
         prev = joined[-1] if joined else None
+        if (
+            prev is not None
+            and c.index == prev.index + 1
+            and c.turn == prev.turn
+            and c.speaker is Speaker.USER
+            and prev.speaker is Speaker.USER
+            and prev.family is not Family.BUG
+            and not c.root_cause
+            and _GIVES_THE_REASON.match(c.content)
+        ):
+            # "We go with the MPU region, not the invalidate calls." / "Reason is we have SPI2
+            # and ADC1 on DMA too …": the second sentence is why, not a rule of its own.
+            reason = _GIVES_THE_REASON.sub("", c.content, count=1).strip()
+            prev.rationale = f"{prev.rationale}; {reason}" if prev.rationale else reason
+            prev.confidence = max(prev.confidence, c.confidence)
+            continue
         if (
             prev is None
             or c.index != prev.index + 1
