@@ -728,6 +728,22 @@ def test_adversarial_lines_are_read_in_linear_time(line: str) -> None:
     assert isinstance(result, ExtractionResult)
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["root cause" + " " * 200_000 + "x", "Reason is" + " " * 200_000 + "x"],
+    ids=["root-cause", "reason"],
+)
+def test_adversarial_agent_lines_are_read_in_linear_time(line: str) -> None:
+    result = run(
+        "User: the export job fails every night.\n\n"
+        'Assistant: [tool: Read {"file_path": "jobs/export.py"}]\n\n'
+        "User: [tool result: def export(): ...]\n\n"
+        f"Assistant: {line}\n\nUser: We use cron for this. {line}"
+    )
+
+    assert isinstance(result, ExtractionResult)
+
+
 # ---------------------------------------------------------------------- merging and output
 
 

@@ -350,7 +350,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
 
 # "Confirmed root cause:", "Root cause —": the sentence that follows the label is the cause.
 _ROOT_CAUSE = re.compile(
-    r"(?i)^\W*(?:confirmed |actual |real )?root cause(?: confirmed)?\W*?\s*[:—–-]+\W*"
+    r"(?i)^\W*(?:confirmed |actual |real )?root cause(?: confirmed)?[\s*_]*[:—–-]+\W*"
 )
 
 
