@@ -269,16 +269,19 @@ def test_a_theory_the_user_doubts_gives_way_to_the_cause_found_later() -> None:
     assert "circular" in bug.root_cause and "MSI" not in bug.text
 
 
+def _looked(tool: str, args: str, output: str) -> str:
+    """An agent's tool call that only looks, and what it returned."""
+    return f"Assistant: [tool: {tool} {args}]\n\nUser: [tool result: {output}]\n\n"
+
+
 def test_evidence_marked_confirmed_keeps_the_cause_it_confirms() -> None:
     result = run(
         "User: catalog-api p99 jumps to 2-3 seconds every 5 minutes after deploys.\n\n"
-        'Assistant: [tool: Read {"file_path": "catalog_api/cache.py"}]\n\n'
-        "User: [tool result: CACHE_TTL_SECONDS = 300]\n\n"
-        "Assistant: That's a cache stampede: keys filled together after a deploy share the "
+        + _looked("Read", '{"file_path": "catalog_api/cache.py"}', "CACHE_TTL_SECONDS = 300")
+        + "Assistant: That's a cache stampede: keys filled together after a deploy share the "
         "fixed 300 s TTL, so they all expire together.\n\n"
-        'Assistant: [tool: Bash {"command": "redis-cli --scan | xargs -n1 redis-cli ttl"}]\n\n'
-        "User: [tool result: 1184 212]\n\n"
-        "Assistant: 1,943 of 2,000 sampled keys expire within the same 3 seconds. Confirmed. "
+        + _looked("Bash", '{"command": "redis-cli --scan"}', "1184 212")
+        + "Assistant: 1,943 of 2,000 sampled keys expire within the same 3 seconds. Confirmed. "
         "Fix: add random jitter of 10% to the TTL.\n\n"
         + _edited_and_passed("catalog_api/cache.py", "pytest -q", "6 passed")
     )
@@ -290,9 +293,8 @@ def test_evidence_marked_confirmed_keeps_the_cause_it_confirms() -> None:
 def test_a_cause_named_root_cause_outranks_a_later_remark() -> None:
     result = run(
         "User: checkout requests timed out for 4 minutes during yesterday's deploy.\n\n"
-        'Assistant: [tool: Bash {"command": "grep -n add_index db/migrate/*.rb"}]\n\n'
-        "User: [tool result: db/migrate/2024_add_sku.rb:3: add_index :line_items, :sku]\n\n"
-        "Assistant: Confirmed root cause: add_index on line_items without algorithm: "
+        + _looked("Grep", '{"pattern": "add_index"}', "2024_add_sku.rb:3: add_index :line_items")
+        + "Assistant: Confirmed root cause: add_index on line_items without algorithm: "
         ":concurrently takes a SHARE lock that blocks inserts for the whole build.\n\n"
         "Assistant: PgBouncer runs in session mode, so the lock_timeout set per migration "
         "works. I'll add algorithm: :concurrently.\n\n"
@@ -307,9 +309,8 @@ def test_a_rule_said_with_the_request_is_no_symptom() -> None:
     result = run(
         "User: webhook deliveries to partners are retried forever right now. Don't let a "
         "delivery run without a timeout: 10 seconds each, 8 attempts at most.\n\n"
-        'Assistant: [tool: Read {"file_path": "lib/webhooks/worker.ex"}]\n\n'
-        "User: [tool result: use Oban.Worker, queue: :webhooks]\n\n"
-        "Assistant: The worker sets no max_attempts, so Oban uses its default and the HTTP "
+        + _looked("Read", '{"file_path": "lib/webhooks/worker.ex"}', "use Oban.Worker")
+        + "Assistant: The worker sets no max_attempts, so Oban uses its default and the HTTP "
         "call has no receive timeout. I'll set max_attempts: 8 and a 10 s timeout.\n\n"
         + _edited_and_passed("lib/webhooks/worker.ex", "mix test", "12 tests, 0 failures")
     )
@@ -736,9 +737,8 @@ def test_adversarial_lines_are_read_in_linear_time(line: str) -> None:
 def test_adversarial_agent_lines_are_read_in_linear_time(line: str) -> None:
     result = run(
         "User: the export job fails every night.\n\n"
-        'Assistant: [tool: Read {"file_path": "jobs/export.py"}]\n\n'
-        "User: [tool result: def export(): ...]\n\n"
-        f"Assistant: {line}\n\nUser: We use cron for this. {line}"
+        + _looked("Read", '{"file_path": "jobs/export.py"}', "def export(): ...")
+        + f"Assistant: {line}\n\nUser: We use cron for this. {line}"
     )
 
     assert isinstance(result, ExtractionResult)
