@@ -66,7 +66,9 @@ def _scan_replaced(work: _Work, new: MemoryItem) -> list[MemoryItem]:
                 continue
             text = item.text.lower()
             for name in names:
-                if name == "any":
+                if name == "earlier" and set(item.sources) & set(new.sources):
+                    hit = False  # "from now on" restates its own thread
+                elif name in ("any", "earlier"):
                     hit = len(item_tokens(item) & item_tokens(new)) >= 2
                 else:
                     hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None

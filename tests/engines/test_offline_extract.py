@@ -1276,6 +1276,53 @@ def test_actually_replaces_a_rule_filed_under_another_category() -> None:
     assert entry.status == "superseded" and entry.items[-1].title == "CI is jenkins"
 
 
+def _remembered(*threads: str) -> list[str]:
+    """The active items' contents after reading `threads` in order, one thread each."""
+    from app.core.config import Config
+    from app.engines.offline.evolve import evolve
+
+    memory = None
+    for n, text in enumerate(threads, start=1):
+        items = [i for i in run(text, source=f"thread-{n}").items if i.confidence >= COMMIT]
+        memory = evolve(memory, items, branch_id="shop/main", config=Config()).memory
+    assert memory is not None
+    return [i.content for i in memory.all_items()]
+
+
+def test_from_now_on_restates_its_own_thread_and_replaces_an_earlier_one() -> None:
+    first = (
+        "User: Commit messages must follow Conventional Commits, otherwise release-please "
+        "can't classify them.\n"
+        "Assistant: Noted. Should I add commitlint to the pre-commit hook?\n"
+        "User: yes. We'll require Conventional Commits in every repo from now on.\n"
+        "Assistant: Done.\n"
+    )
+    kept = _remembered(first)
+    assert any("must follow Conventional Commits" in c for c in kept)
+
+    later = (
+        "User: Commit messages follow gitmoji from now on, release notes are generated from "
+        "the emoji.\nAssistant: Noted.\n"
+    )
+    kept = _remembered(first, later)
+    assert not any("Conventional Commits" in c for c in kept)
+
+
+@pytest.mark.parametrize(
+    ("said", "reversal"),
+    [
+        ("yeah, scratch zerolog, use slog.", True),
+        ("Tables in the scratch dataset should expire after 30 days.", False),
+        ("Scratch is not backed up but is fine, we copy the results after.", False),
+    ],
+)
+def test_scratch_reverses_only_as_a_verb(said: str, reversal: bool) -> None:
+    from app.engines.offline.dialogue import find_reversals, read_dialogue
+
+    found = find_reversals(read_dialogue(split_turns(f"User: {said}")))
+    assert bool(found) is reversal
+
+
 @pytest.mark.parametrize(
     "said",
     [

@@ -745,7 +745,11 @@ _REPLACES = (
         rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
         rf"using|(?:mov|migrat)(?:e|ed|ing)\s+(?:off|away\s+from)(?:\s+of)?|dropp?(?:ed|ing)?|"
         rf"got\s+rid\s+of|getting\s+rid"
-        rf"\s+of|ditch(?:ed|ing)?|moving\s+away\s+from|scratch)\s+{_SKIP}"
+        rf"\s+of|ditch(?:ed|ing)?|moving\s+away\s+from|"
+        # "scratch zerolog", not "the scratch dataset" or "Scratch is not backed up" (the word
+        # as a name)
+        rf"(?<!the\s)(?<!a\s)(?<!our\s)(?<!/)scratch(?!\s+(?:is|are|was|were|has|space|disk|"
+        rf"dataset|bucket|storage|volume|dir\w*|file\w*|partition)\b))\s+{_SKIP}"
         rf"{_NAME.format(g='old')}"
     ),
     re.compile(rf"(?i)\b(?:instead\s+of|rather\s+than)\s+{_SKIP}{_NAME.format(g='old')}"),
@@ -785,7 +789,11 @@ _CORRECTION = re.compile(
     r"(?i)^\W*(?:actually|scratch that|correction|change of plan)\b|\b(?:changed (?:the|"
     r"our) (?:convention|rule|mind|plan|policy)|we changed|from now on|not anymore|any ?more)\b"
 )
-_NOT_NAMES = frozenset({"it", "that", "this", "them", "there", "now", "everything", "all"})
+_FROM_NOW_ON = re.compile(r"(?i)\bfrom now on\b")
+# ("any" and "earlier" are the tags of a reversal that names nothing.)
+_NOT_NAMES = frozenset(
+    {"it", "that", "this", "them", "there", "now", "everything", "all", "any", "earlier"}
+)
 
 
 @dataclass
@@ -795,6 +803,9 @@ class Reversal:
     text: str
     turn: int
     old: list[str]  # names of what it replaces; empty: whatever shares its subject
+    # Only "from now on" marks it: a rule for the future, which replaces what earlier
+    # threads said on its subject but restates, rather than reverses, what this one said.
+    earlier_only: bool = False
 
 
 # A sentence with no word of a decision in it: what it says is gone is news, not a choice.
@@ -878,7 +889,8 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 if then is not None:
                     text = f"{sentence} {sentences[then]}"
                     joined_next = then
-            found.append(Reversal(text, turn.index, list(dict.fromkeys(old))))
+            earlier_only = not old and not _CORRECTION.search(_FROM_NOW_ON.sub(" ", sentence))
+            found.append(Reversal(text, turn.index, list(dict.fromkeys(old)), earlier_only))
     return found
 
 

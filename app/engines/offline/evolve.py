@@ -378,7 +378,10 @@ class _Work:
                     continue
                 text = self._lowered(item)
                 for name in names:
-                    if name == "any":
+                    if name == "earlier" and set(item.sources) & set(new.sources):
+                        # "From now on …" restates what its own thread said on the subject.
+                        hit = False
+                    elif name in ("any", "earlier"):
                         hit = len(item_tokens(item) & new_tokens) >= 2
                     else:
                         # The word search only where the name occurs at all.

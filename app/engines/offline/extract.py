@@ -702,6 +702,8 @@ _RULES = (
 REPLACES = "replaces:"
 # "Actually, ..." without naming what it replaces: whatever shares its subject.
 ANY = "any"
+# "From now on …" without a name: replaces what earlier threads said on the subject only.
+EARLIER = "earlier"
 
 
 def _with_reversals(
@@ -729,7 +731,8 @@ def _with_reversals(
     for reversal in reversals:
         if reversal.turn in tainted or is_unsafe(reversal.text):
             continue
-        tags = [REPLACES + (name.lower() if name else ANY) for name in reversal.old or [""]]
+        anything = EARLIER if reversal.earlier_only else ANY
+        tags = [REPLACES + (name.lower() if name else anything) for name in reversal.old or [""]]
         words = tokens(reversal.text)
         same = [
             c
@@ -943,7 +946,10 @@ def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
         c
         for c in found
         if c.speaker is Speaker.USER
-        and any(t.startswith(REPLACES) and t != REPLACES + ANY for t in c.topic_tags)
+        and any(
+            t.startswith(REPLACES) and t not in (REPLACES + ANY, REPLACES + EARLIER)
+            for t in c.topic_tags
+        )
         and not _NEW_CHOICE.search(c.content)
     ]
     if not retiring:
