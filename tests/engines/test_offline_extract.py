@@ -1308,6 +1308,15 @@ def test_from_now_on_restates_its_own_thread_and_replaces_an_earlier_one() -> No
     assert not any("Conventional Commits" in c for c in kept)
 
 
+def test_a_later_thread_retiring_what_a_rule_already_turned_down_agrees_with_it() -> None:
+    kept = _remembered(
+        "User: No redux in this app, state lives in zustand stores, one per feature.\n"
+        "Assistant: Understood.\n",
+        "User: We dropped redux last year. Zustand it is.\nAssistant: Noted.\n",
+    )
+    assert any(c.startswith("No redux in this app") for c in kept)
+
+
 @pytest.mark.parametrize(
     ("said", "reversal"),
     [

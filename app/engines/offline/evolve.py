@@ -571,6 +571,27 @@ def _known_sources(memory: BranchMemory | None) -> set[str]:
     return known
 
 
+def _turns_down_too(old: MemoryItem, new: MemoryItem) -> bool:
+    """Whether `old` itself turns down every name `new` retires ("no redux in this app" and
+    "we dropped redux last year" agree: the later one does not replace the earlier). A rule
+    on how to use the name ("never import mixpanel directly") is not turning it down."""
+    names = [t[len(REPLACES) :] for t in new.tags if t.startswith(REPLACES)]
+    names = [n for n in names if n not in ("any", "earlier")]
+    if not names:
+        return False
+    text = old.content.lower()
+    return all(
+        re.search(
+            r"\b(?:no|not|never|without|instead of|rather than|don'?t use|do not use|"
+            r"removed|dropped|ripped out|got rid of)\s+(?:the\s+|any\s+|more\s+)?"
+            rf"{re.escape(n)}(?![\w-])",
+            text,
+        )
+        is not None
+        for n in names
+    )
+
+
 def evolve(
     current: BranchMemory | None,
     items: list[MemoryItem],
@@ -631,7 +652,9 @@ def evolve(
             stats["conflicts"] += 1
             notes.append(f"{new.id}: a disagreement left undecided")
             continue
-        replaced = [o for o in work.replaced_by(new) if not o.pinned]
+        replaced = [
+            o for o in work.replaced_by(new) if not o.pinned and not _turns_down_too(o, new)
+        ]
         disputed = [] if replaced else work.disputed_by(new)
         if disputed:
             # Two sources disagree and nobody decided: both stay visible, for a person.
