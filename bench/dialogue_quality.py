@@ -128,6 +128,9 @@ class SplitReport:
     sequences: list[Sequence] = field(default_factory=list)
     secrets: list[tuple[str, MemoryItem]] = field(default_factory=list)
     form: list[tuple[str, MemoryItem, str]] = field(default_factory=list)
+    # Items a conversation's own later statement superseded when it alone is memorized:
+    # "actually, scratch that" rightly, a rule restated or a word read as a reversal wrongly.
+    in_thread: list[tuple[str, str]] = field(default_factory=list)
 
     def precision(self) -> float:
         pool = [(c, i) for c in self.conversations for i in c.committed()]
@@ -272,6 +275,13 @@ def evaluate(split: str, root: Path = DIALOGUE) -> SplitReport:
             problem = _form_problem(item)
             if problem:
                 report.form.append((conv.name, item, problem))
+        if conv.committed():
+            alone = evolve(None, conv.committed(), branch_id="one/thread", config=Config())
+            report.in_thread.extend(
+                (conv.name, c.title)
+                for c in alone.memory.contradictions
+                if c.status == "superseded"
+            )
     for seq in sorted(p for p in (folder / "sequences").glob("*") if p.is_dir()):
         if (seq / "expected.json").is_file():
             report.sequences.append(score_sequence(seq))
@@ -297,6 +307,7 @@ def _print(report: SplitReport, verbose: bool) -> None:
         f"{passed}/{total}   secrets {len(report.secrets)}   form problems {len(report.form)}"
         f" of {committed}"
     )
+    print(f"  superseded within their own conversation {len(report.in_thread)}")
     if not verbose:
         return
     for conv in report.conversations:
@@ -325,6 +336,8 @@ def _print(report: SplitReport, verbose: bool) -> None:
         print(f"  FORM {name}: {problem}: {item.title!r} / {item.content[:100]!r}")
     for name, item in report.secrets:
         print(f"  SECRET {name}: {item.content[:100]!r}")
+    for name, title in report.in_thread:
+        print(f"  IN-THREAD {name}: {title}")
 
 
 # Tuned on: dev. Only scored: the rest (each held-out batch by annotators who never saw the
