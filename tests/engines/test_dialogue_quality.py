@@ -81,8 +81,9 @@ HELD_OUT_FLOORS = [
     # raised after the eighth (0.395 / 0.302, one must-not violation).
     ("holdout3", 0.39, 0.30, 6, 1),
     # Three more annotators: unseen on arrival 0.40 / 0.44 (session-start engine) and
-    # 0.42 / 0.46; after the eighth part 0.435 / 0.463, 22 sequence checks, 12 violations.
-    ("holdout4", 0.43, 0.46, 22, 12),
+    # 0.42 / 0.46; after the eighth part 0.435 / 0.463, 22 sequence checks, 12 violations;
+    # after the ninth 0.440 / 0.463 and 10 violations.
+    ("holdout4", 0.44, 0.46, 22, 10),
     # Three more: unseen on arrival 0.36 / 0.38 (session-start engine) and 0.38 / 0.38 with
     # the eighth part's changes; must-not 11 -> 10 by the end of that part.
     ("holdout5", 0.38, 0.37, 17, 10),
