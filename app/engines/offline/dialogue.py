@@ -348,7 +348,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     return " ".join(causes[:2]), plan, hedged
 
 
-# "Confirmed root cause:", "Root cause —": the sentence that follows the label is the cause.
+# "Confirmed root cause:", "Root cause —": what follows the label is the cause.
 _ROOT_CAUSE = re.compile(
     r"(?i)^\W*(?:confirmed |actual |real )?root cause(?: confirmed)?[\s*_]*[:—–-]+\W*"
 )
@@ -482,6 +482,8 @@ INTRODUCES_PASTE = re.compile(
 )
 
 
+# A rule's wording in a problem report: `_DIRECTIVE` without "always", which describes
+# trouble as often ("tf plan always shows changes to sg-web") as it sets a rule.
 _RULE_SAID = re.compile(
     r"(?i)\b(?:must|should|shall|have to|has to|need to|needs to|from now on|going forward|"
     r"make sure)\b|^\W*(?:please |pls )?(?:do not|don'?t|never|avoid|use|keep|put|prefer|stop)\b"
