@@ -171,6 +171,10 @@ def test_convention_records_its_scope() -> None:
             "We'd like to move the infra repo off Terraform and onto OpenTofu from now on.",
             "Move the infra repo",
         ),
+        (
+            "yes, let's do that, all training sets get built with ASOF JOIN from now on.",
+            "Training sets get built",
+        ),
     ],
 )
 def test_titles_summarise_the_statement_in_its_own_words(said: str, title: str) -> None:
