@@ -205,9 +205,12 @@ def test_a_value_merely_mentioned_is_not_a_setting() -> None:
 def test_a_fix_labelled_fix_is_the_fix_not_the_cause() -> None:
     result = run(
         "User: catalog-api p99 jumps to 3 seconds every 5 minutes right after deploys.\n\n"
-        'Assistant: [tool: Bash {"command": "redis-cli --scan | head"}]\n\n'
-        "User: [tool result: 1,943 of 2,000 keys expire within the same 3 seconds]\n\n"
-        "Assistant: Confirmed. Every key gets the same fixed 300 s TTL when the cache is "
+        + _looked(
+            "Bash",
+            '{"command": "redis-cli --scan | head"}',
+            "1,943 of 2,000 keys expire within the same 3 seconds",
+        )
+        + "Assistant: Confirmed. Every key gets the same fixed 300 s TTL when the cache is "
         "filled after a deploy, so they all expire together.\n\n"
         "Fix: add random jitter of 10% to the TTL so expiries spread over a minute.\n\n"
         'Assistant: [tool: Edit {"file_path": "cache.py", "old_string": "ttl=300", '
@@ -220,6 +223,11 @@ def test_a_fix_labelled_fix_is_the_fix_not_the_cause() -> None:
 
     assert bug.root_cause.startswith("Every key gets the same fixed 300 s TTL"), bug.root_cause
     assert "jitter" in bug.fix and "jitter" not in bug.root_cause
+
+
+def _looked(tool: str, args: str, output: str) -> str:
+    """An agent's tool call that only looks, and what it returned."""
+    return f"Assistant: [tool: {tool} {args}]\n\nUser: [tool result: {output}]\n\n"
 
 
 def _edited_and_passed(path: str, command: str, output: str) -> str:
@@ -236,9 +244,12 @@ def _edited_and_passed(path: str, command: str, output: str) -> str:
 def test_a_refused_plan_is_not_the_fix_what_the_user_asked_instead_is() -> None:
     result = run(
         "User: inventory-svc hangs when pricing-svc is slow, the handler never returns.\n\n"
-        'Assistant: [tool: Bash {"command": "rg -n GetPrice internal/"}]\n\n'
-        "User: [tool result: internal/reserve/handler.go:41: h.pricing.GetPrice(ctx, req)]\n\n"
-        "Assistant: The incoming ctx has no deadline, so GetPrice waits forever. I'd add the "
+        + _looked(
+            "Bash",
+            '{"command": "rg -n GetPrice internal/"}',
+            "internal/reserve/handler.go:41: h.pricing.GetPrice(ctx, req)",
+        )
+        + "Assistant: The incoming ctx has no deadline, so GetPrice waits forever. I'd add the "
         "go-grpc-middleware retry interceptor with 3 retries.\n\n"
         "User: No. I don't want a new dependency for this. Do a per-call timeout of 800ms at "
         "the GetPrice call and fall back to the cached price.\n\n"
@@ -255,9 +266,12 @@ def test_a_refused_plan_is_not_the_fix_what_the_user_asked_instead_is() -> None:
 def test_a_theory_the_user_doubts_gives_way_to_the_cause_found_later() -> None:
     result = run(
         "User: The gateway log shows frames with bytes missing in the middle on long dumps.\n\n"
-        'Assistant: [tool: Bash {"command": "rg -n HAL_UART App/"}]\n\n'
-        "User: [tool result: App/Src/uart_rx.c:12: HAL_UART_Receive_DMA]\n\n"
-        "Assistant: The core runs from MSI, which drifts with temperature, so the clock error "
+        + _looked(
+            "Bash",
+            '{"command": "rg -n HAL_UART App/"}',
+            "App/Src/uart_rx.c:12: HAL_UART_Receive_DMA",
+        )
+        + "Assistant: The core runs from MSI, which drifts with temperature, so the clock error "
         "corrupts long frames. I'd enable MSI PLL-mode.\n\n"
         "User: I doubt it. I measured 115 190 baud with the logic analyzer, the bits are "
         "clean.\n\n"
@@ -271,11 +285,6 @@ def test_a_theory_the_user_doubts_gives_way_to_the_cause_found_later() -> None:
     bug = only(result, Category.BUG_PATTERNS)
 
     assert "circular" in bug.root_cause and "MSI" not in bug.text
-
-
-def _looked(tool: str, args: str, output: str) -> str:
-    """An agent's tool call that only looks, and what it returned."""
-    return f"Assistant: [tool: {tool} {args}]\n\nUser: [tool result: {output}]\n\n"
 
 
 def test_evidence_marked_confirmed_keeps_the_cause_it_confirms() -> None:
@@ -325,9 +334,12 @@ def test_a_rule_said_with_the_request_is_no_symptom() -> None:
 def test_an_option_the_agent_offers_is_no_root_cause() -> None:
     result = run(
         "User: the cart empties when the page reloads, customers complain.\n\n"
-        'Assistant: [tool: Bash {"command": "rg -n defineStore src/stores"}]\n\n'
-        "User: [tool result: src/stores/cart.ts:3: export const useCart = defineStore()]\n\n"
-        "Assistant: I could add pinia-plugin-persistedstate, so the cart survives a page "
+        + _looked(
+            "Bash",
+            '{"command": "rg -n defineStore src/stores"}',
+            "src/stores/cart.ts:3: export const useCart = defineStore()",
+        )
+        + "Assistant: I could add pinia-plugin-persistedstate, so the cart survives a page "
         "reload via localStorage. I'll rewrite the store as a setup store first.\n\n"
         + _edited_and_passed("src/stores/cart.ts", "pnpm test", "14 passed")
     )
@@ -405,9 +417,12 @@ def test_a_request_with_rule_words_is_no_problem_report() -> None:
     result = run(
         "User: we need a reporting_ro role for the analytics db. The password never goes "
         "in the repo, only in the vault file.\n\n"
-        'Assistant: [tool: Bash {"command": "rg -n vault_ group_vars/"}]\n\n'
-        "User: [tool result: group_vars/db.yml:4: vault_pg_app_password]\n\n"
-        "Assistant: Passwords come from vault_ variables, so the role gets "
+        + _looked(
+            "Bash",
+            '{"command": "rg -n vault_ group_vars/"}',
+            "group_vars/db.yml:4: vault_pg_app_password",
+        )
+        + "Assistant: Passwords come from vault_ variables, so the role gets "
         "vault_pg_reporting_ro_password. I'll add it to the vault file.\n\n"
         + _edited_and_passed("group_vars/db.yml", "ansible-lint", "Passed: 0 failure(s)")
     )
@@ -1178,10 +1193,12 @@ def test_a_swap_the_user_announced_keeps_the_users_own_words() -> None:
         "User: mail problem. support says a third of booking confirmations land in spam."
         " checked the Mailgun dashboard, our shared IP pool is on a blocklist.\n\n"
         "we're dropping Mailgun. moving to Postmark, their pools have a better reputation.\n\n"
-        'Assistant: [tool: Bash {"command": "npm uninstall mailgun.js form-data && npm i'
-        ' postmark"}]\n\n'
-        "User: [tool result: removed 2 packages, added 1 package]\n\n"
-        "Assistant: Swapped: booking confirmations go out through Postmark now;"
+        + _looked(
+            "Bash",
+            '{"command": "npm uninstall mailgun.js form-data && npm i postmark"}',
+            "removed 2 packages, added 1 package",
+        )
+        + "Assistant: Swapped: booking confirmations go out through Postmark now;"
         " `mailgun.js` is removed.\n\n"
         "User: thanks\n"
     )
