@@ -951,6 +951,46 @@ def test_rules_said_back_to_back_about_one_subject_are_one_item() -> None:
     assert len(kept) == 1 and "composables" in kept[0].content
 
 
+@pytest.mark.parametrize(
+    ("turn", "first", "second"),
+    [
+        (
+            "No `any` in this codebase, not even as a cast. If something comes in as unknown "
+            "you narrow it, with a zod schema or a type guard.",
+            "`any`",
+            "zod",
+        ),
+        (
+            "Weeks start on Monday, ISO weeks, for every weekly metric we have. Looker "
+            "defaults to Sunday which has bitten us before.",
+            "Monday",
+            "Looker",
+        ),
+    ],
+)
+def test_a_sentence_that_goes_on_about_a_rule_joins_it(turn: str, first: str, second: str) -> None:
+    result = run(f"User: {turn}\nAssistant: Understood.\n")
+
+    assert any(first in i.content and second in i.content for i in result.items)
+    assert not any(second in i.content and first not in i.content for i in result.items)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "Validation schemas go in src/schemas/, one file per form. Also we don't use default "
+        "exports anywhere in this codebase, named exports only.",
+        "Prompts live in prompts/*.j2, never inline prompt strings in python. Evals always run "
+        "at temperature 0.",
+    ],
+)
+def test_a_new_point_or_a_rule_of_its_own_stays_apart(turn: str) -> None:
+    result = run(f"User: {turn}\nAssistant: Understood.\n")
+
+    first, second = ("schemas", "exports") if "schemas" in turn else ("prompts/", "temperature")
+    assert not any(first in i.content and second in i.content for i in result.items)
+
+
 def test_the_reason_said_after_a_choice_is_its_rationale() -> None:
     result = run(
         "User: We go with the MPU region, not the invalidate calls. Reason is we have SPI2 "

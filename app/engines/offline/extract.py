@@ -173,6 +173,35 @@ _GIVES_THE_REASON = re.compile(
 )
 
 
+# "Also …", "btw …", "second, …": the speaker moves on to another point.
+_NEW_POINT = re.compile(
+    r"(?i)^\W*(?:and\s+)?(?:also|second(?:ly)?|third(?:ly)?|another thing|one more thing|oh and|"
+    r"btw|by the way|reminder|p\.?s\.?|while we'?re at it|separately|unrelated|on another note|"
+    r"plus|next|last(?:ly)?|finally|other thing)\b"
+)
+# "All migrations are …", "Every icon button has …": a rule of its own, with its own scope.
+_QUANTIFIED = re.compile(r"(?i)^\W*(?:all|every|each|any)\b")
+
+
+def _goes_on(first: str, second: str) -> bool:
+    """Whether a sentence continues the rule before it rather than stating another.
+
+    "No `any` in this codebase." / "If something comes in as unknown you narrow it …",
+    "Weeks start on Monday …" / "Looker defaults to Sunday which has bitten us before.":
+    the second sentence sets no rule of its own (no directive, no "all/every …" scope), does
+    not open a new point, and follows a rule, not a problem report. They share no word, so
+    the stem test alone keeps them apart as two fragments.
+    """
+    from app.engines.offline.dialogue import describes_trouble, is_directive
+
+    return not (
+        _NEW_POINT.match(second)
+        or _QUANTIFIED.match(second)
+        or is_directive(second)
+        or describes_trouble(first)
+    )
+
+
 def _joined_runs(found: list[Candidate]) -> list[Candidate]:
     """Two rules the user states back to back about one subject are one item.
 
@@ -180,8 +209,9 @@ def _joined_runs(found: list[Candidate]) -> list[Candidate]:
     rule said twice over; kept apart, each half reads as a fragment and a later change to
     the rule supersedes only one of them. Back to back means consecutive sentences of one
     user turn, filed under the same category and family; one subject means a shared word
-    stem. Units with structure of their own (bug patterns, tagged reversals and open
-    points, anything with a cause) stay as they are.
+    stem, or a second sentence that goes on about the first (`_goes_on`). Units with
+    structure of their own (bug patterns, tagged reversals and open points, anything with a
+    cause) stay as they are.
     """
     joined: list[Candidate] = []
     for c in found:
@@ -216,7 +246,7 @@ def _joined_runs(found: list[Candidate]) -> list[Candidate]:
             or c.root_cause
             or prev.root_cause
             or len(prev.content.split()) + len(c.content.split()) > MAX_JOINED_WORDS
-            or not stems(c.content) & stems(prev.content)
+            or not (stems(c.content) & stems(prev.content) or _goes_on(prev.content, c.content))
         ):
             joined.append(c)
             continue
