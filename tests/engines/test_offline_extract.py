@@ -932,12 +932,23 @@ def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None
         "No OOMKilled for the worker pods in the last 3 days at all.",
         "I'm the only analytics engineer, every dashboard goes through me.",
         "No crash, no errors, the pod is healthy, the consumer lag just grows.",
+        "Some drivers never update the app.",
+        "Our clients are mostly integrations syncing data, nobody needs page 37.",
     ],
 )
 def test_answers_idioms_and_frequencies_are_no_rules(turn: str) -> None:
     result = run(f"User: {turn}\nAssistant: ok")
 
     assert not [i for i in result.items if i.confidence >= COMMIT]
+
+
+def test_a_ban_whose_reason_speaks_of_some_is_still_a_rule() -> None:
+    result = run(
+        "User: No extended advertising, half the customers' gateways are old android tablets "
+        "that don't scan extended adv.\nAssistant: Understood.\n"
+    )
+
+    assert any("extended advertising" in i.content for i in result.items if i.confidence >= COMMIT)
 
 
 def test_rules_said_back_to_back_about_one_subject_are_one_item() -> None:

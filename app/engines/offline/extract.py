@@ -1296,6 +1296,18 @@ _TELLS_WHAT_HAPPENED = re.compile(
 )
 
 
+# "Some drivers never update the app.", "Our clients are mostly integrations …": a rule holds
+# for all of its kind; a statement about some or most of them describes how things are.
+_PARTIAL = re.compile(r"(?i)\b(?:some|most|mostly|half|many|several|sometimes|usually|often)\b")
+
+
+def _describes_some(text: str) -> bool:
+    """Whether the first clause of a statement speaks of part of its kind, not all of it."""
+    from app.engines.offline.dialogue import main_clause
+
+    return _PARTIAL.search(re.split(r"[,(]", main_clause(text), maxsplit=1)[0]) is not None
+
+
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """User sentences that state a general rule the sentence rules did not pick up.
 
@@ -1337,7 +1349,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue  # "all" alone ("update the file to match all the changes") is a task
         if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or _SCOPED.search(s.text):
             continue
-        if _TELLS_WHAT_HAPPENED.search(s.text):
+        if _TELLS_WHAT_HAPPENED.search(s.text) or _describes_some(s.text):
             continue
         text = s.text
         if _opens_with_request(text) and not placed:
