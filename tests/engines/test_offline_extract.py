@@ -1002,6 +1002,40 @@ def test_a_new_point_or_a_rule_of_its_own_stays_apart(turn: str) -> None:
     assert not any(first in i.content and second in i.content for i in result.items)
 
 
+def test_a_terse_pick_leads_the_rule_said_with_it() -> None:
+    result = run(
+        "User: which logging library should the Go services use?\n"
+        "Assistant: Options: `zap`, `zerolog`, or the standard library's `log/slog`.\n"
+        "User: slog. No zap, no zerolog, we want stdlib only for logging across our Go "
+        "services.\nAssistant: Understood.\n"
+    )
+
+    rule = next(i for i in result.items if "zerolog" in i.content)
+    assert rule.content.startswith("slog: No zap") and rule.title.lower().startswith("slog")
+
+
+def test_a_terse_tail_ends_the_rule_before_it() -> None:
+    result = run(
+        "User: No extended advertising, half the customers' gateways are old tablets that "
+        "don't scan extended adv. legacy only.\nAssistant: Understood.\n"
+    )
+
+    assert any(i.content.endswith("legacy only.") for i in result.items)
+
+
+@pytest.mark.parametrize("terse", ["Kotest: no.", "(a).", "stop.", "good catch."])
+def test_a_terse_reply_that_picks_nothing_stays_out_of_the_rule(terse: str) -> None:
+    result = run(
+        "User: should the tests use Kotest or JUnit 5?\n"
+        "Assistant: Kotest has nicer specs; JUnit 5 is what the team knows. Option (a) or (b)?\n"
+        f"User: {terse} Tests use JUnit 5 with MockK, in every module.\n"
+        "Assistant: Understood.\n"
+    )
+
+    rule = next(i for i in result.items if "MockK" in i.content)
+    assert rule.content.startswith("Tests use JUnit 5"), rule.content
+
+
 def test_the_reason_said_after_a_choice_is_its_rationale() -> None:
     result = run(
         "User: We go with the MPU region, not the invalidate calls. Reason is we have SPI2 "

@@ -128,7 +128,7 @@ def _with_dialogue_units(
     found = _with_picked_options(found, turns, statements)
     found = _with_named_acceptances(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
-    found = _joined_runs(_cleaned(found, statements))
+    found = _with_terse_choices(_joined_runs(_cleaned(found, statements)), statements)
     fixes = find_fixes(dialogue)
     if not fixes:
         return found
@@ -171,6 +171,131 @@ _GIVES_THE_REASON = re.compile(
     r"(?i)^\W*(?:(?:the |my |our )?reasons? (?:is|are|being|was)\b:?|(?:the |my |our )?"
     r"reasons?:|because\b|that'?s because\b|this is because\b)\s*"
 )
+
+
+# Words of a terse reply that name nothing: "yes platformdirs.", "Pinia, please.", "so quinn."
+_SAYS_NOTHING = frozenset(
+    [
+        "ok",
+        "okay",
+        "yes",
+        "yeah",
+        "yep",
+        "sure",
+        "thanks",
+        "great",
+        "fine",
+        "hmm",
+        "right",
+        "agreed",
+        "exactly",
+        "done",
+        "good",
+        "nice",
+        "cool",
+        "perfect",
+        "lgtm",
+        "please",
+        "wait",
+        "actually",
+        "also",
+        "and",
+        "but",
+        "so",
+        "then",
+        "this",
+        "that",
+        "it",
+        "the",
+        "a",
+        "correct",
+        "true",
+        "absolutely",
+        "definitely",
+        "alright",
+        "well",
+        "oh",
+        "ah",
+        "sounds",
+        "go",
+        "ahead",
+        "do",
+        "let's",
+        "lets",
+        "we",
+        "us",
+        "only",
+    ]
+)
+MAX_TERSE_WORDS = 3
+
+
+def _named_by_agent(word: str, agent: str) -> bool:
+    """Whether the agent wrote `word` as a name: in code or bold, capitalised inside a
+    sentence, or with a digit or a symbol in it ("`platformdirs`", "Pinia", "log/slog")."""
+    for m in re.finditer(rf"(?i)(?<![\w-]){re.escape(word)}(?![\w-])", agent):
+        around = agent[max(0, m.start() - 2) : m.start()] + agent[m.end() : m.end() + 1]
+        said = m.group(0)
+        if "`" in around or "*" in around or re.search(r"[\d_./@-]", said):
+            return True
+        opens_sentence = re.search(r"(?:^|[.!?:]\s*)$", agent[max(0, m.start() - 3) : m.start()])
+        if said[0].isupper() and not opens_sentence:
+            return True
+    return False
+
+
+def _terse_choice(statement: Statement, agent: str) -> str:
+    """The name a one-to-three-word reply picks ("slog.", "yes platformdirs", "legacy only"),
+    or "" when it picks nothing: an acknowledgement, an option letter, a rejection ("Kotest:
+    no."), or a word the agent never wrote as a name."""
+    words = statement.text.split()
+    if not 1 <= len(words) <= MAX_TERSE_WORDS or statement.text.rstrip().endswith("?"):
+        return ""
+    plain = [w.strip(".,;:!`'\"()").lower() for w in words]
+    named = [w for w, low in zip(words, plain, strict=True) if low and low not in _SAYS_NOTHING]
+    if not named or plain[-1] in ("no", "nope", "not"):
+        return ""
+    lows = [w.strip(".,;:!`'\"()").lower() for w in named]
+    if any(len(re.sub(r"[^a-z]", "", w)) < 2 for w in lows):
+        return ""  # "(a).", "2"
+    if plain[-1] != "only" and not all(_named_by_agent(w, agent) for w in lows):
+        return ""
+    return " ".join(w.strip(".,;:!'\"()") for w in named)
+
+
+def _with_terse_choices(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """A terse pick said next to a rule of the same turn belongs to it.
+
+    "slog. No zap, no zerolog, we want stdlib only for logging …": the name the user picks
+    is what the rule is about; "No extended advertising, … legacy only.": the short tail is
+    what it allows. Kept apart, the pick is too short to be an item and the rule never says
+    what was chosen. A pick before the rule leads it ("slog: No zap, …"), one after ends it.
+    """
+    used = {c.index for c in found}
+    for c in found:
+        if c.speaker is not Speaker.USER or c.family is Family.BUG or c.root_cause or c.topic_tags:
+            continue
+        for j in (c.index - 1, c.index + 1):
+            if not 0 <= j < len(statements) or j in used:
+                continue
+            s = statements[j]
+            if s.turn != c.turn or s.speaker is not Speaker.USER or s.pasted:
+                continue
+            agent = " ".join(
+                t.text
+                for t in statements[max(0, j - 60) : j]
+                if t.speaker is Speaker.AGENT and t.turn >= s.turn - 1
+            )
+            name = _terse_choice(s, agent)
+            if not name or name.lower() in c.content.lower().split(":")[0]:
+                continue
+            if j < c.index:
+                c.content = f"{name}: {c.content}"
+                c.lead = c.lead or name
+            else:
+                c.content = f"{c.content} {s.text.strip()}"
+            used.add(j)
+    return found
 
 
 # "Also …", "btw …", "second, …": the speaker moves on to another point.
