@@ -175,7 +175,7 @@ _GIVES_THE_REASON = re.compile(
 
 # Words of a terse reply that name nothing: "yes platformdirs.", "Pinia, please.", "so quinn."
 _SAYS_NOTHING = frozenset(
-    [
+    {
         "ok",
         "okay",
         "yes",
@@ -225,7 +225,7 @@ _SAYS_NOTHING = frozenset(
         "we",
         "us",
         "only",
-    ]
+    }
 )
 MAX_TERSE_WORDS = 3
 
@@ -287,7 +287,7 @@ def _with_terse_choices(found: list[Candidate], statements: list[Statement]) -> 
                 if t.speaker is Speaker.AGENT and t.turn >= s.turn - 1
             )
             name = _terse_choice(s, agent)
-            if not name or name.lower() in c.content.lower().split(":")[0]:
+            if not name or name.lower() in c.content.lower():
                 continue
             if j < c.index:
                 c.content = f"{name}: {c.content}"
