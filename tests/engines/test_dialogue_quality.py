@@ -66,8 +66,9 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # Lowered from 0.40 / 0.48 when the category model was retrained on 155 dev
     # conversations (docs/decisions.md, "category model retrained"); raised again to the
     # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations), and
-    # after the seventh part (0.44 / 0.46, 1 violation), and after the eighth (0.50 / 0.459).
-    assert report.precision() >= 0.50, report.precision()
+    # after the seventh part (0.44 / 0.46, 1 violation), after the eighth (0.50 / 0.459), and
+    # after the tenth (0.515 / 0.459).
+    assert report.precision() >= 0.51, report.precision()
     assert report.recall() >= 0.45, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
@@ -82,14 +83,17 @@ HELD_OUT_FLOORS = [
     ("holdout3", 0.39, 0.30, 6, 1),
     # Three more annotators: unseen on arrival 0.40 / 0.44 (session-start engine) and
     # 0.42 / 0.46; after the eighth part 0.435 / 0.463, 22 sequence checks, 12 violations;
-    # after the ninth 0.440 / 0.463 and 10 violations.
-    ("holdout4", 0.44, 0.46, 22, 10),
+    # after the ninth 0.440 / 0.463 and 10 violations; after the tenth 0.469 / 0.463 and 9.
+    ("holdout4", 0.46, 0.46, 22, 9),
     # Three more: unseen on arrival 0.36 / 0.38 (session-start engine) and 0.38 / 0.38 with
     # the eighth part's changes; must-not 11 -> 10 by the end of that part.
     ("holdout5", 0.38, 0.37, 17, 10),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks, with
     # the session-start engine and the ninth part's changes alike.
     ("holdout6", 0.35, 0.35, 25, 26),
+    # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
+    # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks.
+    ("holdout7", 0.46, 0.41, 27, 38),
 ]
 
 
