@@ -1002,6 +1002,40 @@ def test_a_new_point_or_a_rule_of_its_own_stays_apart(turn: str) -> None:
     assert not any(first in i.content and second in i.content for i in result.items)
 
 
+@pytest.mark.parametrize("before_the_edit", [True, False])
+def test_a_theory_the_agents_own_run_rules_out_is_no_cause(before_the_edit: bool) -> None:
+    guess = (
+        "Assistant: Reproduced. Most likely cuDNN autotuning: `cudnn.benchmark = True` is set "
+        "in train_utils, so benchmark mode picks different conv algorithms per run. I'll force "
+        "deterministic mode for eval.\n\n"
+    )
+    patch = (
+        'Assistant: [tool: apply_patch {"input": "*** Update File: src/eval.py"}]\n\n'
+        "User: [tool result: Success. Updated the following files:\nM src/eval.py]\n\n"
+    )
+    refuted = (
+        "Assistant: Still varies, and on CPU too, so cuDNN isn't the cause. Reverting that "
+        "change and looking at the data path instead.\n\n"
+    )
+    session = (
+        "User: eval numbers change every run on the same checkpoint, macro F1 0.807 then "
+        "0.813. find out why\n\n"
+        + _looked("Bash", '{"command": "make eval"}', "macro_f1 0.8069")
+        + guess
+        + (refuted if before_the_edit else patch + refuted)
+        + _looked("Grep", '{"pattern": "random"}', "58: tokens = random_crop_tokens(tokens)")
+        + "Assistant: Root cause: IntentDataset applied the random_crop_tokens augmentation to "
+        "every split with an unseeded RNG, so eval utterances were cropped differently each "
+        "run. Fix: crop randomly only for train.\n\n"
+        + _edited_and_passed("src/data.py", "make eval", "3 runs identical, 12 passed")
+    )
+
+    result = run(session)
+
+    assert not any("cudnn" in i.text.lower() for i in result.items)
+    assert any("random_crop_tokens" in i.root_cause for i in result.items)
+
+
 def test_a_terse_pick_leads_the_rule_said_with_it() -> None:
     result = run(
         "User: which logging library should the Go services use?\n"

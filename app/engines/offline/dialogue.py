@@ -573,6 +573,26 @@ def _firmer(cause: tuple[str, str, bool], later: tuple[str, str, bool], said: li
     )
 
 
+def _names_in(text: str) -> set[str]:
+    """The names a sentence holds: capitalised past its first word, or with a digit, a
+    symbol or an inner capital ("cuDNN", "Combine", "visibility_timeout", "x/net")."""
+    words = re.findall(r"[A-Za-z][\w./-]*[A-Za-z0-9]", text)
+    return {
+        w.lower()
+        for k, w in enumerate(words)
+        if len(w) > 3
+        and (
+            re.search(r"[\d_./-]", w) or any(ch.isupper() for ch in w[1:]) or (k and w[0].isupper())
+        )
+    }
+
+
+def _takes_back(sentences: list[str], cause: str) -> bool:
+    """Whether the agent rules out the cause it gave ("so cuDNN isn't the cause")."""
+    named = _names_in(cause)
+    return any(_RULED_OUT.search(s) and _names_in(s) & named for s in sentences)
+
+
 def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
     report: DialogueTurn | None = None
     cause: tuple[str, str, bool] | None = None
@@ -615,6 +635,17 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
                 report, looked = turn, False
             continue
         if turn.kind == "prose" and turn.speaker is Speaker.AGENT:
+            if cause is not None and _takes_back(turn.sentences, cause[0]):
+                # "Still varies, and on CPU too, so cuDNN isn't the cause.": the agent's own
+                # run took its theory back before anything was confirmed.
+                cause, edited, planned = None, False, False
+            elif (
+                found
+                and found[-1].end < turn.index
+                and _takes_back(turn.sentences, found[-1].cause)
+            ):
+                # … or after the edit was already taken for the fix: that was no fix.
+                found.pop()
             found_cause = _diagnosis(turn.sentences, looked)
             if (
                 found_cause is not None
