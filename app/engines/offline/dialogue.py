@@ -375,6 +375,32 @@ _RULED_OUT = re.compile(
     r"(?:theory|idea|hypothesis|guess|explanation) (?:does ?n[o']?t|doesn'?t) hold|"
     r"(?:does ?n[o']?t|can ?n[o']?t|cannot) explain)"
 )
+# Every match of `_RULED_OUT` holds one of these ("isnt it" holds "nt it").
+_RULED_OUT_GATED = _Gated(
+    _RULED_OUT,
+    (
+        "n't it",
+        "nt it",
+        "not it",
+        "n't the",
+        "nt the",
+        "not the",
+        "not a ",
+        " fine",
+        " ok",
+        " correct",
+        " right",
+        " good",
+        "rule",
+        "theory",
+        "idea",
+        "hypothesis",
+        "suspect",
+        "guess",
+        "explanation",
+        "explain",
+    ),
+)
 _ANAPHOR = re.compile(r"(?i)^\W*(?:it|its|it'?s|this|that|they|these|those|there|which)\b")
 
 
@@ -589,8 +615,11 @@ def _names_in(text: str) -> set[str]:
 
 def _takes_back(sentences: list[str], cause: str) -> bool:
     """Whether the agent rules out the cause it gave ("so cuDNN isn't the cause")."""
+    ruling = [s for s in sentences if _RULED_OUT_GATED.search(s)]
+    if not ruling:
+        return False
     named = _names_in(cause)
-    return any(_RULED_OUT.search(s) and _names_in(s) & named for s in sentences)
+    return any(_names_in(s) & named for s in ruling)
 
 
 def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
