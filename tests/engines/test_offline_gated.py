@@ -16,7 +16,12 @@ from app.engines.offline import dialogue
 from app.engines.offline.extract_text import split_sentences
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-GATED = [dialogue._PROPOSAL_GATED, dialogue._CAUSAL_GATED, dialogue._DISPUTE_GATED]
+GATED = [
+    dialogue._PROPOSAL_GATED,
+    dialogue._CAUSAL_GATED,
+    dialogue._DISPUTE_GATED,
+    dialogue._RULED_OUT_GATED,
+]
 
 _PIECES = [
     "should i",
@@ -54,6 +59,19 @@ _PIECES = [
     "disagrees with",
     "clashes with",
     "the cache rule",
+    "isn't it",
+    "isnt the cause",
+    "WAS NOT the culprit",
+    "is fine",
+    "looks OK",
+    "seems okay",
+    "rules that out",
+    "not a problem",
+    "that's not it",
+    "theory is out",
+    "hypothesis doesn't hold",
+    "cannot explain",
+    "guess is wrong",
     "\u212a",
     " ",
     ".",
@@ -72,7 +90,7 @@ def _texts() -> list[str]:
     return texts
 
 
-@pytest.mark.parametrize("gated", GATED, ids=["proposal", "causal", "dispute"])
+@pytest.mark.parametrize("gated", GATED, ids=["proposal", "causal", "dispute", "ruled-out"])
 def test_gated_search_is_the_regex_search(gated: dialogue._Gated) -> None:
     rng = random.Random(3)
     texts = _texts()
