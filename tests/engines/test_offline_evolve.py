@@ -268,6 +268,41 @@ def test_a_later_value_for_the_same_setting_supersedes_the_earlier_one() -> None
     assert [i.content for i in entry.items] == ["Set retention for the app logs to 14 days."]
 
 
+def test_a_change_of_choice_replaces_an_earlier_thread_on_one_shared_subject_word() -> None:
+    chosen = item(
+        "For the user uploads (profile photos, PDF contracts) we take Backblaze B2.",
+        category=DEC,
+    )
+    other = item("Background jobs run on Sidekiq with Redis.", category=DEC)
+    memory = run(None, chosen, other)
+    moved = item(
+        "The uploads are going to R2 now.",
+        category=DEC,
+        source="thread-2",
+        day=date(2024, 2, 1),
+        tags=["replaces:any"],
+    )
+
+    after = run(memory, moved)
+
+    assert sorted(contents(after, DEC)) == sorted([other.content, moved.content])
+    assert any("Backblaze" in str(c) for c in after.contradictions)
+
+
+def test_one_shared_word_within_a_thread_replaces_nothing() -> None:
+    chosen = item("drift for local storage, SQLite with typed queries.", category=DEC)
+    memory = run(None, chosen)
+    said_later = item(
+        "Hive is not maintained anymore, I don't want to depend on it for storage.",
+        category=DEC,
+        tags=["replaces:any"],
+    )
+
+    after = run(memory, said_later)
+
+    assert chosen.content in contents(after, DEC)
+
+
 def test_weaker_contradiction_is_left_open_and_not_committed() -> None:
     old = item("Never mock the database in tests", confidence=0.9, day=date(2024, 1, 5))
     memory = run(None, old)

@@ -61,6 +61,8 @@ REPLACES = "replaces:"
 DISPUTES = "disputes:"
 # Tag of an item stating a disagreement the user left undecided: always an open entry.
 UNDECIDED = "undecided"
+# A shared word this long names the subject, not the grammar ("uploads", "retries").
+_CONTENT_WORD = 5
 _REPLACEABLE = (
     Category.CODING_PREFERENCES,
     Category.ARCHITECTURAL_DECISIONS,
@@ -353,7 +355,8 @@ class _Work:
 
         `replaces:<name>` matches decisions, conventions and preferences that mention the
         name as a word; `replaces:any` ("actually, …") those sharing at least two subject words
-        with it, whichever of the three sections they are in (the category of a rule is a
+        with it (or one word of five letters or more with an item of the same category from
+        another thread), whichever of the three sections they are in (the category of a rule is a
         judgement; "CI is jenkins" filed as a convention is still replaced by "CI is
         buildkite from now on" filed as a decision). Bug patterns and notes record what happened and
         are never replaced, except a note read from a manifest (`manifest:<path>`), which a
@@ -382,7 +385,15 @@ class _Work:
                         # "From now on …" restates what its own thread said on the subject.
                         hit = False
                     elif name in ("any", "earlier"):
-                        hit = len(item_tokens(item) & new_tokens) >= 2
+                        shared = item_tokens(item) & new_tokens
+                        # "The uploads are going to R2 now." replaces "For the user uploads …
+                        # we decide to take Backblaze B2." of an earlier thread: one shared
+                        # content word is enough between two choices of one kind.
+                        hit = len(shared) >= 2 or (
+                            item.category is new.category
+                            and not set(item.sources) & set(new.sources)
+                            and any(len(t) >= _CONTENT_WORD for t in shared)
+                        )
                     else:
                         # The word search only where the name occurs at all.
                         hit = name in text and named_word(name).search(text) is not None
