@@ -69,7 +69,12 @@ def _scan_replaced(work: _Work, new: MemoryItem) -> list[MemoryItem]:
                 if name == "earlier" and set(item.sources) & set(new.sources):
                     hit = False  # "from now on" restates its own thread
                 elif name in ("any", "earlier"):
-                    hit = len(item_tokens(item) & item_tokens(new)) >= 2
+                    shared = item_tokens(item) & item_tokens(new)
+                    hit = len(shared) >= 2 or (
+                        item.category is new.category
+                        and not set(item.sources) & set(new.sources)
+                        and any(len(t) >= 5 for t in shared)
+                    )
                 else:
                     hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
                 if hit:
