@@ -1214,6 +1214,19 @@ def test_sides_given_earlier_then_a_refusal_to_decide_is_open() -> None:
     assert [i for i in items if "undecided" not in i.tags] == []
 
 
+def test_sides_named_after_a_first_doubt_and_left_open_are_open() -> None:
+    text = (
+        "Assistant: The designer's Figma collapses the header at 834px; the design system doc"
+        " says 768px.\n\n"
+        "User: I honestly don't know which one is right, and it's not my call alone. so for"
+        " now we have the doc saying 768px and the Figma saying 834px and that's just open.\n"
+    )
+    items = run(text).items
+    assert any("undecided" in i.tags and "834px" in i.content for i in items), [
+        (i.content, i.tags) for i in items
+    ]
+
+
 @pytest.mark.parametrize(
     "turn",
     [

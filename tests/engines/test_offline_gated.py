@@ -21,6 +21,7 @@ GATED = [
     dialogue._CAUSAL_GATED,
     dialogue._DISPUTE_GATED,
     dialogue._RULED_OUT_GATED,
+    dialogue._UNDECIDED_GATED,
 ]
 
 _PIECES = [
@@ -72,6 +73,17 @@ _PIECES = [
     "hypothesis doesn't hold",
     "cannot explain",
     "guess is wrong",
+    "no idea who's right",
+    "I don't know which one",
+    "haven't agreed",
+    "not decided",
+    "an open question",
+    "I'll ask",
+    "not picking sides",
+    "that's just open",
+    "it stays OPEN",
+    "remains unresolved",
+    "not yet settled",
     "\u212a",
     " ",
     ".",
@@ -90,7 +102,9 @@ def _texts() -> list[str]:
     return texts
 
 
-@pytest.mark.parametrize("gated", GATED, ids=["proposal", "causal", "dispute", "ruled-out"])
+@pytest.mark.parametrize(
+    "gated", GATED, ids=["proposal", "causal", "dispute", "ruled-out", "undecided"]
+)
 def test_gated_search_is_the_regex_search(gated: dialogue._Gated) -> None:
     rng = random.Random(3)
     texts = _texts()

@@ -1065,11 +1065,14 @@ _UNDECIDED = re.compile(
     r"not (?:yet )?(?:agreed|decided)|undecided|no decision(?: yet)?|(?:still )?an open "
     r"(?:point|question)|(?:i'?ll|i will|let me|need to|have to|gotta) (?:ask|check with|talk "
     r"to|sync with)\b|pending (?:a |the )?decision|not (?:picking|choosing|taking) (?:a )?sides?\b|"
-    r"(?:not|won'?t|can'?t) (?:be )?(?:deciding|decide) (?:this|that|it|now|today|yet|between)\b)"
+    r"(?:not|won'?t|can'?t) (?:be )?(?:deciding|decide) (?:this|that|it|now|today|yet|between)\b|"
+    # "… the doc saying 768px and the Figma saying 834px and that's just open"
+    r"(?:that'?s|it'?s|this is|is|stays|remains) (?:just |still )?(?:open|unsettled|unresolved)\b|"
+    r"not (?:yet )?settled)"
 )
 # One sentence giving two sides: "the guidelines doc says X, Lena's doc says Y", "Priya
 # wants X, Tomás wants Y", "X contradicts Y", "but earlier you said".
-_SIDE = r"(?:says?|said|wants?|prefers?|insists? on|argues? for|requires?|asks? for)"
+_SIDE = r"(?:says?|saying|said|wants?|prefers?|insists? on|argues? for|requires?|asks? for)"
 _TWO_SIDES = re.compile(
     rf"(?i)\b{_SIDE}\b.{{3,}}?\b{_SIDE}\b|\b(?:contradicts?|disagree(?:s|ment)?|conflicts? "
     r"with|inconsistent with|at odds with)\b|\bbut (?:earlier|before|last time) you said\b"
@@ -1102,6 +1105,10 @@ _UNDECIDED_GATED = _Gated(
         "talk to",
         "sync with",
         "side",
+        "open",
+        "unsettled",
+        "unresolved",
+        "settled",
     ),
 )
 _OPEN_GENERIC = frozenset(
@@ -1212,7 +1219,11 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
         if _UNDECIDED_GATED.search(turn.text) is None:
             continue
         sentences = turn.sentences
-        cue = next((k for k, t in enumerate(sentences) if _UNDECIDED.search(t)), None)
+        # The last cue: "I don't know which one is right. … so the doc says 768px and the
+        # Figma 834px, and that's just open." gives the sides after the first one.
+        cue = next(
+            (k for k in reversed(range(len(sentences))) if _UNDECIDED.search(sentences[k])), None
+        )
         if cue is None:
             continue
         sides = next(
