@@ -1196,6 +1196,14 @@ def test_an_agent_pointing_out_a_conflict_then_the_user_deferring_is_open() -> N
     assert "undecided" in item.tags and "release" in item.content
 
 
+def _left_open(items: list[MemoryItem], word: str) -> bool:
+    """Whether an item is the open point naming `word` (the items shown when it is not)."""
+    found = any("undecided" in i.tags and word in i.content for i in items)
+    if not found:
+        print([(i.content, i.tags) for i in items])
+    return found
+
+
 def test_sides_given_earlier_then_a_refusal_to_decide_is_open() -> None:
     # The user gives both sides, the agent offers ways out, the user declines to choose.
     text = (
@@ -1207,9 +1215,7 @@ def test_sides_given_earlier_then_a_refusal_to_decide_is_open() -> None:
         " week.\n"
     )
     items = run(text).items
-    assert any("undecided" in i.tags and "autosave" in i.content for i in items), [
-        (i.content, i.tags) for i in items
-    ]
+    assert _left_open(items, "autosave")
     # The refusal and what it says about the sides are not rules of their own.
     assert [i for i in items if "undecided" not in i.tags] == []
 
@@ -1221,10 +1227,7 @@ def test_sides_named_after_a_first_doubt_and_left_open_are_open() -> None:
         "User: I honestly don't know which one is right, and it's not my call alone. so for"
         " now we have the doc saying 768px and the Figma saying 834px and that's just open.\n"
     )
-    items = run(text).items
-    assert any("undecided" in i.tags and "834px" in i.content for i in items), [
-        (i.content, i.tags) for i in items
-    ]
+    assert _left_open(run(text).items, "834px")
 
 
 @pytest.mark.parametrize(
