@@ -281,6 +281,8 @@ def _with_terse_choices(found: list[Candidate], statements: list[Statement]) -> 
             s = statements[j]
             if s.turn != c.turn or s.speaker is not Speaker.USER or s.pasted:
                 continue
+            if len(s.text.split()) > MAX_TERSE_WORDS:
+                continue  # (the cheap test before the agent's words are gathered)
             agent = " ".join(
                 t.text
                 for t in statements[max(0, j - 60) : j]
