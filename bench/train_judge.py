@@ -197,6 +197,11 @@ def main() -> None:
     parser.add_argument(
         "--beta", type=float, default=1.0, help="choose thresholds by F-beta (0.5: precision)"
     )
+    parser.add_argument(
+        "--no-veto",
+        action="store_true",
+        help="the judge only adds plain statements; the rules' candidates all stay",
+    )
     args = parser.parse_args()
     skip = tuple(x for x in args.exclude.split(",") if x)
     paths = [p for p in _paths(args.glob) if not (skip and p.name.startswith(skip))]
@@ -212,7 +217,11 @@ def main() -> None:
     for l2 in [args.l2] if args.l2 else [1.0, 4.0, 16.0]:
         scores = out_of_fold(rows, len(paths), l2)
         best = best_thresholds(
-            lambda a, v, s=scores: measure(rows, musts, s, a, v), beta2, 0.51, l2, best
+            lambda a, v, s=scores: measure(rows, musts, s, a, v),
+            beta2,
+            0.01 if args.no_veto else 0.51,
+            l2,
+            best,
         )
         f, _l2, add, veto = best[0], best[1], best[2], best[3]
         print(f"l2 {l2:>4}: best so far out of fold: F {f:.2f} at add {add:.2f} veto {veto:.2f}")

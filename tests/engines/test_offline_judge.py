@@ -1,8 +1,9 @@
 """The learned judge of the offline engine (`app/engines/offline/judge.py`).
 
-No model ships yet (bench/train_judge.py measured it no better than the rules on dev, see
-docs/decisions.md), so extraction must be exactly the rules' when the file is missing; with
-a model, plain statements are kept only above `add` and rule candidates leave below `veto`.
+Without a model file extraction is exactly the rules'; with a model, plain statements are
+kept only above `add` and rule candidates leave below `veto`. The shipped model only adds
+(its veto is 0: vetoing cost sequence checks of the guard sets, see docs/decisions.md,
+"Offline engine v2, twelfth part").
 """
 
 from __future__ import annotations
@@ -24,13 +25,30 @@ TEXT = (
 )
 
 
-def test_without_a_model_the_rules_alone_decide() -> None:
-    assert not judge.MODEL_FILE.exists()
-    assert judge.load_judge() is None
-    rules, _context, _notes = read_candidates(TEXT)
-    assert not any(c.plain for c in rules)
-    kept = extract(TEXT, source="t", today=date(2026, 1, 1)).items
+def test_without_a_model_the_rules_alone_decide(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(judge, "MODEL_FILE", tmp_path / "missing.json")
+    judge.load_judge.cache_clear()
+    try:
+        assert judge.load_judge() is None
+        rules, _context, _notes = read_candidates(TEXT)
+        assert not any(c.plain for c in rules)
+        kept = extract(TEXT, source="t", today=date(2026, 1, 1)).items
+    finally:
+        judge.load_judge.cache_clear()
     assert [i.content for i in kept] == [c.content for c in rules if c.confidence >= 0.5]
+
+
+def test_the_shipped_model_only_adds_plain_statements() -> None:
+    shipped = judge.load_judge()
+    assert shipped is not None
+    assert shipped.veto == 0.0
+    assert not shipped.rules  # it reads the statement, not how the rules built it
+    assert 0.5 < shipped.add < 1.0
+    rules, _context, _notes = read_candidates(TEXT)
+    kept = [i.content for i in extract(TEXT, source="t", today=date(2026, 1, 1)).items]
+    assert all(c.content in kept for c in rules if c.confidence >= 0.5)
 
 
 def test_plain_statements_are_offered_to_the_judge() -> None:

@@ -2306,35 +2306,37 @@ def _sentence_of(text: str) -> str:
 
 
 def read_candidates(
-    text: str, *, plain: bool = False
+    text: str, *, plain: bool = False, judge: Judge | None = None
 ) -> tuple[list[Candidate], Context, list[str]]:
     """Every candidate of a conversation, built and titled, before the judge has its say.
 
     With `plain`, statements no rule picked follow the rules' candidates (`plain` True),
     cleaned the same way and dropped when they repeat a rule's candidate, and the context
     the judge's features need is read (without, it is empty). The trainer of the judge
-    (bench/train_judge.py) reads the same list.
+    (bench/train_judge.py) reads the same list. With a `judge`, a plain statement whose
+    score as first read is well below the judge's `add` is left out before the costly
+    clean-up (`PRESCORE_MARGIN`); the judge still decides on the cleaned ones.
     """
     turns = split_turns(text)
     reading = read_statements(turns, skip_section)
     found, notes = find_candidates(reading)
     found = _with_dialogue_units(found, turns, reading.statements)
     candidates = finalize(_screened(found), reading.statements)
-    if plain:
-        plains = _screened(_plain_candidates(found, reading.statements))
-        extra = finalize(plains, reading.statements)
-        said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates]
-        for c in extra:
-            words = tokens(c.content)
-            if words and not _repeats(words, said):
-                candidates.append(c)
-        candidates.sort(key=lambda c: c.index)
     if not plain:
         return candidates, EMPTY_CONTEXT, notes  # no judge: nothing reads the context
     tool_turns = {
         t.index for t in turns if any(line.lstrip().startswith("[tool") for line in t.lines)
     }
-    return candidates, prepare(reading.statements, tool_turns), notes
+    context = prepare(reading.statements, tool_turns)
+    plains = _screened(_plain_candidates(found, reading.statements, context, judge))
+    extra = finalize(plains, reading.statements)
+    said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates]
+    for c in extra:
+        words = tokens(c.content)
+        if words and not _repeats(words, said):
+            candidates.append(c)
+    candidates.sort(key=lambda c: c.index)
+    return candidates, context, notes
 
 
 # Plain statements worth showing the judge: prose of a sensible length that is not a
@@ -2343,12 +2345,23 @@ _PLAIN_WORDS = (4, 60)
 PLAIN_KEPT = 0.75
 
 
-def _plain_candidates(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+# How far below `add` a plain statement may score as first read and still be cleaned up and
+# judged again: the clean-up rewords a few, and the margin keeps those (bench/memorize.py).
+PRESCORE_MARGIN = 0.15
+
+
+def _plain_candidates(
+    found: list[Candidate],
+    statements: list[Statement],
+    context: Context,
+    judge: Judge | None = None,
+) -> list[Candidate]:
     """The user's and the agent's own sentences that no rule made a candidate.
 
     Pasted text, tool output, turns carrying instructions aimed at agents, and anything the
     screen finds unsafe never qualify; the rest goes through the same clean-up as the
-    rules' candidates and waits for the judge.
+    rules' candidates and waits for the judge. With a `judge` that reads statements alone,
+    one scoring well below its `add` as first read is not built at all.
     """
     from app.core.screen import is_unsafe
     from app.engines.offline import extract_rules as r
@@ -2356,7 +2369,7 @@ def _plain_candidates(found: list[Candidate], statements: list[Statement]) -> li
 
     used = {c.index for c in found}
     tainted = {s.turn for s in statements if r.INJECTION.search(s.text, s.low)}
-    plain: list[Candidate] = []
+    eligible: list[tuple[int, Statement, str]] = []
     for i, s in enumerate(statements):
         if i in used or s.pasted or s.speaker not in (Speaker.USER, Speaker.AGENT):
             continue
@@ -2365,10 +2378,17 @@ def _plain_candidates(found: list[Candidate], statements: list[Statement]) -> li
             continue
         if not _PLAIN_WORDS[0] <= len(text.split()) <= _PLAIN_WORDS[1]:
             continue
-        if s.turn in tainted or is_unsafe(text):
+        if s.turn in tainted:
             continue
         user = s.speaker is Speaker.USER
-        content = _sentence_of(_unhedged(text) if user else text.replace("`", ""))
+        eligible.append((i, s, _sentence_of(_unhedged(text) if user else text.replace("`", ""))))
+    if judge is not None and not judge.rules:
+        eligible = _prescored(eligible, context, judge)
+    plain: list[Candidate] = []
+    for i, s, content in eligible:
+        if is_unsafe(s.text.strip()):
+            continue
+        user = s.speaker is Speaker.USER
         if user:
             category = rule_category(content)
         elif ARCH_SUBJECT.search(content) or _DESIGN.search(content):
@@ -2391,11 +2411,56 @@ def _plain_candidates(found: list[Candidate], statements: list[Statement]) -> li
     return _cleaned(plain, statements)
 
 
+def _prescored(
+    eligible: list[tuple[int, Statement, str]], context: Context, judge: Judge
+) -> list[tuple[int, Statement, str]]:
+    """The plain statements worth building: those a statement-only judge scores near `add`
+    as first read, and their neighbours in the same turn (the clean-up joins a sentence to
+    the one before or after it, and the joined statement is what the judge decides on)."""
+    passed = [
+        judge.score(
+            features(
+                Candidate(
+                    category=Category.IMPLEMENTATION_NOTES,  # not read by this judge
+                    speaker=s.speaker,
+                    turn=s.turn,
+                    index=i,
+                    content=content,
+                    confidence=PLAIN_KEPT,
+                    family=Family.LESSON,
+                    speakers={s.speaker},
+                    plain=True,
+                ),
+                context,
+                extra=True,
+                rules=False,
+            )
+        )
+        >= judge.add - PRESCORE_MARGIN
+        for i, s, content in eligible
+    ]
+    kept: list[tuple[int, Statement, str]] = []
+    for n, (i, s, content) in enumerate(eligible):
+        near = [
+            passed[m]
+            for m in (n - 1, n + 1)
+            if 0 <= m < len(eligible)
+            and eligible[m][1].turn == s.turn
+            and abs(eligible[m][0] - i) == 1
+        ]
+        if passed[n] or any(near):
+            kept.append((i, s, content))
+    return kept
+
+
 def _judged(candidates: list[Candidate], context: Context, judge: Judge) -> list[Candidate]:
     """The judge's word on every candidate: plain ones stay only above `add`, the rules'
     leave below `veto`."""
     kept: list[Candidate] = []
     for c in candidates:
+        if not c.plain and judge.veto <= 0.0:
+            kept.append(c)  # a model that only adds (the shipped one) scores no rule item
+            continue
         score = judge.score(features(c, context, extra=c.plain, rules=judge.rules))
         if c.plain:
             if score >= judge.add:
@@ -2431,7 +2496,7 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
         return ExtractionResult(no_content_to_extract=True, engine="offline")
 
     judge = load_judge()
-    candidates, context, notes = read_candidates(text, plain=judge is not None)
+    candidates, context, notes = read_candidates(text, plain=judge is not None, judge=judge)
     if judge is not None:
         candidates = _judged(candidates, context, judge)
     kept = [c for c in candidates if c.confidence >= MIN_CONFIDENCE]

@@ -51,6 +51,7 @@ _REJECTS = re.compile(r"(?i)^\W*(?:no|nah|nope|not|don'?t|stop|wrong|revert|undo
 _TOKENS_MAX = 80
 
 
+@lru_cache(maxsize=1 << 16)
 def _bucket(key: str) -> int:
     return zlib.crc32(key.encode("utf-8")) % BUCKETS
 
