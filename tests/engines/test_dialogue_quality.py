@@ -79,21 +79,25 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
 # ever scored: (split, precision, recall, sequence checks passed, must-not violations).
 HELD_OUT_FLOORS = [
     # A fourth annotator: the figures after the seventh part of the offline engine v2,
-    # raised after the eighth (0.395 / 0.302, one must-not violation).
-    ("holdout3", 0.39, 0.30, 6, 1),
+    # raised after the eighth (0.395 / 0.302, one must-not violation) and after the twelfth
+    # (the learned judge adds plain statements: 0.435 / 0.358, 7 sequence checks).
+    ("holdout3", 0.43, 0.35, 7, 1),
     # Three more annotators: unseen on arrival 0.40 / 0.44 (session-start engine) and
     # 0.42 / 0.46; after the eighth part 0.435 / 0.463, 22 sequence checks, 12 violations;
-    # after the ninth 0.440 / 0.463 and 10 violations; after the tenth 0.469 / 0.463 and 9.
-    ("holdout4", 0.46, 0.46, 22, 9),
+    # after the ninth 0.440 / 0.463 and 10 violations; after the tenth 0.469 / 0.463 and 9;
+    # after the twelfth 0.471 / 0.488.
+    ("holdout4", 0.47, 0.48, 22, 9),
     # Three more: unseen on arrival 0.36 / 0.38 (session-start engine) and 0.38 / 0.38 with
-    # the eighth part's changes; must-not 11 -> 10 by the end of that part.
-    ("holdout5", 0.38, 0.37, 17, 10),
+    # the eighth part's changes; must-not 11 -> 10 by the end of that part; after the
+    # twelfth 0.395 / 0.384 and 19 of 43 sequence checks.
+    ("holdout5", 0.39, 0.38, 19, 10),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks, with
     # the session-start engine and the ninth part's changes alike.
     ("holdout6", 0.35, 0.35, 25, 26),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
-    # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks.
-    ("holdout7", 0.46, 0.41, 27, 38),
+    # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
+    # twelfth 0.471 / 0.442.
+    ("holdout7", 0.47, 0.44, 27, 38),
 ]
 
 

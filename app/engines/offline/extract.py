@@ -2368,7 +2368,6 @@ def _plain_candidates(
     from app.engines.offline.extract_rules import ARCH_SUBJECT
 
     used = {c.index for c in found}
-    tainted = {s.turn for s in statements if r.INJECTION.search(s.text, s.low)}
     eligible: list[tuple[int, Statement, str]] = []
     for i, s in enumerate(statements):
         if i in used or s.pasted or s.speaker not in (Speaker.USER, Speaker.AGENT):
@@ -2378,15 +2377,16 @@ def _plain_candidates(
             continue
         if not _PLAIN_WORDS[0] <= len(text.split()) <= _PLAIN_WORDS[1]:
             continue
-        if s.turn in tainted:
-            continue
         user = s.speaker is Speaker.USER
         eligible.append((i, s, _sentence_of(_unhedged(text) if user else text.replace("`", ""))))
     if judge is not None and not judge.rules:
         eligible = _prescored(eligible, context, judge)
+    # Read after the judge's first pass: only the turns still in question are searched.
+    turns = {s.turn for _i, s, _content in eligible}
+    tainted = {s.turn for s in statements if s.turn in turns and r.INJECTION.search(s.text, s.low)}
     plain: list[Candidate] = []
     for i, s, content in eligible:
-        if is_unsafe(s.text.strip()):
+        if s.turn in tainted or is_unsafe(s.text.strip()):
             continue
         user = s.speaker is Speaker.USER
         if user:

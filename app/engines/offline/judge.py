@@ -9,6 +9,9 @@ they were not written against, so a linear model trained on the labeled dev spli
 - plain statements the rules passed over (the user's own prose, the agent's prose) are
   candidates too, kept only when their score reaches `add`.
 
+The shipped model (`bench/train_judge.py --statement-only --no-veto`) reads the statement
+alone and only adds: its veto is 0, so every rule candidate stays.
+
 Features are cheap and need no model download: hashed words and word pairs of the item's
 text, who said it, how the rules built it (family, category, confidence, detail fields),
 where it sits in the conversation and how the user answered it. Scoring is pure Python (a
@@ -21,10 +24,13 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import operator
 import re
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,19 +127,12 @@ def features(
         if part
     )
     words = _WORD.findall(_DIGITS.sub("0", text.lower()))[:_TOKENS_MAX]
-    found: dict[int, float] = {}
-    for i, word in enumerate(words):
-        for key in (
-            word,
-            f"{word} {words[i + 1]}" if i + 1 < len(words) else "",
-            f"^{word}" if i < 3 else "",
-        ):
-            if key:
-                b = _bucket(key)
-                found[b] = found.get(b, 0.0) + 1.0
-    norm = math.sqrt(sum(v * v for v in found.values())) or 1.0
-    for b in found:
-        found[b] /= norm
+    # Each word, each pair of neighbours, and the first three words marked as openers.
+    keys = [*words, *(f"{a} {b}" for a, b in pairwise(words))]
+    keys += [f"^{w}" for w in words[:3]]
+    counts = Counter(map(_bucket, keys))
+    norm = math.sqrt(sum(n * n for n in counts.values())) or 1.0
+    found: dict[int, float] = {b: n / norm for b, n in counts.items()}
     speakers = candidate.speakers or {candidate.speaker}
     reply = ctx.reply.get(candidate.turn, "")
     named = {
@@ -168,9 +167,14 @@ def features(
         )
     for name, value in named.items():
         if value:
-            b = _bucket(f"#{name}")
+            b = _named_bucket(name)
             found[b] = found.get(b, 0.0) + value
     return found
+
+
+@lru_cache(maxsize=256)
+def _named_bucket(name: str) -> int:
+    return _bucket(f"#{name}")
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,8 @@ class Judge:
 
     def score(self, feats: dict[int, float]) -> float:
         """Probability that a reviewer keeps the candidate with these features."""
-        total = sum(self.weights.get(b, 0.0) * v for b, v in feats.items())
+        weight = map(self.weights.get, feats.keys(), repeat(0.0))
+        total = sum(map(operator.mul, weight, feats.values()))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, total))))
 
 
