@@ -2395,20 +2395,24 @@ def _plain_candidates(
             category = Category.ARCHITECTURAL_DECISIONS
         else:
             category = Category.IMPLEMENTATION_NOTES
-        plain.append(
-            Candidate(
-                category=category,
-                speaker=s.speaker,
-                turn=s.turn,
-                index=i,
-                content=content,
-                confidence=PLAIN_KEPT,
-                family=Family.DIRECTIVE if user else Family.LESSON,
-                speakers={s.speaker},
-                plain=True,
-            )
-        )
+        family = Family.DIRECTIVE if user else Family.LESSON
+        plain.append(_plain(i, s, content, category, family))
     return _cleaned(plain, statements)
+
+
+def _plain(i: int, s: Statement, content: str, category: Category, family: Family) -> Candidate:
+    """A candidate made of statement `i` as it stands, before clean-up and the judge."""
+    return Candidate(
+        category=category,
+        speaker=s.speaker,
+        turn=s.turn,
+        index=i,
+        content=content,
+        confidence=PLAIN_KEPT,
+        family=family,
+        speakers={s.speaker},
+        plain=True,
+    )
 
 
 def _prescored(
@@ -2420,17 +2424,8 @@ def _prescored(
     passed = [
         judge.score(
             features(
-                Candidate(
-                    category=Category.IMPLEMENTATION_NOTES,  # not read by this judge
-                    speaker=s.speaker,
-                    turn=s.turn,
-                    index=i,
-                    content=content,
-                    confidence=PLAIN_KEPT,
-                    family=Family.LESSON,
-                    speakers={s.speaker},
-                    plain=True,
-                ),
+                # category and family are not read by a statement-only judge
+                _plain(i, s, content, Category.IMPLEMENTATION_NOTES, Family.LESSON),
                 context,
                 extra=True,
                 rules=False,
