@@ -167,14 +167,9 @@ def features(
         )
     for name, value in named.items():
         if value:
-            b = _named_bucket(name)
+            b = _bucket(f"#{name}")
             found[b] = found.get(b, 0.0) + value
     return found
-
-
-@lru_cache(maxsize=256)
-def _named_bucket(name: str) -> int:
-    return _bucket(f"#{name}")
 
 
 @dataclass(frozen=True)
