@@ -7,7 +7,9 @@ regression over the judge's sparse features is fitted with numpy. The two thresh
 for plain statements, `veto` for the rules' candidates) are chosen on out-of-fold scores
 (conversations split into folds, each scored by a model that never saw it), by the bench's
 own measure: precision and recall of committed items against the labels, category included.
-Only dev is read; test and held-out sets are never seen here.
+`--agent-veto` is written as given: it was chosen by running the engine over dev (see
+docs/decisions.md, thirteenth part). Only dev is read; test and held-out sets are never seen
+here.
 
 Run: `.venv/bin/python bench/train_judge.py [--write]` (without --write it only reports).
 """
@@ -202,6 +204,12 @@ def main() -> None:
         action="store_true",
         help="the judge only adds plain statements; the rules' candidates all stay",
     )
+    parser.add_argument(
+        "--agent-veto",
+        type=float,
+        default=0.0,
+        help="written as given: rule candidates only the agent said leave below it",
+    )
     args = parser.parse_args()
     skip = tuple(x for x in args.exclude.split(",") if x)
     paths = [p for p in _paths(args.glob) if not (skip and p.name.startswith(skip))]
@@ -254,6 +262,7 @@ def main() -> None:
             "l2": l2,
             "add": round(add, 2),
             "veto": round(veto, 2),
+            "agent_veto": args.agent_veto,
             "rules": rules,
             "weights": weights,
         }

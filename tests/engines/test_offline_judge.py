@@ -1,9 +1,10 @@
 """The learned judge of the offline engine (`app/engines/offline/judge.py`).
 
 Without a model file extraction is exactly the rules'; with a model, plain statements are
-kept only above `add` and rule candidates leave below `veto`. The shipped model only adds
-(its veto is 0: vetoing cost sequence checks of the guard sets, see docs/decisions.md,
-"Offline engine v2, twelfth part").
+kept only above `add` and rule candidates leave below `veto`. The shipped model keeps every
+rule candidate the user took part in (its veto is 0: vetoing those cost sequence checks of
+the guard sets, see docs/decisions.md, "Offline engine v2, twelfth part"); one only the agent
+said leaves below `agent_veto` (thirteenth part).
 """
 
 from __future__ import annotations
@@ -44,11 +45,42 @@ def test_the_shipped_model_only_adds_plain_statements() -> None:
     shipped = judge.load_judge()
     assert shipped is not None
     assert shipped.veto == 0.0
+    assert 0.0 < shipped.agent_veto < 0.5
     assert not shipped.rules  # it reads the statement, not how the rules built it
     assert 0.5 < shipped.add < 1.0
     rules, _context, _notes = read_candidates(TEXT)
     kept = [i.content for i in extract(TEXT, source="t", today=date(2026, 1, 1)).items]
     assert all(c.content in kept for c in rules if c.confidence >= 0.5)
+
+
+AGENT_REMARK = (
+    "User: the checkout page is slow, fix it please.\n\n"
+    "Assistant: Note for later: the staging database has no index on carts.user_id, I'd "
+    "suggest adding one.\n\n"
+    "User: always use named exports in this repo.\n"
+)
+
+
+@pytest.mark.parametrize(("agent_veto", "kept_remark"), [(0.0, True), (1.1, False)])
+def test_agent_veto_removes_only_what_the_agent_alone_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent_veto: float, kept_remark: bool
+) -> None:
+    rules, _context, _notes = read_candidates(AGENT_REMARK)
+    assert any(extract_module._agent_only(c) and "carts.user_id" in c.content for c in rules)
+    model = tmp_path / "judge_model.json"
+    model.write_text(
+        json.dumps({"add": 1.1, "veto": 0.0, "agent_veto": agent_veto, "weights": {}}),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(judge, "MODEL_FILE", model)
+    judge.load_judge.cache_clear()
+    try:
+        items = extract(AGENT_REMARK, source="t", today=date(2026, 1, 1)).items
+    finally:
+        judge.load_judge.cache_clear()
+    texts = " ".join(i.content for i in items)
+    assert ("carts.user_id" in texts) is kept_remark
+    assert "named exports" in texts  # the user's rule is never the agent veto's to take
 
 
 def test_plain_statements_are_offered_to_the_judge() -> None:
@@ -96,3 +128,10 @@ def test_a_broken_model_file_means_rules_alone(
         assert judge.load_judge() is None
     finally:
         judge.load_judge.cache_clear()
+
+
+def test_a_replacement_the_agent_said_is_never_vetoed() -> None:
+    rules, _context, _notes = read_candidates(AGENT_REMARK)
+    remark = next(c for c in rules if "carts.user_id" in c.content)
+    remark.topic_tags = [*remark.topic_tags, "replaces:mysql"]
+    assert not extract_module._agent_only(remark)

@@ -2450,11 +2450,18 @@ def _prescored(
 
 def _judged(candidates: list[Candidate], context: Context, judge: Judge) -> list[Candidate]:
     """The judge's word on every candidate: plain ones stay only above `add`, the rules'
-    leave below `veto`."""
+    leave below `veto`, and the rules' candidates only the agent said leave below
+    `agent_veto`.
+
+    Replacements and disputes are never vetoed: they carry what a later turn changed."""
     kept: list[Candidate] = []
     for c in candidates:
         if not c.plain and judge.veto <= 0.0:
-            kept.append(c)  # a model that only adds (the shipped one) scores no rule item
+            if judge.agent_veto > 0.0 and _agent_only(c):
+                score = judge.score(features(c, context, extra=False, rules=judge.rules))
+                if score < judge.agent_veto:
+                    continue
+            kept.append(c)  # the user took part: a model that only adds keeps it
             continue
         score = judge.score(features(c, context, extra=c.plain, rules=judge.rules))
         if c.plain:
@@ -2463,6 +2470,13 @@ def _judged(candidates: list[Candidate], context: Context, judge: Judge) -> list
         elif score >= judge.veto:
             kept.append(c)
     return kept
+
+
+def _agent_only(c: Candidate) -> bool:
+    """A rule candidate the user did not say, and that replaces or disputes nothing."""
+    if Speaker.USER in (c.speakers or {c.speaker}):
+        return False
+    return not any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
 
 
 def extract(conversation: str, *, source: str, today: date | None = None) -> ExtractionResult:

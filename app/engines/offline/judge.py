@@ -9,8 +9,10 @@ they were not written against, so a linear model trained on the labeled dev spli
 - plain statements the rules passed over (the user's own prose, the agent's prose) are
   candidates too, kept only when their score reaches `add`.
 
-The shipped model (`bench/train_judge.py --statement-only --no-veto`) reads the statement
-alone and only adds: its veto is 0, so every rule candidate stays.
+The shipped model (`bench/train_judge.py --statement-only --no-veto --agent-veto 0.3`)
+reads the statement alone. Its veto is 0, so every rule candidate the user took part in
+stays; a rule candidate only the agent said leaves below `agent_veto` (the agent's passing
+remarks, "I'd suggest removing it or pinning it", are what a low score catches).
 
 Features are cheap and need no model download: hashed words and word pairs of the item's
 text, who said it, how the rules built it (family, category, confidence, detail fields),
@@ -180,6 +182,9 @@ class Judge:
     add: float
     veto: float
     rules: bool = True
+    # A rule candidate only the agent said (the user is not among its speakers) leaves
+    # below this, even when `veto` is 0: see docs/decisions.md, thirteenth part.
+    agent_veto: float = 0.0
 
     def score(self, feats: dict[int, float]) -> float:
         """Probability that a reviewer keeps the candidate with these features."""
@@ -195,7 +200,11 @@ def load_judge() -> Judge | None:
         data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
         weights = {int(k): float(v) for k, v in data["weights"].items()}
         return Judge(
-            weights, float(data["add"]), float(data["veto"]), bool(data.get("rules", True))
+            weights,
+            float(data["add"]),
+            float(data["veto"]),
+            bool(data.get("rules", True)),
+            float(data.get("agent_veto", 0.0)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
