@@ -7,9 +7,9 @@ regression over the judge's sparse features is fitted with numpy. The two thresh
 for plain statements, `veto` for the rules' candidates) are chosen on out-of-fold scores
 (conversations split into folds, each scored by a model that never saw it), by the bench's
 own measure: precision and recall of committed items against the labels, category included.
-`--agent-veto` is written as given: it was chosen by running the engine over dev (see
-docs/decisions.md, thirteenth part). Only dev is read; test and held-out sets are never seen
-here.
+`--agent-veto` and `--agent-veto-unsure` are written as given: they were chosen by running
+the engine over dev (see docs/decisions.md, thirteenth part). Only dev is read; test and
+held-out sets are never seen here.
 
 Run: `.venv/bin/python bench/train_judge.py [--write]` (without --write it only reports).
 """
@@ -210,6 +210,12 @@ def main() -> None:
         default=0.0,
         help="written as given: rule candidates only the agent said leave below it",
     )
+    parser.add_argument(
+        "--agent-veto-unsure",
+        type=float,
+        default=0.0,
+        help="written as given: the same for candidates the rules gave less than 0.75",
+    )
     args = parser.parse_args()
     skip = tuple(x for x in args.exclude.split(",") if x)
     paths = [p for p in _paths(args.glob) if not (skip and p.name.startswith(skip))]
@@ -263,6 +269,7 @@ def main() -> None:
             "add": round(add, 2),
             "veto": round(veto, 2),
             "agent_veto": args.agent_veto,
+            "agent_veto_unsure": args.agent_veto_unsure,
             "rules": rules,
             "weights": weights,
         }

@@ -80,13 +80,14 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
 HELD_OUT_FLOORS = [
     # A fourth annotator: the figures after the seventh part of the offline engine v2,
     # raised after the eighth (0.395 / 0.302, one must-not violation) and after the twelfth
-    # (the learned judge adds plain statements: 0.435 / 0.358, 7 sequence checks).
-    ("holdout3", 0.43, 0.35, 7, 1),
+    # (the learned judge adds plain statements: 0.435 / 0.358, 7 sequence checks); no
+    # must-not violation after the thirteenth.
+    ("holdout3", 0.43, 0.35, 7, 0),
     # Three more annotators: unseen on arrival 0.40 / 0.44 (session-start engine) and
     # 0.42 / 0.46; after the eighth part 0.435 / 0.463, 22 sequence checks, 12 violations;
     # after the ninth 0.440 / 0.463 and 10 violations; after the tenth 0.469 / 0.463 and 9;
-    # after the twelfth 0.471 / 0.488.
-    ("holdout4", 0.47, 0.48, 22, 9),
+    # after the twelfth 0.471 / 0.488; 8 violations after the thirteenth.
+    ("holdout4", 0.47, 0.48, 22, 8),
     # Three more: unseen on arrival 0.36 / 0.38 (session-start engine) and 0.38 / 0.38 with
     # the eighth part's changes; must-not 11 -> 10 by the end of that part; after the
     # twelfth 0.395 / 0.384 and 19 of 43 sequence checks.

@@ -7,6 +7,7 @@ which chatter never shows up.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from app.core.errors import InvalidInput
 from app.core.format import parse, render
 from app.core.models import BranchMemory, Category, ExtractionResult, MemoryItem
 from app.core.redact import redact
-from app.engines.offline import extract_rules
+from app.engines.offline import extract_rules, judge
 from app.engines.offline.extract import MAX_ITEMS, MIN_CONFIDENCE, extract
 from app.engines.offline.extract_items import strip_fillers
 from app.engines.offline.extract_text import read_statements, split_turns
@@ -27,6 +28,17 @@ COMMIT = 0.75  # the writer commits items at or above this confidence
 
 def run(text: str, source: str = "thread-1") -> ExtractionResult:
     return extract(text, source=source, today=TODAY)
+
+
+@pytest.fixture
+def rules_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Without the learned judge: the rules' own weighting of speakers is what is tested
+    (the shipped judge drops an unendorsed agent remark it scores low; see
+    tests/engines/test_offline_judge.py)."""
+    monkeypatch.setattr(judge, "MODEL_FILE", tmp_path / "no-model.json")
+    judge.load_judge.cache_clear()
+    yield
+    judge.load_judge.cache_clear()
 
 
 def only(result: ExtractionResult, category: Category | None = None) -> MemoryItem:
@@ -551,6 +563,7 @@ def test_turns_out_after_a_symptom_is_a_root_cause() -> None:
 # --------------------------------------------------------------------------- speaker weighting
 
 
+@pytest.mark.usefixtures("rules_alone")
 def test_user_directive_outweighs_the_same_words_from_the_assistant() -> None:
     sentence = "Always wrap fetch calls in the request() helper."
     by_user = only(run(f"User: {sentence}"))
@@ -578,6 +591,7 @@ def test_very_hedged_idea_is_not_kept() -> None:
     assert result.no_content_to_extract
 
 
+@pytest.mark.usefixtures("rules_alone")
 def test_user_acceptance_raises_and_rejection_lowers_an_agent_remark() -> None:
     remark = "Assistant: I'd recommend always setting a maximum retry count on uploads.\n"
     accepted = only(run(remark + "User: Sounds good, do that.\n"))
@@ -588,6 +602,7 @@ def test_user_acceptance_raises_and_rejection_lowers_an_agent_remark() -> None:
     assert all(i.confidence < ignored.confidence for i in rejected.items)
 
 
+@pytest.mark.usefixtures("rules_alone")
 def test_speaker_formats_are_recognised() -> None:
     text = (
         "## User\n\nPlease keep using structlog; never use print() for diagnostics.\n\n"

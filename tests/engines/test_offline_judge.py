@@ -4,7 +4,8 @@ Without a model file extraction is exactly the rules'; with a model, plain state
 kept only above `add` and rule candidates leave below `veto`. The shipped model keeps every
 rule candidate the user took part in (its veto is 0: vetoing those cost sequence checks of
 the guard sets, see docs/decisions.md, "Offline engine v2, twelfth part"); one only the agent
-said leaves below `agent_veto` (thirteenth part).
+said leaves below `agent_veto` (`agent_veto_unsure` when the rules were unsure of it;
+thirteenth part).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def test_the_shipped_model_only_adds_plain_statements() -> None:
     shipped = judge.load_judge()
     assert shipped is not None
     assert shipped.veto == 0.0
-    assert 0.0 < shipped.agent_veto < 0.5
+    assert 0.0 < shipped.agent_veto <= shipped.agent_veto_unsure < shipped.add
     assert not shipped.rules  # it reads the statement, not how the rules built it
     assert 0.5 < shipped.add < 1.0
     rules, _context, _notes = read_candidates(TEXT)
@@ -61,15 +62,32 @@ AGENT_REMARK = (
 )
 
 
-@pytest.mark.parametrize(("agent_veto", "kept_remark"), [(0.0, True), (1.1, False)])
+@pytest.mark.parametrize(
+    ("agent_veto", "unsure", "kept_remark"),
+    [(0.0, 0.0, True), (1.1, 0.0, True), (0.0, 1.1, False), (1.1, 1.1, False)],
+)
 def test_agent_veto_removes_only_what_the_agent_alone_said(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent_veto: float, kept_remark: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    agent_veto: float,
+    unsure: float,
+    kept_remark: bool,
 ) -> None:
     rules, _context, _notes = read_candidates(AGENT_REMARK)
-    assert any(extract_module._agent_only(c) and "carts.user_id" in c.content for c in rules)
+    remark = next(c for c in rules if "carts.user_id" in c.content)
+    assert extract_module._agent_only(remark)
+    assert remark.confidence < extract_module.SURE  # so `agent_veto_unsure` is its bar
     model = tmp_path / "judge_model.json"
     model.write_text(
-        json.dumps({"add": 1.1, "veto": 0.0, "agent_veto": agent_veto, "weights": {}}),
+        json.dumps(
+            {
+                "add": 1.1,
+                "veto": 0.0,
+                "agent_veto": agent_veto,
+                "agent_veto_unsure": unsure,
+                "weights": {},
+            }
+        ),
         encoding="utf-8",
     )
     monkeypatch.setattr(judge, "MODEL_FILE", model)

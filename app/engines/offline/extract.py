@@ -2448,18 +2448,24 @@ def _prescored(
     return kept
 
 
+# The rules' confidence from which an item is committed with the default settings
+# (`commit_threshold`); below it an item waits in the review queue.
+SURE = 0.75
+
+
 def _judged(candidates: list[Candidate], context: Context, judge: Judge) -> list[Candidate]:
     """The judge's word on every candidate: plain ones stay only above `add`, the rules'
     leave below `veto`, and the rules' candidates only the agent said leave below
-    `agent_veto`.
+    `agent_veto` (`agent_veto_unsure` when the rules gave them less than `SURE`).
 
     Replacements and disputes are never vetoed: they carry what a later turn changed."""
     kept: list[Candidate] = []
     for c in candidates:
         if not c.plain and judge.veto <= 0.0:
-            if judge.agent_veto > 0.0 and _agent_only(c):
+            bar = judge.agent_veto_unsure if c.confidence < SURE else judge.agent_veto
+            if bar > 0.0 and _agent_only(c):
                 score = judge.score(features(c, context, extra=False, rules=judge.rules))
-                if score < judge.agent_veto:
+                if score < bar:
                     continue
             kept.append(c)  # the user took part: a model that only adds keeps it
             continue
@@ -2473,8 +2479,10 @@ def _judged(candidates: list[Candidate], context: Context, judge: Judge) -> list
 
 
 def _agent_only(c: Candidate) -> bool:
-    """A rule candidate the user did not say, and that replaces or disputes nothing."""
-    if Speaker.USER in (c.speakers or {c.speaker}):
+    """A rule candidate the user did not say, and that replaces or disputes nothing.
+
+    A bug pattern from a confirmed fix is not one: the user reported its symptom."""
+    if Speaker.USER in (c.speakers or {c.speaker}) or c.root_cause:
         return False
     return not any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
 

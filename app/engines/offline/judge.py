@@ -9,10 +9,11 @@ they were not written against, so a linear model trained on the labeled dev spli
 - plain statements the rules passed over (the user's own prose, the agent's prose) are
   candidates too, kept only when their score reaches `add`.
 
-The shipped model (`bench/train_judge.py --statement-only --no-veto --agent-veto 0.3`)
-reads the statement alone. Its veto is 0, so every rule candidate the user took part in
-stays; a rule candidate only the agent said leaves below `agent_veto` (the agent's passing
-remarks, "I'd suggest removing it or pinning it", are what a low score catches).
+The shipped model (`bench/train_judge.py --statement-only --no-veto --agent-veto 0.3
+--agent-veto-unsure 0.5`) reads the statement alone. Its veto is 0, so every rule candidate
+the user took part in stays; a rule candidate only the agent said leaves below `agent_veto`
+(the agent's passing remarks, "I'd suggest removing it or pinning it", are what a low
+score catches), or below `agent_veto_unsure` when the rules were unsure of it.
 
 Features are cheap and need no model download: hashed words and word pairs of the item's
 text, who said it, how the rules built it (family, category, confidence, detail fields),
@@ -185,6 +186,9 @@ class Judge:
     # A rule candidate only the agent said (the user is not among its speakers) leaves
     # below this, even when `veto` is 0: see docs/decisions.md, thirteenth part.
     agent_veto: float = 0.0
+    # The same for one the rules were unsure of (bound for the review queue): a queue the
+    # user reads should not fill with the agent's asides.
+    agent_veto_unsure: float = 0.0
 
     def score(self, feats: dict[int, float]) -> float:
         """Probability that a reviewer keeps the candidate with these features."""
@@ -205,6 +209,7 @@ def load_judge() -> Judge | None:
             float(data["veto"]),
             bool(data.get("rules", True)),
             float(data.get("agent_veto", 0.0)),
+            float(data.get("agent_veto_unsure", 0.0)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
