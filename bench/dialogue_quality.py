@@ -340,8 +340,10 @@ def _print(report: SplitReport, verbose: bool) -> None:
         print(f"  IN-THREAD {name}: {title}")
 
 
-# Tuned on: dev. Only scored: the rest (each held-out batch by annotators who never saw the
-# engine; see tests/fixtures/dialogue/README.md).
+# Tuned on: dev. Batches 3 to 5 also train the learned judge and the category model since
+# they were retired to training (docs/decisions.md, fourteenth part). Only scored: the rest
+# (each held-out batch by annotators who never saw the engine; see
+# tests/fixtures/dialogue/README.md).
 SPLITS = ("dev", "test", "holdout", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")
 
 

@@ -1,4 +1,4 @@
-"""Train the offline engine's learned judge (app/engines/offline/judge.py) on the dev split.
+"""Train the offline engine's learned judge (app/engines/offline/judge.py) on dev data.
 
 Every candidate `read_candidates` builds for a dev conversation is a sample: positive when
 the item it becomes holds every keyword of one of the conversation's required items
@@ -8,8 +8,9 @@ for plain statements, `veto` for the rules' candidates) are chosen on out-of-fol
 (conversations split into folds, each scored by a model that never saw it), by the bench's
 own measure: precision and recall of committed items against the labels, category included.
 `--agent-veto` and `--agent-veto-unsure` are written as given: they were chosen by running
-the engine over dev (see docs/decisions.md, thirteenth part). Only dev is read; test and
-held-out sets are never seen here.
+the engine over dev (see docs/decisions.md, thirteenth part). Only dev and the held-out
+batches retired to training (3 to 5, `RETIRED`) are read; the test split and the held-out
+batches still only scored are never seen here.
 
 Run: `.venv/bin/python bench/train_judge.py [--write]` (without --write it only reports).
 """
@@ -38,6 +39,9 @@ from app.engines.offline.extract_items import Candidate  # noqa: E402
 from app.engines.offline.judge import Context  # noqa: E402
 
 DEV = ROOT / "tests" / "fixtures" / "dialogue" / "dev"
+# Held-out batches retired to training once their unseen scores were recorded (docs/
+# decisions.md, fourteenth part): the judge learns from more annotators than dev's.
+RETIRED = tuple(DEV.parent / b for b in ("holdout3", "holdout4", "holdout5"))
 COMMIT = 0.75
 Array = npt.NDArray[np.float64]
 
@@ -177,8 +181,8 @@ def best_thresholds(
 
 
 def _paths(globs: str) -> list[Path]:
-    """Labeled dev conversations matching any of the comma-separated globs."""
-    found = {p for g in globs.split(",") for p in DEV.glob(g)}
+    """Labeled dev and retired held-out conversations matching any of the globs."""
+    found = {p for g in globs.split(",") for folder in (DEV, *RETIRED) for p in folder.glob(g)}
     return [p for p in sorted(found) if p.with_suffix(".expected.json").is_file()]
 
 
@@ -223,7 +227,10 @@ def main() -> None:
     rules = not args.statement_only
     rows, musts = samples(paths, rules)
     positives = sum(r.keeps for r in rows)
-    print(f"dev: {len(paths)} conversations, {len(rows)} candidates, {positives} keep")
+    print(
+        f"dev and retired batches: {len(paths)} conversations, {len(rows)} candidates, "
+        f"{positives} keep"
+    )
     ones = np.ones(len(rows))
     p, r = measure(rows, musts, ones, 2.0, 0.0)
     print(f"rules alone (no plain candidates, no veto): precision {p:.2f} recall {r:.2f}")
@@ -264,7 +271,7 @@ def main() -> None:
         weights = {str(i): round(float(v), 4) for i, v in enumerate(w) if abs(v) >= 1e-4}
         model = {
             "about": "Learned judge of the offline engine; bench/train_judge.py writes it.",
-            "trained_on": f"{len(paths)} dev conversations, {len(rows)} candidates",
+            "trained_on": f"{len(paths)} conversations (dev, held-out 3-5), {len(rows)} candidates",
             "l2": l2,
             "add": round(add, 2),
             "veto": round(veto, 2),

@@ -75,30 +75,30 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     assert len(report.violations()) <= 1, report.violations()
 
 
-# The later held-out batches, each written by annotators who never saw the engine and only
-# ever scored: (split, precision, recall, sequence checks passed, must-not violations).
+# The later held-out batches, each written by annotators who never saw the engine:
+# (split, precision, recall, sequence checks passed, must-not violations). Batches 3 to 5
+# train the learned judge and category model since the fourteenth part (their unseen
+# figures are in tests/fixtures/dialogue/README.md); their floors now only catch
+# regressions. Batches 6 and 7 (and `holdout/`, `test/`) are still only scored.
 HELD_OUT_FLOORS = [
     # A fourth annotator: the figures after the seventh part of the offline engine v2,
-    # raised after the eighth (0.395 / 0.302, one must-not violation) and after the twelfth
-    # (the learned judge adds plain statements: 0.435 / 0.358, 7 sequence checks); no
-    # must-not violation after the thirteenth.
-    ("holdout3", 0.43, 0.35, 7, 0),
-    # Three more annotators: unseen on arrival 0.40 / 0.44 (session-start engine) and
-    # 0.42 / 0.46; after the eighth part 0.435 / 0.463, 22 sequence checks, 12 violations;
-    # after the ninth 0.440 / 0.463 and 10 violations; after the tenth 0.469 / 0.463 and 9;
-    # after the twelfth 0.471 / 0.488; 8 violations after the thirteenth.
-    ("holdout4", 0.47, 0.48, 22, 8),
-    # Three more: unseen on arrival 0.36 / 0.38 (session-start engine) and 0.38 / 0.38 with
-    # the eighth part's changes; must-not 11 -> 10 by the end of that part; after the
-    # twelfth 0.395 / 0.384 and 19 of 43 sequence checks.
-    ("holdout5", 0.39, 0.38, 19, 10),
-    # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks, with
-    # the session-start engine and the ninth part's changes alike.
-    ("holdout6", 0.35, 0.35, 25, 26),
+    # raised after the eighth, the twelfth and the thirteenth; trained on since the
+    # fourteenth (0.457 / 0.377; scored out of batch 0.42 / 0.36 before it joined).
+    ("holdout3", 0.45, 0.37, 7, 0),
+    # Three more annotators: unseen on arrival 0.40 / 0.44; 0.471 / 0.488 and 8 violations
+    # after the thirteenth part; trained on since the fourteenth (0.506 / 0.524).
+    ("holdout4", 0.50, 0.52, 22, 8),
+    # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
+    # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks).
+    ("holdout5", 0.48, 0.46, 20, 10),
+    # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
+    # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part.
+    ("holdout6", 0.37, 0.36, 27, 26),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
-    # twelfth 0.471 / 0.442; 37 must-not after the thirteenth.
-    ("holdout7", 0.47, 0.44, 27, 37),
+    # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
+    # (0.471 / 0.449).
+    ("holdout7", 0.47, 0.44, 27, 36),
 ]
 
 
