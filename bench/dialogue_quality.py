@@ -344,7 +344,17 @@ def _print(report: SplitReport, verbose: bool) -> None:
 # they were retired to training (docs/decisions.md, fourteenth part). Only scored: the rest
 # (each held-out batch by annotators who never saw the engine; see
 # tests/fixtures/dialogue/README.md).
-SPLITS = ("dev", "test", "holdout", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")
+SPLITS = (
+    "dev",
+    "test",
+    "holdout",
+    "holdout3",
+    "holdout4",
+    "holdout5",
+    "holdout6",
+    "holdout7",
+    "holdout8",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
