@@ -101,8 +101,9 @@ HELD_OUT_FLOORS = [
     ("holdout7", 0.47, 0.44, 27, 36),
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
-    # sequence checks with both.
-    ("holdout8", 0.35, 0.36, 40, 8),
+    # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
+    # an AI" counted as one about a planted instruction.
+    ("holdout8", 0.35, 0.36, 40, 6),
 ]
 
 
