@@ -1882,3 +1882,19 @@ def test_the_end_of_a_quoted_document_is_not_a_rule() -> None:
         "Assistant: Got it.\n"
     ).items
     assert not any("builder API" in i.content for i in items), [i.content for i in items]
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "If we go one day to GPU, we would take JAX for this, then the Jacobian comes from "
+        "autodiff. But this is not now, it is only a thought.",
+        "If the traffic ever triples, we'd put Varnish in front of the catalog.",
+    ],
+)
+def test_a_condition_with_would_imagines_a_case_and_sets_no_rule(turn: str) -> None:
+    items = run(f"User: {turn}\nAssistant: Noted.\n").items
+
+    assert not any(w in i.content for i in items for w in ("JAX", "Varnish")), [
+        i.content for i in items
+    ]

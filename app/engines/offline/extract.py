@@ -711,6 +711,9 @@ _GUESS = re.compile(
     r"|\b(?:lol|lmao|haha|hehe|rofl)\b"
     # "I'm not convinced, …", "I'm the only analytics engineer.": the speaker's own state.
     r"|^\W*(?:i'?m|i am)\b"
+    # "If we go one day to GPU, we would take JAX": a condition with "would" imagines a case.
+    r"|^\W*if\b[^.;]{0,80}?,\s*(?:then\s+)?(?:we|i|you|they|it)(?:'d|\s+would)\b"
+    r"(?!\s+(?:rather|prefer|like|love|want))"
 )
 
 
