@@ -198,6 +198,12 @@ def test_convention_records_its_scope() -> None:
             "yes, let's do that, all training sets get built with ASOF JOIN from now on.",
             "Training sets get built",
         ),
+        # A bracketed list of examples is not the subject.
+        (
+            "Every enemy projectile (boss, turret, player, drone) goes through a pool, never "
+            "Instantiate.",
+            "Enemy projectile goes through a pool",
+        ),
     ],
 )
 def test_titles_summarise_the_statement_in_its_own_words(said: str, title: str) -> None:

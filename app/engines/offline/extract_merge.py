@@ -175,11 +175,17 @@ _NEGATED_START = re.compile(r"(?i)^(no|never)\s+(?=[.`\w])")
 _SUBORDINATE = frozenset({"which", "because", "since", "so"})
 _CLAUSE_WORDS = frozenset({"and", "but", "otherwise", "while"})
 _TITLE_CLAUSE_AT = 3
+# "Every action (addTodo, deleteTodo, toggleTodo, …) calls renderState()": a bracketed list
+# of examples is not the subject.
+_LISTED_ASIDE = re.compile(r"\s*\([^()]*,[^()]*,[^()]*\)")
 
 
 def _phrase_title(content: str) -> str:
     """The first words of the statement that name its subject (at most six)."""
     text = _LABEL.sub("", strip_fillers(content), count=1)
+    bare = _LISTED_ASIDE.sub("", text)
+    if len(bare.split()) >= 2:
+        text = bare
     for _ in range(3):
         text = _OPENERS.sub("", text, count=1)
     # "No .env files committed": the filler stripper reads "No ." as an answer.
