@@ -18,6 +18,7 @@ from app.core.format import render
 from app.core.models import BranchMemory, Category, MemoryItem
 from app.core.similarity import item_similarity, item_tokens
 from app.engines.offline.evolve import (
+    _FROM_NOW_ON,
     _LOOKUPS,
     _LOWERED,
     _REPLACEABLE,
@@ -59,6 +60,15 @@ def _scan_duplicate(work: _Work, new: MemoryItem) -> tuple[int, MemoryItem] | No
 
 def _scan_replaced(work: _Work, new: MemoryItem) -> list[MemoryItem]:
     names = [t[len("replaces:") :] for t in new.tags if t.startswith("replaces:")]
+    found = _scan_named(work, new, names, 2)
+    if names and not found and "any" not in names and _FROM_NOW_ON.search(new.content):
+        found = _scan_named(work, new, ["earlier"], 3)  # a change of course naming nothing known
+    return found
+
+
+def _scan_named(
+    work: _Work, new: MemoryItem, names: list[str], shared_min: int
+) -> list[MemoryItem]:
     found = []
     for category in _REPLACEABLE:
         for item in work.sections[category]:
@@ -70,8 +80,9 @@ def _scan_replaced(work: _Work, new: MemoryItem) -> list[MemoryItem]:
                     hit = False  # "from now on" restates its own thread
                 elif name in ("any", "earlier"):
                     shared = item_tokens(item) & item_tokens(new)
-                    hit = len(shared) >= 2 or (
-                        item.category is new.category
+                    hit = len(shared) >= shared_min or (
+                        shared_min == 2
+                        and item.category is new.category
                         and not set(item.sources) & set(new.sources)
                         and any(len(t) >= 5 for t in shared)
                     )

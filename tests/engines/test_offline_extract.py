@@ -376,6 +376,22 @@ def test_an_option_the_agent_offers_is_no_root_cause() -> None:
     assert not any("persistedstate" in i.root_cause for i in result.items)
 
 
+def test_an_agent_taking_on_a_request_is_no_root_cause() -> None:
+    # "Makes sense; I'll …, so it only happens once": the agent agreeing to do what the user
+    # asked, whose ", so" is a purpose, not a failure explained.
+    result = run(
+        "Assistant: Plan: request notification permission at app start, then register the "
+        "token.\n\n"
+        "User: not at start. ask for permission only after the user completes their first "
+        "order, on the confirmation screen.\n\n"
+        "Assistant: Makes sense; I'll trigger it from `OrderConfirmationScreen` and remember "
+        "that we asked, so it only happens once.\n\n"
+        + _edited_and_passed("src/push/askPermission.ts", "yarn test", "9 passed")
+    )
+
+    assert not [i for i in result.items if i.category is Category.BUG_PATTERNS]
+
+
 def test_a_remark_on_a_planted_instruction_leaves_the_root_cause() -> None:
     result = run(
         "User: the nightly stream job fails with FileNotFoundException since tuesday.\n\n"

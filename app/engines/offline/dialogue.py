@@ -318,6 +318,9 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         # "I could keep the old versions too, so nothing breaks": an option offered, not
         # what went wrong.
         and not _OFFERS_AN_OPTION.match(s)
+        # "Makes sense; I'll trigger it from the confirmation screen, so it only happens
+        # once": the agent taking on a request, not explaining a failure.
+        and not _TAKES_IT_ON.match(s)
     ]
     if not causes:
         # "The messages do arrive, so the token is fine. The system suppresses them: …": what
@@ -358,6 +361,10 @@ _OFFERS_AN_OPTION = re.compile(
     r"(?i)^\W*(?:(?:i|we) (?:could|can|might)|one option|option \w+:|let me|agreed\b)"
     # "- **SWR**: smaller, …": an entry of a list of options (not "**Root cause:** …")
     r"|^\W*\*\*[^*:]+\*\*\s*:"
+)
+_TAKES_IT_ON = re.compile(
+    r"(?i)^\W*(?:ok(?:ay)?|sure|makes sense|understood|got it|sounds good|noted|will do|"
+    r"good (?:call|point|idea))\b"
 )
 _FOUND_IT = re.compile(
     r"(?i)^\W*(?:that confirms it|confirmed|found it|there it is|that'?s the (?:culprit|cause|"

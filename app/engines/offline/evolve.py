@@ -61,6 +61,8 @@ REPLACES = "replaces:"
 DISPUTES = "disputes:"
 # Tag of an item stating a disagreement the user left undecided: always an open entry.
 UNDECIDED = "undecided"
+# A change of course said for the future ("from now on", "going forward").
+_FROM_NOW_ON = re.compile(r"(?i)\b(?:from now on|from here on|going forward)\b")
 # A shared word this long names the subject, not the grammar ("uploads", "retries").
 _CONTENT_WORD = 5
 _REPLACEABLE = (
@@ -373,6 +375,17 @@ class _Work:
         names = [t[len(REPLACES) :] for t in new.tags if t.startswith(REPLACES)]
         if not names:
             return []
+        found = self._replaced(new, names)
+        if not found and _FROM_NOW_ON.search(new.content) and "any" not in names:
+            # "From now on packages/ui is styled with CSS Modules … instead of the JS theme
+            # object": what it names was never a rule here, but the change of course still
+            # replaces what an earlier thread set on the subject.
+            found = self._replaced(new, ["earlier"], shared_min=3)
+        return found
+
+    def _replaced(
+        self, new: MemoryItem, names: list[str], shared_min: int = 2
+    ) -> list[MemoryItem]:
         new_tokens = item_tokens(new)
         found: list[MemoryItem] = []
         for category in _REPLACEABLE:
@@ -389,8 +402,9 @@ class _Work:
                         # "The uploads are going to R2 now." replaces "For the user uploads …
                         # we decide to take Backblaze B2." of an earlier thread: one shared
                         # content word is enough between two choices of one kind.
-                        hit = len(shared) >= 2 or (
-                            item.category is new.category
+                        hit = len(shared) >= shared_min or (
+                            shared_min == 2
+                            and item.category is new.category
                             and not set(item.sources) & set(new.sources)
                             and any(len(t) >= _CONTENT_WORD for t in shared)
                         )
