@@ -383,9 +383,7 @@ class _Work:
             found = self._replaced(new, ["earlier"], shared_min=3)
         return found
 
-    def _replaced(
-        self, new: MemoryItem, names: list[str], shared_min: int = 2
-    ) -> list[MemoryItem]:
+    def _replaced(self, new: MemoryItem, names: list[str], shared_min: int = 2) -> list[MemoryItem]:
         new_tokens = item_tokens(new)
         found: list[MemoryItem] = []
         for category in _REPLACEABLE:
