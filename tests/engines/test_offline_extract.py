@@ -1450,11 +1450,40 @@ def test_one_symptom_with_two_explanations_is_one_bug_pattern() -> None:
         "I always want static typing in GDScript, also in my other projects.",
         "About code style, this is how I write TypeScript in general: named exports only, "
         "no default exports.",
+        "Named exports only, no default exports, in anything you write for me.",
+        "Thats my rule in general across any async boundary: you pass ids, never entities.",
     ],
 )
 def test_a_rule_carried_beyond_the_project_is_a_coding_preference(said: str) -> None:
     items = [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
     assert items and all(i.category is Category.CODING_PREFERENCES for i in items)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Quorum queues for everything, classic only for the exclusive reply queues.",
+        "Always use useId for anything that ends up in the markup.",
+    ],
+)
+def test_everything_in_this_project_is_not_beyond_it(said: str) -> None:
+    from app.engines.offline.extract_items import _PERSONAL_SCOPE
+
+    assert _PERSONAL_SCOPE.search(said) is None
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I like branded types for money and for ids, I do that in everything, it stops bugs.",
+        "Env vars land in crash dumps and child processes, I don't like this in no project.",
+        "Named exports in everything I write.",
+    ],
+)
+def test_the_speakers_own_scope_is_read_in_its_common_forms(said: str) -> None:
+    from app.engines.offline.extract_items import _PERSONAL_SCOPE
+
+    assert _PERSONAL_SCOPE.search(said) is not None
 
 
 def test_actually_replaces_a_rule_filed_under_another_category() -> None:

@@ -871,8 +871,12 @@ _PERSONAL_SCOPE = re.compile(
     r"""(?ix)
       \b(?:in|for)\s+any\s+[\w#+.-]+\s+code\b
     | \b(?:any|every|all)\s+(?:[\w#+.-]+\s+){0,2}?i\s+(?:write|review|touch|work\ on)\b
-    | \b(?:in|for|across|on)\s+(?:every|all|any)\s+(?:of\s+)?(?:my\s+)?(?:projects?|repos?
+    | \b(?:in|for|across|on)\s+(?:every|all|any|no)\s+(?:of\s+)?(?:my\s+)?(?:projects?|repos?
         |codebases?)\b
+    | \bin\s+(?:everything|anything)(?=\s*(?:$|[,;.]))
+    | \b(?:in|for)\s+(?:everything|anything|whatever)\s+(?:i|you)\s+(?:write|do|touch|review)\b
+    | \bmy\s+(?:rule|preference|habit)\s+in\s+general\b
+    | \bin\s+general\s+across\b
     | \b(?:in|for|across|on)\s+(?:every|all|any)\s+(?:of\s+)?my\s+apps?\b
     | \b(?:my|all\ my)\s+(?:other\s+)?(?:projects|apps|repos|codebases)\b
     | \b(?:all|every|any)\s+(?:of\s+)?my\s+(?:[\w#+.-]+\s+)?code\b
