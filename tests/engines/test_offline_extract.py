@@ -450,6 +450,9 @@ def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
     assert dialogue._with_antecedent(sentences, 1) == sentences[1]
     option = "**SWR**: smaller, same idea, so invalidation is more manual."
     assert dialogue._diagnosis([option], looked=True) is None
+    # An entry whose name carries a note in brackets is an option as well.
+    option = "**TanStack Query** (`@tanstack/react-query` v5): cache and dedup, so no refetch."
+    assert dialogue._diagnosis([option], looked=True) is None
 
 
 def test_a_one_word_title_gives_way_to_the_opening_clause() -> None:

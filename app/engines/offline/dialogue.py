@@ -360,7 +360,7 @@ _ROOT_CAUSE = re.compile(
 _OFFERS_AN_OPTION = re.compile(
     r"(?i)^\W*(?:(?:i|we) (?:could|can|might)|one option|option \w+:|let me|agreed\b)"
     # "- **SWR**: smaller, …": an entry of a list of options (not "**Root cause:** …")
-    r"|^\W*\*\*[^*:]+\*\*\s*:"
+    r"|^\W*\*\*[^*:]+\*\*(?:\s*\([^()]*\))?\s*[:—–-]"
 )
 _TAKES_IT_ON = re.compile(
     r"(?i)^\W*(?:ok(?:ay)?|sure|makes sense|understood|got it|sounds good|noted|will do|"
