@@ -440,6 +440,18 @@ def test_a_proposal_turned_down_or_put_off_leaves_the_review_queue(
     assert not any(word in i.text for i in result.items)
 
 
+def test_a_rule_said_in_a_report_is_not_its_symptom() -> None:
+    from app.engines.offline import dialogue
+
+    report = (
+        "Reminder since you're new here: money is Decimal, never float, anywhere in this "
+        "codebase. The interest batch last night posted interest that's 0.01 EUR off for "
+        "about 300 accounts."
+    )
+    cause = "json.load parses the rate as a float, so the posted interest is off by a cent"
+    assert dialogue._symptom(report, cause).startswith("The interest batch last night")
+
+
 def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
     from app.engines.offline import dialogue
 

@@ -523,6 +523,13 @@ _RULE_SAID = re.compile(
 )
 
 
+def _states_a_rule(sentence: str) -> bool:
+    """"…, never float", "… and never pip install": a rule's own wording."""
+    from app.engines.offline import extract_rules as r
+
+    return r.first(r.STRONG, sentence, sentence.lower()) is not None
+
+
 def _symptom(text: str, cause: str = "") -> str:
     """The sentence of a problem report that says what goes wrong.
 
@@ -544,8 +551,10 @@ def _symptom(text: str, cause: str = "") -> str:
             and not looks_like_code(sentence)
             and not INTRODUCES_PASTE.match(sentence)
         )
-        # A named failure ("missing", "fails") says more than "I have a problem".
-        trouble = {m.group(0).lower() for m in _TROUBLE.finditer(sentence)}
+        # A named failure ("missing", "fails") says more than "I have a problem". In a rule
+        # ("money is Decimal, never float") "never" and "only" set the rule, not trouble.
+        said = _RULE_WORDS.sub(" ", sentence) if _states_a_rule(sentence) else sentence
+        trouble = {m.group(0).lower() for m in _TROUBLE.finditer(said)}
         named = bool(trouble - _VAGUE_TROUBLE)
         vague = bool(trouble & _VAGUE_TROUBLE)
         return (int(prose), int(named), int(vague) + len(words & explained))
