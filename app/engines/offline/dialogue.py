@@ -524,7 +524,7 @@ _RULE_SAID = re.compile(
 
 
 def _states_a_rule(sentence: str) -> bool:
-    """"…, never float", "… and never pip install": a rule's own wording."""
+    """ "…, never float", "… and never pip install": a rule's own wording."""
     from app.engines.offline import extract_rules as r
 
     return r.first(r.STRONG, sentence, sentence.lower()) is not None
