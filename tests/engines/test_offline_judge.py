@@ -153,29 +153,3 @@ def test_a_replacement_the_agent_said_is_never_vetoed() -> None:
     remark = next(c for c in rules if "carts.user_id" in c.content)
     remark.topic_tags = [*remark.topic_tags, "replaces:mysql"]
     assert not extract_module._agent_only(remark)
-
-
-def test_the_agents_own_statements_are_filed_by_the_category_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A judge that keeps every plain statement: what is tested is the category they get.
-    # The agent's summary of a rule is a convention, its description of the system a note,
-    # not every one a note as before (annotators file them by what they say).
-    text = (
-        "User: set up the stories and the rate limiter.\n\n"
-        "Assistant: Every component in packages/ui now gets a Name.stories.tsx file next to "
-        "it. The cache is a Redis hash keyed rl:{api_key_id} with a 60 s TTL.\n"
-    )
-    model = tmp_path / "judge_model.json"
-    model.write_text(json.dumps({"add": 0.0, "veto": 0.0, "weights": {}}), encoding="utf-8")
-    monkeypatch.setattr(judge, "MODEL_FILE", model)
-    judge.load_judge.cache_clear()
-    try:
-        items = extract_module.extract(text, source="t", today=date(2026, 1, 1)).items
-    finally:
-        judge.load_judge.cache_clear()
-    filed = {i.category.value for i in items if "Name.stories.tsx" in i.content}
-    assert filed == {"project_conventions"}
-    assert {i.category.value for i in items if "Redis hash" in i.content} == {
-        "implementation_notes"
-    }

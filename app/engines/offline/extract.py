@@ -2394,30 +2394,13 @@ def _plain_candidates(
         user = s.speaker is Speaker.USER
         if user:
             category = rule_category(content)
+        elif ARCH_SUBJECT.search(content) or _DESIGN.search(content):
+            category = Category.ARCHITECTURAL_DECISIONS
         else:
-            category = _agent_category(content) or (
-                Category.ARCHITECTURAL_DECISIONS
-                if ARCH_SUBJECT.search(content) or _DESIGN.search(content)
-                else Category.IMPLEMENTATION_NOTES
-            )
+            category = Category.IMPLEMENTATION_NOTES
         family = Family.DIRECTIVE if user else Family.LESSON
         plain.append(_plain(i, s, content, category, family))
     return _cleaned(plain, statements)
-
-
-def _agent_category(content: str) -> Category | None:
-    """How the agent's own statement reads: a note on the built system, a convention or a
-    decision, by the category model's words (None without the model)."""
-    from app.engines.offline.category import choose
-
-    return choose(
-        content,
-        (
-            Category.IMPLEMENTATION_NOTES,
-            Category.PROJECT_CONVENTIONS,
-            Category.ARCHITECTURAL_DECISIONS,
-        ),
-    )
 
 
 def _plain(i: int, s: Statement, content: str, category: Category, family: Family) -> Candidate:
