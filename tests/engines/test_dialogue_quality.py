@@ -89,20 +89,22 @@ HELD_OUT_FLOORS = [
     # after the thirteenth part; trained on since the fourteenth (0.506 / 0.524).
     ("holdout4", 0.50, 0.52, 22, 8),
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
-    # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks).
-    ("holdout5", 0.48, 0.46, 20, 10),
+    # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
+    # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
+    ("holdout5", 0.48, 0.45, 20, 9),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
-    # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part.
-    ("holdout6", 0.37, 0.36, 27, 26),
+    # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
+    # must-not after the fifteenth.
+    ("holdout6", 0.37, 0.36, 27, 25),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
-    # (0.471 / 0.449); 0.479 / 0.456 after the fifteenth.
-    ("holdout7", 0.47, 0.45, 27, 36),
+    # (0.471 / 0.449); 0.479 / 0.456 and 35 must-not after the fifteenth.
+    ("holdout7", 0.47, 0.45, 27, 35),
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
-    # an AI" counted as one about a planted instruction; 0.363 / 0.374 after the fifteenth.
+    # an AI" counted as one about a planted instruction; 0.366 / 0.374 after the fifteenth.
     ("holdout8", 0.36, 0.37, 40, 6),
 ]
 

@@ -452,6 +452,17 @@ def test_a_rule_said_in_a_report_is_not_its_symptom() -> None:
     assert dialogue._symptom(report, cause).startswith("The interest batch last night")
 
 
+def test_a_reporters_guess_at_the_cause_is_not_the_symptom() -> None:
+    from app.engines.offline import dialogue
+
+    report = (
+        "Thumbnailer pods keep getting OOMKilled in prod, like 20 restarts a day. Pretty sure "
+        "there's a memory leak in the sharp resize code, it started after we added webp."
+    )
+    cause = "sharp caches decoded webp frames per worker, so memory grows until the limit"
+    assert dialogue._symptom(report, cause).startswith("Thumbnailer pods keep getting")
+
+
 def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
     from app.engines.offline import dialogue
 

@@ -523,6 +523,12 @@ _RULE_SAID = re.compile(
 )
 
 
+_GUESSES_THE_CAUSE = re.compile(
+    r"(?i)^\W*(?:(?:so|and|but|also|hmm+|ok)\W+)?(?:probably|maybe|perhaps|i think|i guess|"
+    r"i suspect|i bet|pretty sure|my guess|could it be|might be)\b"
+)
+
+
 def _states_a_rule(sentence: str) -> bool:
     """ "…, never float", "… and never pip install": a rule's own wording."""
     from app.engines.offline import extract_rules as r
@@ -550,6 +556,8 @@ def _symptom(text: str, cause: str = "") -> str:
             and not sentence.rstrip().endswith("?")
             and not looks_like_code(sentence)
             and not INTRODUCES_PASTE.match(sentence)
+            # "Probably we're missing an index …": the reporter's guess at the cause
+            and not _GUESSES_THE_CAUSE.match(sentence)
         )
         # A named failure ("missing", "fails") says more than "I have a problem". In a rule
         # ("money is Decimal, never float") "never" and "only" set the rule, not trouble.
