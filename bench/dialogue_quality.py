@@ -354,6 +354,7 @@ SPLITS = (
     "holdout6",
     "holdout7",
     "holdout8",
+    "holdout9",
 )
 
 

@@ -79,7 +79,7 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
 # (split, precision, recall, sequence checks passed, must-not violations). Batches 3 to 5
 # train the learned judge and category model since the fourteenth part (their unseen
 # figures are in tests/fixtures/dialogue/README.md); their floors now only catch
-# regressions. Batches 6 to 8 (and `holdout/`, `test/`) are still only scored.
+# regressions. Batches 6 to 9 (and `holdout/`, `test/`) are still only scored.
 HELD_OUT_FLOORS = [
     # A fourth annotator: the figures after the seventh part of the offline engine v2,
     # raised after the eighth, the twelfth and the thirteenth; trained on since the
@@ -106,6 +106,9 @@ HELD_OUT_FLOORS = [
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
     # an AI" counted as one about a planted instruction; 0.366 / 0.374 after the fifteenth.
     ("holdout8", 0.36, 0.37, 40, 6),
+    # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
+    # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks.
+    ("holdout9", 0.36, 0.42, 25, 14),
 ]
 
 
