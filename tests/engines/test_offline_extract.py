@@ -478,6 +478,29 @@ def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
     assert dialogue._diagnosis([option], looked=True) is None
 
 
+@pytest.mark.parametrize(
+    ("said", "title"),
+    [
+        (
+            "Just zod inside the form action + use:enhance, we handle errors.",
+            "Zod inside the form action",
+        ),
+        (
+            "This project is managed with uv — run everything through uv run.",
+            "Project is managed with uv",
+        ),
+        (
+            "Every migration starts with SET lock_timeout = '5s', so deploys fail fast.",
+            "Migration starts with SET lock_timeout",
+        ),
+    ],
+)
+def test_a_title_does_not_end_on_an_operator(said: str, title: str) -> None:
+    from app.engines.offline.extract_merge import _phrase_title
+
+    assert _phrase_title(said) == title
+
+
 def test_a_one_word_title_gives_way_to_the_opening_clause() -> None:
     item = only(run("User: Use gh-ost, which reads the binlog instead of using triggers.\n"))
 

@@ -211,8 +211,14 @@ def _phrase_title(content: str) -> str:
             break
         if len(picked) >= _TITLE_CLAUSE_AT and raw.endswith((",", ";", ":")):
             break
-    while picked and picked[-1].lower() in STOPWORDS:
+    # "Zod inside the form action +", "Project is managed with uv —": a title does not end
+    # on an operator or a dash, nor on a word with nothing after its "=".
+    while picked and (
+        picked[-1].lower() in STOPWORDS or not any(ch.isalnum() for ch in picked[-1])
+    ):
         picked.pop()
+    if picked and picked[-1].endswith("=") and len(picked[-1]) > 1:
+        picked[-1] = picked[-1].rstrip("=")
     title = " ".join(picked) or "Note"
     return capitalize(title)
 
