@@ -501,6 +501,19 @@ def test_a_title_does_not_end_on_an_operator(said: str, title: str) -> None:
     assert _phrase_title(said) == title
 
 
+def test_scratch_what_i_said_about_a_thing_names_that_thing() -> None:
+    from app.engines.offline.dialogue import find_reversals, read_dialogue
+
+    text = (
+        "User: Put the new providers in lib/providers/ so they're easy to find.\n\n"
+        "Assistant: Sure.\n\n"
+        "User: Also, actually scratch what I said about lib/providers/. Keep each provider "
+        "next to its feature.\n"
+    )
+    (reversal,) = find_reversals(read_dialogue(split_turns(text)))
+    assert reversal.old == ["lib/providers/"]
+
+
 def test_a_one_word_title_gives_way_to_the_opening_clause() -> None:
     item = only(run("User: Use gh-ost, which reads the binlog instead of using triggers.\n"))
 

@@ -818,6 +818,11 @@ def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
 _NAME = r"[`'\"]?(?P<{g}>[\w@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
 _SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?"
 _REPLACES = (
+    # "scratch what I said about lib/providers/", "forget what I wrote about the cron"
+    re.compile(
+        rf"(?i)\b(?:scratch|forget|ignore|disregard)\s+what\s+(?:i|we)\s+(?:said|wrote|"
+        rf"suggested|proposed)\s+(?:about|on|regarding)\s+{_SKIP}{_NAME.format(g='old')}"
+    ),
     re.compile(
         rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|go(?:ing)?|port(?:ing)?"
         rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
@@ -834,7 +839,7 @@ _REPLACES = (
         rf"\s+of|ditch(?:ed|ing)?|moving\s+away\s+from|"
         # "scratch zerolog", not "the scratch dataset" or "Scratch is not backed up" (the word
         # as a name)
-        rf"(?<!the\s)(?<!a\s)(?<!our\s)(?<!/)scratch(?!\s+(?:is|are|was|were|has|space|disk|"
+        rf"(?<!the\s)(?<!a\s)(?<!our\s)(?<!/)scratch(?!\s+(?:is|are|was|were|has|space|disk|what|"
         rf"dataset|bucket|storage|volume|dir\w*|file\w*|partition)\b))\s+{_SKIP}"
         rf"{_NAME.format(g='old')}"
     ),
