@@ -289,54 +289,48 @@ def test_a_change_of_choice_replaces_an_earlier_thread_on_one_shared_subject_wor
     assert any("Backblaze" in str(c) for c in after.contradictions)
 
 
-def test_from_now_on_replaces_an_earlier_rule_when_what_it_names_was_never_one() -> None:
-    # "instead of the JS theme object" names something no rule of the branch holds; the
-    # change of course still replaces what an earlier thread set on the subject.
-    old = item(
-        "styling: we use styled-components for all styling in packages/ui, theme values come "
-        "from the ThemeProvider theme object, no plain css files.",
-        category=CONV,
-    )
+STYLED = (
+    "styling: we use styled-components for all styling in packages/ui, theme values come from "
+    "the ThemeProvider theme object, no plain css files."
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "replaced"),
+    [
+        # "instead of the JS theme object" names something no rule of the branch holds; the
+        # change of course still replaces what an earlier thread set on the subject.
+        (
+            "From now on packages/ui is styled with CSS Modules, values come from the CSS "
+            "custom properties in tokens.css instead of the JS theme object.",
+            True,
+        ),
+        # The same words without "from now on": nothing moves.
+        (
+            "packages/ui styling values come from the CSS custom properties in tokens.css "
+            "instead of the JS theme object.",
+            False,
+        ),
+    ],
+)
+def test_from_now_on_replaces_an_earlier_rule_when_what_it_names_was_never_one(
+    said: str, replaced: bool
+) -> None:
+    old = item(STYLED, category=CONV)
     other = item("Every package has its own tsconfig.", category=CONV)
     memory = run(None, old, other)
-    new = item(
-        "From now on packages/ui is styled with CSS Modules, values come from the CSS custom "
-        "properties in tokens.css instead of the JS theme object.",
-        category=DEC,
-        source="thread-2",
-        day=date(2024, 2, 1),
-        tags=["replaces:js"],
-    )
+    new = item(said, category=DEC, source="thread-2", day=date(2024, 2, 1), tags=["replaces:js"])
 
     after = run(memory, new)
 
-    assert contents(after, CONV) == [other.content]
-    (entry,) = after.contradictions
-    assert entry.status == "superseded"
-    assert [i.content for i in entry.items] == [old.content]
-
-
-def test_a_named_replacement_without_a_change_of_course_replaces_nothing_else() -> None:
-    # The same words without "from now on": what it names is not in the branch, nothing moves.
-    old = item(
-        "styling: we use styled-components for all styling in packages/ui, theme values come "
-        "from the ThemeProvider theme object, no plain css files.",
-        category=CONV,
-    )
-    memory = run(None, old)
-    new = item(
-        "packages/ui styling values come from the CSS custom properties in tokens.css instead "
-        "of the JS theme object.",
-        category=DEC,
-        source="thread-2",
-        day=date(2024, 2, 1),
-        tags=["replaces:js"],
-    )
-
-    after = run(memory, new)
-
-    assert contents(after, CONV) == [old.content]
-    assert not after.contradictions
+    if replaced:
+        assert contents(after, CONV) == [other.content]
+        (entry,) = after.contradictions
+        assert entry.status == "superseded"
+        assert [i.content for i in entry.items] == [old.content]
+    else:
+        assert contents(after, CONV) == [old.content, other.content]
+        assert not after.contradictions
 
 
 def test_one_shared_word_within_a_thread_replaces_nothing() -> None:
