@@ -60,14 +60,15 @@ def _scan_duplicate(work: _Work, new: MemoryItem) -> tuple[int, MemoryItem] | No
 
 def _scan_replaced(work: _Work, new: MemoryItem) -> list[MemoryItem]:
     names = [t[len("replaces:") :] for t in new.tags if t.startswith("replaces:")]
-    found = _scan_named(work, new, names, 2)
+    found = _scan_named(work, new, names, strict=False)
     if names and not found and "any" not in names and _FROM_NOW_ON.search(new.content):
-        found = _scan_named(work, new, ["earlier"], 3)  # a change of course naming nothing known
+        # a change of course naming nothing known
+        found = _scan_named(work, new, ["earlier"], strict=True)
     return found
 
 
 def _scan_named(
-    work: _Work, new: MemoryItem, names: list[str], shared_min: int
+    work: _Work, new: MemoryItem, names: list[str], *, strict: bool
 ) -> list[MemoryItem]:
     found = []
     for category in _REPLACEABLE:
@@ -80,8 +81,8 @@ def _scan_named(
                     hit = False  # "from now on" restates its own thread
                 elif name in ("any", "earlier"):
                     shared = item_tokens(item) & item_tokens(new)
-                    hit = len(shared) >= shared_min or (
-                        shared_min == 2
+                    hit = len(shared) >= (3 if strict else 2) or (
+                        not strict
                         and item.category is new.category
                         and not set(item.sources) & set(new.sources)
                         and any(len(t) >= 5 for t in shared)

@@ -380,10 +380,13 @@ class _Work:
             # "From now on packages/ui is styled with CSS Modules … instead of the JS theme
             # object": what it names was never a rule here, but the change of course still
             # replaces what an earlier thread set on the subject.
-            found = self._replaced(new, ["earlier"], shared_min=3)
+            found = self._replaced(new, ["earlier"], strict=True)
         return found
 
-    def _replaced(self, new: MemoryItem, names: list[str], shared_min: int = 2) -> list[MemoryItem]:
+    def _replaced(
+        self, new: MemoryItem, names: list[str], *, strict: bool = False
+    ) -> list[MemoryItem]:
+        """Rules the names match; `strict`: three shared subject words, never one long one."""
         new_tokens = item_tokens(new)
         found: list[MemoryItem] = []
         for category in _REPLACEABLE:
@@ -400,8 +403,8 @@ class _Work:
                         # "The uploads are going to R2 now." replaces "For the user uploads …
                         # we decide to take Backblaze B2." of an earlier thread: one shared
                         # content word is enough between two choices of one kind.
-                        hit = len(shared) >= shared_min or (
-                            shared_min == 2
+                        hit = len(shared) >= (3 if strict else 2) or (
+                            not strict
                             and item.category is new.category
                             and not set(item.sources) & set(new.sources)
                             and any(len(t) >= _CONTENT_WORD for t in shared)
