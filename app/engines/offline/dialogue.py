@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 
+from app.engines.offline import extract_rules
 from app.engines.offline.extract_text import (
     _NOISE_ALPHA_RE,
     _NOISE_OTHER_RE,
@@ -531,9 +532,7 @@ _GUESSES_THE_CAUSE = re.compile(
 
 def _states_a_rule(sentence: str) -> bool:
     """ "…, never float", "… and never pip install": a rule's own wording."""
-    from app.engines.offline import extract_rules as r
-
-    return r.first(r.STRONG, sentence, sentence.lower()) is not None
+    return extract_rules.first(extract_rules.STRONG, sentence, sentence.lower()) is not None
 
 
 def _symptom(text: str, cause: str = "") -> str:
