@@ -1341,6 +1341,31 @@ def test_sides_named_after_a_first_doubt_and_left_open_are_open() -> None:
     assert _left_open(run(text).items, "834px")
 
 
+def test_sides_given_after_the_refusal_in_the_same_turn_are_open() -> None:
+    # Written for this test; the dev sequence it stands for is in docs/decisions.md.
+    text = (
+        "User: our retention policy keeps raw logs 90 days. a new customer contract asks"
+        " for 30 days.\n\n"
+        "Assistant: Should I change the bucket lifecycle rule?\n\n"
+        "User: no, not yet. I'm not picking a side here, legal has to read the contract"
+        " first. just remember that the two disagree: our policy says 90 days, the contract"
+        " says 30 days.\n"
+    )
+    assert _left_open(run(text).items, "30 days")
+
+
+def test_a_refusal_followed_by_no_sides_still_looks_back() -> None:
+    # "…contradict each other" after the refusal names neither side: the agent's turn
+    # before does.
+    text = (
+        "Assistant: The contract says event_ts is UTC, while the producer's README says"
+        " it is store-local time.\n\n"
+        "User: I honestly don't know which of the two is right. I'll ask Jonas. Just write"
+        " down that the two documents contradict each other.\n"
+    )
+    assert _left_open(run(text).items, "store-local")
+
+
 @pytest.mark.parametrize(
     "turn",
     [

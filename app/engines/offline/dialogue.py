@@ -1106,6 +1106,7 @@ _TWO_SIDES = re.compile(
     r"with|inconsistent with|at odds with)\b|\bbut (?:earlier|before|last time) you said\b"
 )
 _ONE_SIDE = re.compile(rf"(?i)\b{_SIDE}\b")
+_BOTH_SIDES = re.compile(rf"(?i)\b{_SIDE}\b.{{3,}}?\b{_SIDE}\b")
 # How many prose turns back the two sides of an undecided point are looked for.
 _SIDES_BACK = 3
 # Every match of `_UNDECIDED` holds one of these: the regex runs only where one occurs.
@@ -1258,6 +1259,11 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
             (t for t in reversed(sentences[: cue + 1]) if _TWO_SIDES.search(t)),
             None,
         )
+        if sides is None:
+            # "I'm not picking a side here. … the two disagree: our standard says 1.2 allowed,
+            # Northwind says 1.3 only.": both sides given after the cue, in the same turn ("just
+            # write down that the two contradict each other" names neither).
+            sides = next((t for t in sentences[cue + 1 :] if _BOTH_SIDES.search(t)), None)
         if sides is None:
             # "Mei wants the JSON fixtures to stay. Jonas says exactly the opposite."
             pairs = pairwise(sentences[: cue + 1])
