@@ -1022,6 +1022,7 @@ def test_what_one_function_does_is_left_to_the_code() -> None:
         ("hmm no, we dont use floats in this firmware", "floats"),
         ("fyi CI is jenkins for all our repos, the pipeline lives in the Jenkinsfile", "jenkins"),
         ("all schedules are in Europe/Berlin local time since finance thinks in CET", "berlin"),
+        ("and please no force unwraps in swift, ever, not just here.", "force unwraps"),
     ],
 )
 def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None:
@@ -1663,6 +1664,7 @@ def test_scratch_reverses_only_as_a_verb(said: str, reversal: bool) -> None:
         "Two rules from this: every JWT verification pins the algorithm list, never defaults.",
         "Put alert rules in monitoring/rules/, one file per service.",
         "Everything from the runs goes to /scratch/$USER/boxmodel/<sweep_name>/.",
+        "Snapshots are Mondays only.",
     ],
 )
 def test_where_things_go_and_which_one_is_used_are_standing_rules(said: str) -> None:
@@ -1684,6 +1686,17 @@ def test_where_things_go_and_which_one_is_used_are_standing_rules(said: str) -> 
 def test_remarks_secrets_and_problems_are_not_standing_rules(said: str) -> None:
     items = [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
     assert not [i for i in items if i.category is not Category.BUG_PATTERNS]
+
+
+def test_a_short_standing_rule_does_not_take_the_next_sentence() -> None:
+    # A ban of four words takes its reason from the next sentence ("No viper. Too much
+    # magic."); a short rule of the standing shape says all it says.
+    [item] = run("User: Logging is defmt only. Someone added rtt-target println!").items
+    assert "defmt" in item.content and "println" not in item.content
+
+
+def test_a_polite_hold_is_still_no_rule() -> None:
+    assert not run("User: please no changes to the parser yet.").items
 
 
 PLAN = (

@@ -1226,14 +1226,16 @@ _STRONG_GENERAL = re.compile(
 # ban on a thing, not an answer ("no, only english"), an idiom ("no idea") or what was seen
 # ("No crash, no errors, the pod is healthy", "no NaNs since").
 _PROHIBITION = re.compile(
-    r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|no(?=,))\W+)*(?:(?:no|zero)\s+(?!(?:one|idea|"
+    r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|please|pls|no(?=,))\W+)*(?:(?:no|zero)\s+(?!(?:one|idea|"
     r"problem|problems|worries|need|way|thanks|rush|longer|more|matter|clue|big deal|"
     r"offense|pressure|changes?|luck|errors?|crash(?:es)?|traceback|exceptions?|warnings?|"
     r"difference|output|response|reply|data|nans?|restarts?|oom\w*|issues?)\b)`?[a-z][\w-]*|"
     r"we\s+(?:do\s+not|don'?t|dont|never)\s+"
     r"(?:use|want|allow|ship|write|add|run|commit|call|touch|import|store|log)\b)"
 )
-_PROHIBITION_LEAD = re.compile(r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|no(?=,))\W+)+")
+_PROHIBITION_LEAD = re.compile(
+    r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|please|pls|no(?=,))\W+)+"
+)
 _MODAL = re.compile(r"(?i)\b(?:must|should|shall|need to|needs to|has to|have to|are to|is to)\b")
 _TENTATIVE = re.compile(
     r"(?i)\b(?:if we ever|maybe|might|probably|i think|not sure|perhaps|"
@@ -1465,11 +1467,13 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         # The cheap tests first: most sentences are not general statements at all.
         words = len(s.text.split())
         banned = _PROHIBITION.match(s.text) is not None
-        placed = False
+        placed = shaped = False
         if banned and words < MIN_RULE_WORDS:
             pass  # "no viper." is a rule; its reason follows
-        elif MIN_RULE_WORDS <= words <= MAX_RULE_WORDS and _STANDING_SHAPE.search(s.text):
-            pass  # "Validation schemas go in src/schemas/", "Logging goes through defmt, not …"
+        elif 3 <= words <= MAX_RULE_WORDS and _STANDING_SHAPE.search(s.text):
+            # "Validation schemas go in src/schemas/", "Logging goes through defmt, not …",
+            # "Snapshots are Mondays only."
+            shaped = True
         elif 3 <= words <= MAX_RULE_WORDS and _PLACED.search(s.text):
             placed = True  # "put rules in monitoring/rules/, one file per service"
         elif not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
@@ -1510,6 +1514,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         after = statements[i + 1] if i + 1 < len(statements) else None
         if (
             words < MIN_RULE_WORDS
+            and not shaped
             and after is not None
             and after.turn == s.turn
             and not after.text.endswith("?")
