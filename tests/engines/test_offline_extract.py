@@ -1695,6 +1695,31 @@ def test_a_short_standing_rule_does_not_take_the_next_sentence() -> None:
     assert "defmt" in item.content and "println" not in item.content
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("No, we stay on pandas. The team knows it.", "pandas"),
+        ("no way, we left elastic for a reason, loki stays.", "loki"),
+        ("and yeah nodeIntegration stays off, renderer only talks to main via preload", "off"),
+    ],
+)
+def test_keeping_a_choice_is_a_rule(said: str, kept: str) -> None:
+    items = run(f"Assistant: Should we switch?\n\nUser: {said}\n").items
+    assert any(kept in i.content for i in items)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Continuous run: relative energy error stays ~1e-10 over 10^5 steps.",
+        "The loss stays flat after step 2k and then the NaNs start.",
+        "The rx buffer stays empty after boot, the parser never sees a byte.",
+    ],
+)
+def test_a_reading_that_stays_somewhere_is_no_choice(said: str) -> None:
+    assert not [i for i in run(f"User: {said}\n").items if i.category is not Category.BUG_PATTERNS]
+
+
 def test_a_polite_hold_is_still_no_rule() -> None:
     assert not run("User: please no changes to the parser yet.").items
 

@@ -1293,6 +1293,16 @@ _STANDING_SHAPE = re.compile(
     r"|(?:use|uses|is|are)\s+\S[^,]*,\s*(?:not|no)\s+\S"
     r"|(?:is|are)\s+[\w`.@/-]+\s+only\W*$)"
 )
+# Keeping a choice that was questioned or could change: "we stay on pandas", "commander
+# stays", "nodeIntegration stays off" (what a reading "stays flat" or "stays ~1e-10" does is
+# a measurement, and a report of trouble is left out by the caller).
+_KEEPS_CHOICE = re.compile(
+    r"(?i)(?:^|[,;:—–]\s*)(?:(?:no|nope|nah|and|so|but|yeah|yes|ok(?:ay)?)\W+)*"
+    r"(?:we\s+(?:stay|are\s+staying|'re\s+staying)\s+(?:on|with)\s+\S|staying\s+(?:on|with)\s+"
+    r"\S|(?!(?:it|this|that|there|which|what|everything|nothing|something)\b)[\w`.@/+-]+"
+    r"(?:\s+[\w`.@/+-]+){0,2}\s+stays\b(?!\s+(?:flat|there|around|about|~|at\s+~|open|empty|"
+    r"below|above|stuck|high|low|zero|0)\b))"
+)
 MIN_RULE_WORDS, MAX_RULE_WORDS = 5, 60
 
 
@@ -1476,6 +1486,12 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             shaped = True
         elif 3 <= words <= MAX_RULE_WORDS and _PLACED.search(s.text):
             placed = True  # "put rules in monitoring/rules/, one file per service"
+        elif words <= MAX_RULE_WORDS and _KEEPS_CHOICE.search(s.text):
+            # "No, we stay on pandas.", "no way, we left elastic for a reason, loki stays."
+            from app.engines.offline.dialogue import describes_trouble
+
+            if describes_trouble(s.text):
+                continue
         elif not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
             if not banned:
                 continue
