@@ -680,6 +680,22 @@ def test_hedged_statement_scores_lower_than_a_firm_one() -> None:
     assert all(i.confidence < COMMIT for i in hedged.items)
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Going forward: no countdown longer than 10 minutes in this codebase, anything later"
+        " goes through the scheduled_jobs table.",
+        "We always need Python 3.11 or later on the build machines.",
+    ],
+)
+def test_later_that_compares_is_no_hedge(said: str) -> None:
+    assert only(run(f"User: {said}")).confidence >= COMMIT
+
+
+def test_later_that_defers_is_a_hedge() -> None:
+    assert all(i.confidence < COMMIT for i in run("User: We'll always add caching later.").items)
+
+
 def test_very_hedged_idea_is_not_kept() -> None:
     result = run("User: I think we might want to switch to httpx at some point, not sure yet.")
 

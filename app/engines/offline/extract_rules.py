@@ -1049,7 +1049,10 @@ GENERAL: Final = _rx(
 
 HEDGE_STRONG: Final = _rx(r"""
     \b(?:maybe|might|perhaps|possibly|not\ sure|unsure|not\ certain|could\ (?:also\ |maybe\ )?
-      (?:consider|try|look)|may\ want|at\ some\ point|someday|eventually|later|not\ yet
+      (?:consider|try|look)|may\ want|at\ some\ point|someday|eventually|not\ yet
+      # "later" defers ("we'll see later"); "3.11 or later", "anything later", "later than"
+      # compare.
+      |(?<!\bor\ )(?<!\bany\ )(?<!\banything\ )(?<!\bsomething\ )later(?!\ than\b)
       |undecided|tbd|i\ wonder|worth\ considering|overkill|for\ the\ time\ being)\b
 """)
 HEDGE_WEAK: Final = _rx(r"""
