@@ -55,7 +55,8 @@ def test_held_out_quality_does_not_fall(bench: ModuleType) -> None:
     # wrong items 4 -> 4, required items found unchanged (docs/decisions.md, eighth part).
     assert report.precision() >= 0.80, report.precision()
     assert report.recall() >= 0.60, report.recall()
-    assert passed >= 9, (passed, total)
+    # 10 of 13 since a choice of a tool the keyword tables do not know counts (sixteenth).
+    assert passed >= 10, (passed, total)
     assert not report.secrets
     assert not report.violations(), report.violations()
 
@@ -67,9 +68,9 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # conversations (docs/decisions.md, "category model retrained"); raised again to the
     # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations), and
     # after the seventh part (0.44 / 0.46, 1 violation), after the eighth (0.50 / 0.459), and
-    # after the tenth (0.515 / 0.459).
-    assert report.precision() >= 0.51, report.precision()
-    assert report.recall() >= 0.45, report.recall()
+    # after the tenth (0.515 / 0.459), and after the sixteenth (0.529 / 0.486).
+    assert report.precision() >= 0.52, report.precision()
+    assert report.recall() >= 0.48, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
     assert len(report.violations()) <= 1, report.violations()
@@ -88,7 +89,7 @@ HELD_OUT_FLOORS = [
     ("holdout3", 0.44, 0.37, 7, 0),
     # Three more annotators: unseen on arrival 0.40 / 0.44; 0.471 / 0.488 and 8 violations
     # after the thirteenth part; trained on since the fourteenth (0.506 / 0.524).
-    ("holdout4", 0.50, 0.52, 22, 8),
+    ("holdout4", 0.50, 0.52, 23, 8),
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).

@@ -1736,6 +1736,16 @@ def test_a_reading_that_stays_somewhere_is_no_choice(said: str) -> None:
     assert not [i for i in run(f"User: {said}\n").items if i.category is not Category.BUG_PATTERNS]
 
 
+@pytest.mark.parametrize("said", ["We'll use Sloth.", "We go with gh-ost."])
+def test_a_choice_of_a_tool_no_table_knows_is_kept(said: str) -> None:
+    assert only(run(f"User: {said}")).category is Category.ARCHITECTURAL_DECISIONS
+
+
+def test_a_name_alone_does_not_make_a_task_a_rule() -> None:
+    # The name counts for a choice; a ban on it for one change is the task at hand.
+    assert not run("User: Do not introduce Numba in this change.").items
+
+
 def test_a_polite_hold_is_still_no_rule() -> None:
     assert not run("User: please no changes to the parser yet.").items
 

@@ -2062,6 +2062,11 @@ def _as_named(content: str, name: str) -> str:
     return name + content[len(name) :] if content.lower().startswith(name.lower()) else content
 
 
+# A reply's own item that names the pick and no more than this many words ("Let's go with
+# Oban.") gives way to the agent's description of the option.
+_TERSE_PICK_WORDS = 4
+
+
 def _with_picked_options(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
@@ -2080,12 +2085,17 @@ def _with_picked_options(
             if k is None:
                 continue
             option = options[k]
-            if option.keys and any(
-                c.turn == reply.index
-                and 2 * _keys_named(c.content.lower(), option) >= len(option.keys)
+            naming = [
+                c
                 for c in found
-            ):
+                if option.keys
+                and c.turn == reply.index
+                and 2 * _keys_named(c.content.lower(), option) >= len(option.keys)
+            ]
+            if any(len(c.content.split()) > _TERSE_PICK_WORDS for c in naming):
                 break
+            # "Let's go with Oban." says no more than the pick: the agent's words for it do.
+            found = [c for c in found if not any(c is n for n in naming)]
             found.append(
                 Candidate(
                     category=Category.ARCHITECTURAL_DECISIONS,

@@ -415,11 +415,20 @@ def _any(rules: tuple[r.Rule, ...], text: str, low: str) -> bool:
     return r.first(rules, text, low) is not None
 
 
-def _has_substance(text: str, topics: list[tuple[str, str]]) -> bool:
-    """Names something technical or says enough to act on ("Don't worry" does not)."""
+def _has_substance(text: str, topics: list[tuple[str, str]], *, choice: bool = False) -> bool:
+    """Names something technical or says enough to act on ("Don't worry" does not).
+
+    For a `choice` ("We'll use Sloth.", "We go with gh-ost."), a name the keyword tables
+    cannot know (capitalised inside the sentence, or hyphenated) is that something.
+    """
     if topics or r.TECH_TOKEN.search(text) is not None:
         return True
+    if choice and _NAME_INSIDE.search(text) is not None:
+        return True
     return len(tokens(text)) >= SUBSTANCE_WORDS
+
+
+_NAME_INSIDE = re.compile(r"(?<=\w)[\s,:]+(?!I\b)[A-Z][a-z]+\b|\b[a-z]+-[a-z]+\b")
 
 
 # --------------------------------------------------------------------------------- context
@@ -1008,7 +1017,8 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
     if _out_of_scope(ctx, s, core, low, sig.bug, sig.strong):
         return None
     # A root cause or fix is concrete by nature; its symptom and fix complete it below.
-    if not sig.bug and not _has_substance(core, _topics(core)):
+    choice = (sig.decision or sig.preference) and not sig.strong
+    if not sig.bug and not _has_substance(core, _topics(core), choice=choice):
         return None
     # Story-level user turns (a pasted story with acceptance criteria) only keep explicit
     # always/never rules; everything else in them is the story itself.
