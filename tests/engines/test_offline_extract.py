@@ -1736,9 +1736,16 @@ def test_a_reading_that_stays_somewhere_is_no_choice(said: str) -> None:
     assert not [i for i in run(f"User: {said}\n").items if i.category is not Category.BUG_PATTERNS]
 
 
-@pytest.mark.parametrize("said", ["We'll use Sloth.", "We go with gh-ost."])
+@pytest.mark.parametrize("said", ["We'll use Sloth.", "We go with gh-ost.", "We take Radau."])
 def test_a_choice_of_a_tool_no_table_knows_is_kept(said: str) -> None:
     assert only(run(f"User: {said}")).category is Category.ARCHITECTURAL_DECISIONS
+
+
+@pytest.mark.parametrize(
+    "said", ["We take a look at the Grafana board tomorrow.", "On a bad day we take 12 seconds."]
+)
+def test_taking_a_look_or_some_time_is_no_choice(said: str) -> None:
+    assert not run(f"User: {said}").items
 
 
 def test_a_name_alone_does_not_make_a_task_a_rule() -> None:

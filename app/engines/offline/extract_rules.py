@@ -407,10 +407,16 @@ DECISION: Final = (
     # "we decide to take Backblaze B2", "we choose Postgres": the present tense, as many
     # write it.
     _R(
-        r"""\bwe\s+(?:decide\s+(?:to|on|for)|choose|pick)\s+\w""",
+        r"""\bwe\s+(?:decide\s+(?:to|on|for)|choose|pick)\s+\w
+         # "We take Radau.", "So we take Rodas5P for the kinetics": a pick, as many write it
+         # ("we take care", "a look", "the last 3 days", "12 seconds", "it" … are not).
+         | \bwe\s+take\s+(?!(?:care|a|an|turns|the\ risk|over|off|out|it|them|that|this|these
+           |those|note|time|longer|ownership|responsibility|notes|forever|ages|days|hours|the
+           |\d+)\b)[\w`]""",
         "we decide",
         "we choose",
         "we pick",
+        "we take",
     ),
 )
 # An agent's "let's go with X" proposes; the user's decides.
