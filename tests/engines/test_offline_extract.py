@@ -1753,6 +1753,25 @@ def test_a_name_alone_does_not_make_a_task_a_rule() -> None:
     assert not run("User: Do not introduce Numba in this change.").items
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Make it a rule: a namespace never gets default-deny without allow-dns.", "allow-dns"),
+        ("So the rule would be: components only ever use the semantic tokens.", "semantic"),
+        (
+            "run make schema-check before you tell me it's done, that's the rule for any"
+            " schema change.",
+            "schema-check",
+        ),
+    ],
+)
+def test_what_the_speaker_calls_a_rule_is_one(said: str, kept: str) -> None:
+    # "never gets", "would", a request: each alone would say it is no rule. (Alone in a
+    # conversation a rule may wait for review: nothing else anchors its subject.)
+    items = run(f"User: {said}\n\nAssistant: ok\n").items
+    assert any(kept in i.content for i in items), [i.content for i in items]
+
+
 def test_a_polite_hold_is_still_no_rule() -> None:
     assert not run("User: please no changes to the parser yet.").items
 

@@ -474,8 +474,10 @@ _DESCRIBED_TROUBLE = re.compile(
     r"(?i)\b(?:fail(?:s|ed|ing)|errors? out|crash(?:es|ed|ing)|broke(?:n)?|wrong|missing|"
     r"slow(?:er|s)?\b|dropp(?:ed|ing)|drops|lost|los(?:es|ing)|no longer|hung|hangs|stuck|"
     r"timing out|times out|timed out|leak(?:s|ed|ing)|flaky|doubled|twice|freez(?:es|ing)|"
-    # (", never defaults" ends a rule: "every JWT verification pins the list, never defaults")
-    r"(?<![,;] )never (?:\w+(?:s|ed)|got|came|went|shows?)\b|"
+    # (", never defaults" ends a rule: "every JWT verification pins the list, never defaults";
+    # so does a present passive: "outputs are never committed", "a posted line is never
+    # updated")
+    r"(?<![,;] )(?<!\bis )(?<!\bare )never (?:\w+(?:s|ed)|got|came|went|shows?)\b|"
     r"(?:does|did|is|are|was|were)(?:n'?t| not) (?:work|show|appear|arrive|load|start|run|"
     r"happen|get)\w*)"
 )

@@ -395,6 +395,13 @@ _NOT_YET = re.compile(
 )
 
 
+def _named_a_rule(c: Candidate, statements: list[Statement]) -> bool:
+    """The speaker called the statement a rule ("Make it a rule: a namespace never gets …")."""
+    if c.named_rule:
+        return True
+    return 0 <= c.index < len(statements) and bool(_NAMES_A_RULE.search(statements[c.index].text))
+
+
 def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """Candidates made to read alone, with instructions, guesses and problem reports out."""
     from app.engines.offline.dialogue import describes_trouble
@@ -452,6 +459,7 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
         if c.category is Category.BUG_PATTERNS
         or c.speaker is not Speaker.USER
         or c.family in (Family.LESSON, Family.DECISION)
+        or _named_a_rule(c, statements)
         or any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
         or not describes_trouble(c.content)
     ]
@@ -1296,6 +1304,11 @@ _STANDING_SHAPE = re.compile(
 # Keeping a choice that was questioned or could change: "we stay on pandas", "commander
 # stays", "nodeIntegration stays off" (what a reading "stays flat" or "stays ~1e-10" does is
 # a measurement, and a report of trouble is left out by the caller).
+_NAMES_A_RULE = re.compile(
+    r"(?i)\b(?:make|making)\s+(?:it|this|that)\s+(?:a|the|our|the\s+team'?s?)\s+(?:rule|approach|"
+    r"convention|standard|policy)\b|\b(?:the|our)\s+rule\s+(?:is|would\s+be|will\s+be)\b|"
+    r"\bthat'?s\s+the\s+rule\b"
+)
 _KEEPS_CHOICE = re.compile(
     r"(?i)(?:^|[,;:—–]\s*)(?:(?:no|nope|nah|and|so|but|yeah|yes|ok(?:ay)?)\W+)*"
     r"(?:we\s+(?:stay|are\s+staying|'re\s+staying)\s+(?:on|with)\s+\S|staying\s+(?:on|with)\s+"
@@ -1497,7 +1510,12 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
                 continue
         elif not _STRONG_GENERAL.search(s.text) and not _MODAL.search(s.text) and not banned:
             continue  # "all" alone ("update the file to match all the changes") is a task
-        if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or _SCOPED.search(s.text):
+        # "Make it a rule: …", "So the rule would be: …", "…, that's the rule here": the
+        # speaker says it is a rule, whatever its wording otherwise suggests.
+        named = _NAMES_A_RULE.search(s.text) is not None
+        if (_TENTATIVE.search(s.text) and not named) or _ASKS.match(s.text):
+            continue
+        if _SCOPED.search(s.text):
             continue
         if _TELLS_WHAT_HAPPENED.search(s.text) or _describes_some(s.text):
             continue
@@ -1507,13 +1525,18 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             # code, ever": the request is a task, the rule after the dash is not.
             tail = _RULE_AFTER_REQUEST.split(text, maxsplit=1)
             rest = tail[1].strip() if len(tail) == 2 else ""
-            if (
+            if named and not rest:
+                # "run make schema-check before you tell me it's done, that's the rule for
+                # any schema change": the request is the rule.
+                pass
+            elif (
                 len(rest.split()) < 4
                 or not (_STRONG_GENERAL.search(rest) or _PROHIBITION.match(rest))
                 or _opens_with_request(rest)
             ):
                 continue
-            text = rest
+            else:
+                text = rest
         if text.rstrip().endswith(":"):
             continue
         if s.turn in tainted or is_unsafe(text):
@@ -1547,6 +1570,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
                 confidence=STANDING_RULE,
                 family=Family.DIRECTIVE,
                 speakers={Speaker.USER},
+                named_rule=named,
             )
         )
     found.sort(key=lambda c: c.index)

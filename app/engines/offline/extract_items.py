@@ -318,6 +318,8 @@ class Candidate:
     speakers: set[Speaker] = field(default_factory=set)
     # A plain statement no rule picked: kept only when the learned judge says so (judge.py).
     plain: bool = False
+    # The speaker called it a rule ("make it a rule: …"), whatever its wording suggests.
+    named_rule: bool = False
 
 
 @dataclass(slots=True)
