@@ -1039,6 +1039,7 @@ def test_what_one_function_does_is_left_to_the_code() -> None:
         ("fyi CI is jenkins for all our repos, the pipeline lives in the Jenkinsfile", "jenkins"),
         ("all schedules are in Europe/Berlin local time since finance thinks in CET", "berlin"),
         ("and please no force unwraps in swift, ever, not just here.", "force unwraps"),
+        ("outputs are never committed, nbstripout strips them in pre-commit", "committed"),
     ],
 )
 def test_terse_bans_and_handed_over_facts_are_kept(turn: str, kept: str) -> None:
@@ -2004,6 +2005,16 @@ def test_a_proposal_the_user_accepts_by_name_is_a_decision() -> None:
     assert len(accepted) == 1, [i.content for i in items]
     assert accepted[0].confidence >= COMMIT
     assert not any("policy checks" in i.content for i in items)
+
+
+def test_a_name_then_yes_after_a_comma_accepts_it() -> None:
+    items = run(
+        "User: where should the terraform state live?\n\n"
+        "Assistant: Plan: remote state in S3 with versioning enabled, and DynamoDB for state"
+        " locking so two applies can't interleave. Terraform Cloud would also work.\n\n"
+        "User: S3 + dynamodb, yes. we are not paying for terraform cloud for 4 people.\n"
+    ).items
+    assert any("DynamoDB for state locking" in i.content for i in items), [i.content for i in items]
 
 
 def test_a_line_naming_what_the_user_turned_down_is_not_accepted() -> None:

@@ -1947,6 +1947,8 @@ _NAMED_VERDICT = re.compile(
     r"\s*,?\s+(?P<verdict>yes|ok(?:ay)?|is fine|is good|sounds good|it is|no|nope)\b"
 )
 _PARTS = re.compile(r"\s+and\s+|;\s+|,\s+(?=`)")
+# Clauses of a reply; "S3 + dynamodb, yes." stays one: the verdict after the comma is its.
+_CLAUSE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=,)\s+(?!(?:yes|ok(?:ay)?|no|nope)\b)", re.I)
 _VERDICT_WORD = re.compile(r"(?i)\b(?:yes|ok|okay|fine|good|it is|no|nope)\b")
 _VERDICT_NOT_NAMES = frozenset(
     re.findall(
@@ -1994,7 +1996,7 @@ def _with_named_acceptances(
         clauses = [
             c.strip()
             for line in reply.lines
-            for c in re.split(r"(?<=[.!?;,])\s+", line.strip())
+            for c in _CLAUSE_BREAK.split(line.strip())
             if c.strip()
         ]
         yes: list[set[str]] = []
