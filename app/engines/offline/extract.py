@@ -1297,7 +1297,7 @@ _STANDING_SHAPE = re.compile(
     r"(?i)^(?!\W*(?:i|we|you|my|our|it|this|that|there)\b)(?!.*\[REDACTED)[^,;:]{2,60}?\b(?:"
     r"(?:go(?:es)?|live|lives|belong|belongs|sit|sits)\s+(?:in|under|into|next to)\s+\S"
     r"|(?:are|is)\s+(?:colocated|prefixed|suffixed|named|kept in)\b"
-    r"|(?:goes|go)\s+through\s+\S[^,]*,\s*not\s+\S"
+    r"|(?:goes|go)\s+(?:through|thru|via)\s+\S"
     r"|(?:use|uses|is|are)\s+\S[^,]*,\s*(?:not|no)\s+\S"
     r"|(?:is|are)\s+[\w`.@/-]+\s+only\W*$)"
 )
