@@ -1683,6 +1683,7 @@ def test_scratch_reverses_only_as_a_verb(said: str, reversal: bool) -> None:
         "Everything from the runs goes to /scratch/$USER/boxmodel/<sweep_name>/.",
         "Snapshots are Mondays only.",
         "All internal URL building goes through src/lib/links.ts, including the loader.",
+        "Secrets come from Vault via spring-cloud-vault, path secret/auth-svc/<env>.",
     ],
 )
 def test_where_things_go_and_which_one_is_used_are_standing_rules(said: str) -> None:

@@ -1298,6 +1298,7 @@ _STANDING_SHAPE = re.compile(
     r"(?:go(?:es)?|live|lives|belong|belongs|sit|sits)\s+(?:in|under|into|next to)\s+\S"
     r"|(?:are|is)\s+(?:colocated|prefixed|suffixed|named|kept in)\b"
     r"|(?:goes|go)\s+(?:through|thru|via)\s+\S"
+    r"|(?:comes|come)\s+from\s+\S"
     r"|(?:use|uses|is|are)\s+\S[^,]*,\s*(?:not|no)\s+\S"
     r"|(?:is|are)\s+[\w`.@/-]+\s+only\W*$)"
 )
