@@ -1698,6 +1698,7 @@ def test_where_things_go_and_which_one_is_used_are_standing_rules(said: str) -> 
         "My shell Node version is irrelevant: the packaged app runs Electron's Node, not mine.",
         "The signing key password is hunter2-Xq9!zz, put it in CI as a secret, not in the repo.",
         "The email never arrives, the queue drops it.",
+        "The 500 comes from the nginx ingress, not the app.",
         "The pipeline code is in jobs/events_daily.py.",
         "Go to /checkout with a filled cart.",
     ],

@@ -1298,7 +1298,6 @@ _STANDING_SHAPE = re.compile(
     r"(?:go(?:es)?|live|lives|belong|belongs|sit|sits)\s+(?:in|under|into|next to)\s+\S"
     r"|(?:are|is)\s+(?:colocated|prefixed|suffixed|named|kept in)\b"
     r"|(?:goes|go)\s+(?:through|thru|via)\s+\S"
-    r"|(?:comes|come)\s+from\s+\S"
     r"|(?:use|uses|is|are)\s+\S[^,]*,\s*(?:not|no)\s+\S"
     r"|(?:is|are)\s+[\w`.@/-]+\s+only\W*$)"
 )
@@ -1317,6 +1316,24 @@ _KEEPS_CHOICE = re.compile(
     r"(?:\s+[\w`.@/+-]+){0,2}\s+stays\b(?!\s+(?:flat|there|around|about|~|at\s+~|open|empty|"
     r"below|above|stuck|high|low|zero|0)\b))"
 )
+# Where a kind of thing is taken from: "Secrets come from Vault …", "error strings come from
+# i18n". Not where trouble comes from ("the 500 comes from the nginx ingress").
+_COMES_FROM = re.compile(
+    r"(?i)^(?!\W*(?:i|we|you|it|this|that|there|where|what)\b)(?P<subject>[^,;:?]{2,60}?)\s+"
+    r"(?:comes|come)\s+from\s+\S"
+)
+_TROUBLE_SUBJECT = re.compile(
+    r"(?i)\b(?:(?:errors?|warnings?)(?!\s+(?:strings?|messages?|codes?|texts?|pages?|types?|"
+    r"handling|envelopes?|bod(?:y|ies))\b)|exceptions?|crash\w*|fail\w*|bugs?|issues?|problems?|"
+    r"leaks?|latency|timeouts?|spikes?|noise|lag|\d{3})\b"
+)
+
+
+def _comes_from(text: str) -> bool:
+    m = _COMES_FROM.match(text)
+    return m is not None and _TROUBLE_SUBJECT.search(m.group("subject")) is None
+
+
 MIN_RULE_WORDS, MAX_RULE_WORDS = 5, 60
 
 
@@ -1494,6 +1511,8 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         placed = shaped = False
         if banned and words < MIN_RULE_WORDS:
             pass  # "no viper." is a rule; its reason follows
+        elif 3 <= words <= MAX_RULE_WORDS and _comes_from(s.text):
+            shaped = True  # "Secrets come from Vault via spring-cloud-vault …"
         elif 3 <= words <= MAX_RULE_WORDS and _STANDING_SHAPE.search(s.text):
             # "Validation schemas go in src/schemas/", "Logging goes through defmt, not …",
             # "Snapshots are Mondays only."
