@@ -97,13 +97,14 @@ HELD_OUT_FLOORS = [
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
-    ("holdout6", 0.37, 0.36, 27, 25),
+    # 29 sequence checks once the agent's accepted report of a replacement counts (sixteenth).
+    ("holdout6", 0.37, 0.36, 29, 25),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
     # (0.471 / 0.449); 0.479 / 0.456 and 35 must-not after the fifteenth; 28 sequence
-    # checks in the sixteenth.
-    ("holdout7", 0.47, 0.45, 28, 35),
+    # checks in the sixteenth, then 30.
+    ("holdout7", 0.47, 0.45, 30, 35),
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to

@@ -1399,6 +1399,37 @@ def test_a_deferral_or_two_opinions_alone_are_not_open_points(turn: str) -> None
 # ------------------------------------------------------- a retirement and its replacement
 
 
+BIOME = (
+    "User: where are we with the tooling branch?\n\n"
+    "Assistant: The branch is ready. Biome now does both linting and formatting, replacing"
+    " ESLint and Prettier as we agreed: biome.json keeps the same style and enables the"
+    " recommended rules.\n\n"
+)
+
+
+def test_a_replacement_the_agent_reports_and_the_user_accepts_replaces() -> None:
+    items = run(BIOME + "User: great, merge it.\n").items
+    assert any("replaces:eslint" in i.tags and "Biome" in i.content for i in items), [
+        (i.content, i.tags) for i in items
+    ]
+
+
+@pytest.mark.parametrize(
+    "reply", ["no, revert that, we keep eslint for now.", "why did you touch the configs?"]
+)
+def test_a_replacement_the_user_does_not_accept_replaces_nothing(reply: str) -> None:
+    items = run(BIOME + f"User: {reply}\n").items
+    assert not any("replaces:eslint" in i.tags for i in items)
+
+
+def test_a_replacement_the_agent_only_offers_replaces_nothing() -> None:
+    items = run(
+        "Assistant: One option while we're here: replace QSettings with a settings.json read"
+        " through QJsonDocument.\n\nUser: ok, thanks.\n"
+    ).items
+    assert not any("replaces:qsettings" in i.tags for i in items)
+
+
 def test_a_retired_choice_and_its_replacement_are_one_rule() -> None:
     text = (
         "User: we are not using Meilisearch anymore, the hosted plan got too pricey.\n\n"

@@ -865,7 +865,7 @@ _REPLACES = (
     re.compile(rf"(?i)\bmov(?:e|ed|ing)\s+on\s+from\s+{_SKIP}{_NAME.format(g='old')}"),
     # "MkDocs Material replaces Docusaurus", "(it used to be Europe/Berlin local time)"
     re.compile(
-        rf"(?i)\b(?:replaces|supersedes|used\s+to\s+be|was\s+previously)\s+{_SKIP}"
+        rf"(?i)\b(?:replaces|replacing|supersedes|superseding|used\s+to\s+be|was\s+previously)\s+{_SKIP}"
         rf"{_NAME.format(g='old')}"
     ),
 )
@@ -916,24 +916,69 @@ _MOVES_TO = re.compile(
 )
 
 
+# What an agent reports it replaced ("Biome now does both, replacing ESLint and Prettier",
+# "switched from X to Y", "replaced X with Y"): only the explicit verbs.
+_AGENT_REPLACES = (
+    _REPLACES[1],
+    _REPLACES[2],
+    re.compile(
+        rf"(?i)\b(?:replaces|replacing|supersedes|superseding)\s+{_SKIP}{_NAME.format(g='old')}"
+    ),
+)
+# An option or a proposal ("I'd switch to …", "One option: replace QSettings with …") is not
+# what was done.
+_OFFERED = re.compile(
+    r"(?i)\b(?:i'?d|i would|i could|we could|you could|options?|i (?:suggest|propose|recommend)|"
+    r"suggestion|proposal|if you|want me to|should i|shall i)\b"
+)
+
+
+def _accepted(classified: list[DialogueTurn], n: int) -> bool:
+    """An agent turn the user's next words accept ("great, merge it")."""
+    if classified[n].speaker is not Speaker.AGENT:
+        return False
+    reply = next(
+        (t for t in classified[n + 1 :] if t.speaker is Speaker.USER and t.kind == "prose"), None
+    )
+    return reply is not None and bool(_ACCEPT.match(reply.text) or _GO_ON.match(reply.text))
+
+
+_GO_ON = re.compile(r"(?i)^\W*(?:great|perfect|nice|good|thanks|thank you|merge it|lgtm)\b")
+
+
 def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
-    """User sentences that drop or replace an earlier choice, with what they replace."""
+    """User sentences that drop or replace an earlier choice, with what they replace, and the
+    agent's report of a replacement it made ("Biome now does both, replacing ESLint and
+    Prettier as we agreed") once the user accepts it ("great, merge it")."""
     found: list[Reversal] = []
-    for turn in classified:
-        if turn.speaker is not Speaker.USER or turn.kind != "prose":
+    for n, turn in enumerate(classified):
+        if turn.kind != "prose":
+            continue
+        # What the agent reports it replaced counts once the user accepts the report.
+        if turn.speaker is not Speaker.USER and not _accepted(classified, n):
             continue
         sentences = turn.sentences
         joined_next = -1
         for k, sentence in enumerate(sentences):
             if sentence.rstrip().endswith("?") or k == joined_next:
                 continue
+            agent = turn.speaker is not Speaker.USER
             matches = (
-                [m for rx in _REPLACES for m in rx.finditer(sentence)]
+                [
+                    m
+                    for rx in (_AGENT_REPLACES if agent else _REPLACES)
+                    for m in rx.finditer(sentence)
+                ]
                 if _REPLACE_GATE.search(sentence)
                 else []
             )
             old = [m.group("old").strip("`'\".,") for m in matches]
             old = [o for o in old if o.lower() not in _NOT_NAMES]
+            if agent:
+                # A name, not a word: capitalised, or with a digit, a symbol or code quotes.
+                old = [o for o in old if re.search(r"[A-Z\d_./@+-]", o)]
+                if not old or _OFFERED.search(sentence) or _HEDGE.search(sentence):
+                    continue
             if not old and not _CORRECTION.search(sentence):
                 if not _CHANGE_MARKER.search(sentence):
                     continue
