@@ -333,6 +333,42 @@ def test_from_now_on_replaces_an_earlier_rule_when_what_it_names_was_never_one(
         assert not after.contradictions
 
 
+NOTE = Category.IMPLEMENTATION_NOTES
+LINT_SETUP = "Set up: ESLint flat config with typescript-eslint, Prettier with 100 columns."
+
+
+def test_a_named_replacement_retires_the_note_that_describes_the_old_setup() -> None:
+    memory = run(None, item(LINT_SETUP, category=NOTE))
+    new = item(
+        "Biome does linting and formatting, replacing ESLint and Prettier.",
+        category=DEC,
+        source="thread-2",
+        day=date(2024, 2, 1),
+        tags=["replaces:eslint"],
+    )
+
+    after = run(memory, new)
+
+    assert contents(after, NOTE) == []
+    (entry,) = after.contradictions
+    assert entry.status == "superseded" and entry.items[0].content == LINT_SETUP
+
+
+def test_an_unnamed_change_of_course_leaves_notes_alone() -> None:
+    memory = run(None, item(LINT_SETUP, category=NOTE))
+    new = item(
+        "Actually, the lint setup with ESLint and Prettier gets Biome instead.",
+        category=DEC,
+        source="thread-2",
+        day=date(2024, 2, 1),
+        tags=["replaces:any"],
+    )
+
+    after = run(memory, new)
+
+    assert contents(after, NOTE) == [LINT_SETUP]
+
+
 def test_one_shared_word_within_a_thread_replaces_nothing() -> None:
     chosen = item("drift for local storage, SQLite with typed queries.", category=DEC)
     memory = run(None, chosen)

@@ -71,12 +71,15 @@ def _scan_named(
     work: _Work, new: MemoryItem, names: list[str], *, strict: bool
 ) -> list[MemoryItem]:
     found = []
-    for category in _REPLACEABLE:
+    named = [n for n in names if n not in ("any", "earlier")]
+    # a note goes only when a statement names what it describes as replaced
+    categories = (*_REPLACEABLE, Category.IMPLEMENTATION_NOTES) if named else _REPLACEABLE
+    for category in categories:
         for item in work.sections[category]:
             if item.id == new.id:
                 continue
             text = item.text.lower()
-            for name in names:
+            for name in named if category is Category.IMPLEMENTATION_NOTES else names:
                 if name == "earlier" and set(item.sources) & set(new.sources):
                     hit = False  # "from now on" restates its own thread
                 elif name in ("any", "earlier"):

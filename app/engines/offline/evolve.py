@@ -355,14 +355,15 @@ class _Work:
     def replaced_by(self, new: MemoryItem) -> list[MemoryItem]:
         """Rules `new` explicitly replaces (its `replaces:` tags), in file order.
 
-        `replaces:<name>` matches decisions, conventions and preferences that mention the
-        name as a word; `replaces:any` ("actually, …") those sharing at least two subject words
-        with it (or one word of five letters or more with an item of the same category from
-        another thread), whichever of the three sections they are in (the category of a rule is a
-        judgement; "CI is jenkins" filed as a convention is still replaced by "CI is
-        buildkite from now on" filed as a decision). Bug patterns and notes record what happened and
-        are never replaced, except a note read from a manifest (`manifest:<path>`), which a
-        later read of the same file replaces.
+        `replaces:<name>` matches decisions, conventions, preferences and implementation
+        notes that mention the name as a word; `replaces:any` ("actually, …") rules sharing
+        at least two subject words with it (or one word of five letters or more with an item
+        of the same category from another thread), whichever of the three rule sections
+        they are in (the category of a rule is a judgement; "CI is jenkins" filed as a
+        convention is still replaced by "CI is buildkite from now on" filed as a decision).
+        Bug patterns record what happened and are never replaced; a note goes only when it
+        names what a statement says was replaced, or when it was read from a manifest
+        (`manifest:<path>`) that a later read of the same file replaces.
         """
         files = [t for t in new.tags if t.startswith(MANIFEST_TAG)]
         if files:
@@ -389,12 +390,17 @@ class _Work:
         """Rules the names match; `strict`: three shared subject words, never one long one."""
         new_tokens = item_tokens(new)
         found: list[MemoryItem] = []
-        for category in _REPLACEABLE:
+        # A note on how the built system works ("Set up: ESLint flat config …, Prettier …")
+        # goes when a later statement names what it describes as replaced ("Biome …,
+        # replacing ESLint and Prettier"); "actually, …" without a name leaves notes alone.
+        named = [n for n in names if n not in ("any", "earlier")]
+        categories = (*_REPLACEABLE, Category.IMPLEMENTATION_NOTES) if named else _REPLACEABLE
+        for category in categories:
             for item in self.sections[category]:
                 if item.id == new.id:
                     continue
                 text = self._lowered(item)
-                for name in names:
+                for name in named if category is Category.IMPLEMENTATION_NOTES else names:
                     if name == "earlier" and set(item.sources) & set(new.sources):
                         # "From now on …" restates what its own thread said on the subject.
                         hit = False
