@@ -355,6 +355,7 @@ SPLITS = (
     "holdout7",
     "holdout8",
     "holdout9",
+    "holdout10",
 )
 
 
