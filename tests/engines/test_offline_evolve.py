@@ -337,17 +337,17 @@ NOTE = Category.IMPLEMENTATION_NOTES
 LINT_SETUP = "Set up: ESLint flat config with typescript-eslint, Prettier with 100 columns."
 
 
-def test_a_named_replacement_retires_the_note_that_describes_the_old_setup() -> None:
+def _lint_setup_then(said: str, tag: str) -> BranchMemory:
+    """The lint setup note of a first thread, then a later thread's statement."""
     memory = run(None, item(LINT_SETUP, category=NOTE))
-    new = item(
-        "Biome does linting and formatting, replacing ESLint and Prettier.",
-        category=DEC,
-        source="thread-2",
-        day=date(2024, 2, 1),
-        tags=["replaces:eslint"],
-    )
+    new = item(said, category=DEC, source="thread-2", day=date(2024, 2, 1), tags=[tag])
+    return run(memory, new)
 
-    after = run(memory, new)
+
+def test_a_named_replacement_retires_the_note_that_describes_the_old_setup() -> None:
+    after = _lint_setup_then(
+        "Biome does linting and formatting, replacing ESLint and Prettier.", "replaces:eslint"
+    )
 
     assert contents(after, NOTE) == []
     (entry,) = after.contradictions
@@ -355,16 +355,9 @@ def test_a_named_replacement_retires_the_note_that_describes_the_old_setup() -> 
 
 
 def test_an_unnamed_change_of_course_leaves_notes_alone() -> None:
-    memory = run(None, item(LINT_SETUP, category=NOTE))
-    new = item(
-        "Actually, the lint setup with ESLint and Prettier gets Biome instead.",
-        category=DEC,
-        source="thread-2",
-        day=date(2024, 2, 1),
-        tags=["replaces:any"],
+    after = _lint_setup_then(
+        "Actually, the lint setup with ESLint and Prettier gets Biome instead.", "replaces:any"
     )
-
-    after = run(memory, new)
 
     assert contents(after, NOTE) == [LINT_SETUP]
 
