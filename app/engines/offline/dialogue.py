@@ -818,21 +818,24 @@ def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
 # -- reversals ---------------------------------------------------------------------------
 _NAME = r"[`'\"]?(?P<{g}>[\w@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
 _SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?"
+# "switching from X to Y", "replace X with Y": what was and what is, both named.
+_FROM_TO = re.compile(
+    rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|go(?:ing)?|port(?:ing)?"
+    rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
+    rf"{_SKIP}{_NAME.format(g='new')}"
+)
+_REPLACE_WITH = re.compile(
+    rf"(?i)\breplac(?:e|ing|ed)\s+{_SKIP}{_NAME.format(g='old')}\s+(?:with|by)\s+"
+    rf"{_SKIP}{_NAME.format(g='new')}"
+)
 _REPLACES = (
     # "scratch what I said about lib/providers/", "forget what I wrote about the cron"
     re.compile(
         rf"(?i)\b(?:scratch|forget|ignore|disregard)\s+what\s+(?:i|we)\s+(?:said|wrote|"
         rf"suggested|proposed)\s+(?:about|on|regarding)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
-    re.compile(
-        rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|go(?:ing)?|port(?:ing)?"
-        rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
-        rf"{_SKIP}{_NAME.format(g='new')}"
-    ),
-    re.compile(
-        rf"(?i)\breplac(?:e|ing|ed)\s+{_SKIP}{_NAME.format(g='old')}\s+(?:with|by)\s+"
-        rf"{_SKIP}{_NAME.format(g='new')}"
-    ),
+    _FROM_TO,
+    _REPLACE_WITH,
     re.compile(
         rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
         rf"using|(?:mov|migrat)(?:e|ed|ing)\s+(?:off|away\s+from)(?:\s+of)?|dropp?(?:ed|ing)?|"
@@ -865,8 +868,8 @@ _REPLACES = (
     re.compile(rf"(?i)\bmov(?:e|ed|ing)\s+on\s+from\s+{_SKIP}{_NAME.format(g='old')}"),
     # "MkDocs Material replaces Docusaurus", "(it used to be Europe/Berlin local time)"
     re.compile(
-        rf"(?i)\b(?:replaces|replacing|supersedes|superseding|used\s+to\s+be|was\s+previously)\s+{_SKIP}"
-        rf"{_NAME.format(g='old')}"
+        rf"(?i)\b(?:replaces|replacing|supersedes|superseding|used\s+to\s+be|was\s+"
+        rf"previously)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
 )
 # Cheap test before the patterns above: one of their words must be there.
@@ -919,8 +922,8 @@ _MOVES_TO = re.compile(
 # What an agent reports it replaced ("Biome now does both, replacing ESLint and Prettier",
 # "switched from X to Y", "replaced X with Y"): only the explicit verbs.
 _AGENT_REPLACES = (
-    _REPLACES[1],
-    _REPLACES[2],
+    _FROM_TO,
+    _REPLACE_WITH,
     re.compile(
         rf"(?i)\b(?:replaces|replacing|supersedes|superseding)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
@@ -933,6 +936,9 @@ _OFFERED = re.compile(
 )
 
 
+_GO_ON = re.compile(r"(?i)^\W*(?:great|perfect|nice|good|thanks|thank you|merge it|lgtm)\b")
+
+
 def _accepted(classified: list[DialogueTurn], n: int) -> bool:
     """An agent turn the user's next words accept ("great, merge it")."""
     if classified[n].speaker is not Speaker.AGENT:
@@ -941,9 +947,6 @@ def _accepted(classified: list[DialogueTurn], n: int) -> bool:
         (t for t in classified[n + 1 :] if t.speaker is Speaker.USER and t.kind == "prose"), None
     )
     return reply is not None and bool(_ACCEPT.match(reply.text) or _GO_ON.match(reply.text))
-
-
-_GO_ON = re.compile(r"(?i)^\W*(?:great|perfect|nice|good|thanks|thank you|merge it|lgtm)\b")
 
 
 def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:

@@ -1301,14 +1301,16 @@ _STANDING_SHAPE = re.compile(
     r"|(?:use|uses|is|are)\s+\S[^,]*,\s*(?:not|no)\s+\S"
     r"|(?:is|are)\s+[\w`.@/-]+\s+only\W*$)"
 )
-# Keeping a choice that was questioned or could change: "we stay on pandas", "commander
-# stays", "nodeIntegration stays off" (what a reading "stays flat" or "stays ~1e-10" does is
-# a measurement, and a report of trouble is left out by the caller).
+# The speaker calling the statement a rule: "make it a rule: …", "let's make that our
+# approach: …", "the rule would be: …", "…, that's the rule here".
 _NAMES_A_RULE = re.compile(
     r"(?i)\b(?:make|making)\s+(?:it|this|that)\s+(?:a|the|our|the\s+team'?s?)\s+(?:rule|approach|"
     r"convention|standard|policy)\b|\b(?:the|our)\s+rule\s+(?:is|would\s+be|will\s+be)\b|"
     r"\bthat'?s\s+the\s+rule\b"
 )
+# Keeping a choice that was questioned or could change: "we stay on pandas", "commander
+# stays", "nodeIntegration stays off" (what a reading "stays flat" or "stays ~1e-10" does is
+# a measurement, and a report of trouble is left out by the caller).
 _KEEPS_CHOICE = re.compile(
     r"(?i)(?:^|[,;:—–]\s*)(?:(?:no|nope|nah|and|so|but|yeah|yes|ok(?:ay)?)\W+)*"
     r"(?:we\s+(?:stay|are\s+staying|'re\s+staying)\s+(?:on|with)\s+\S|staying\s+(?:on|with)\s+"
@@ -1545,17 +1547,15 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             # code, ever": the request is a task, the rule after the dash is not.
             tail = _RULE_AFTER_REQUEST.split(text, maxsplit=1)
             rest = tail[1].strip() if len(tail) == 2 else ""
-            if named and not rest:
-                # "run make schema-check before you tell me it's done, that's the rule for
-                # any schema change": the request is the rule.
-                pass
-            elif (
-                len(rest.split()) < 4
-                or not (_STRONG_GENERAL.search(rest) or _PROHIBITION.match(rest))
-                or _opens_with_request(rest)
-            ):
-                continue
-            else:
+            # ("run make schema-check before you tell me it's done, that's the rule for any
+            # schema change": a request its speaker calls the rule is the rule.)
+            if not (named and not rest):
+                if (
+                    len(rest.split()) < 4
+                    or not (_STRONG_GENERAL.search(rest) or _PROHIBITION.match(rest))
+                    or _opens_with_request(rest)
+                ):
+                    continue
                 text = rest
         if text.rstrip().endswith(":"):
             continue
