@@ -939,14 +939,23 @@ _OFFERED = re.compile(
 _GO_ON = re.compile(r"(?i)^\W*(?:great|perfect|nice|good|thanks|thank you|merge it|lgtm)\b")
 
 
-def _accepted(classified: list[DialogueTurn], n: int) -> bool:
-    """An agent turn the user's next words accept ("great, merge it")."""
-    if classified[n].speaker is not Speaker.AGENT:
-        return False
-    reply = next(
-        (t for t in classified[n + 1 :] if t.speaker is Speaker.USER and t.kind == "prose"), None
-    )
-    return reply is not None and bool(_ACCEPT.match(reply.text) or _GO_ON.match(reply.text))
+def _accepted_turns(classified: list[DialogueTurn]) -> set[int]:
+    """Positions of the agent's prose turns that the user's next words accept ("great,
+    merge it"), in one backward pass (a long session has thousands of agent turns)."""
+    accepted: set[int] = set()
+    reply: DialogueTurn | None = None
+    for n in range(len(classified) - 1, -1, -1):
+        turn = classified[n]
+        if turn.speaker is Speaker.USER and turn.kind == "prose":
+            reply = turn
+        elif (
+            turn.speaker is Speaker.AGENT
+            and turn.kind == "prose"
+            and reply is not None
+            and (_ACCEPT.match(reply.text) or _GO_ON.match(reply.text))
+        ):
+            accepted.add(n)
+    return accepted
 
 
 def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
@@ -954,11 +963,12 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
     agent's report of a replacement it made ("Biome now does both, replacing ESLint and
     Prettier as we agreed") once the user accepts it ("great, merge it")."""
     found: list[Reversal] = []
+    accepted = _accepted_turns(classified)
     for n, turn in enumerate(classified):
         if turn.kind != "prose":
             continue
         # What the agent reports it replaced counts once the user accepts the report.
-        if turn.speaker is not Speaker.USER and not _accepted(classified, n):
+        if turn.speaker is not Speaker.USER and n not in accepted:
             continue
         sentences = turn.sentences
         joined_next = -1
