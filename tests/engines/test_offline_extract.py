@@ -1422,6 +1422,18 @@ def test_a_replacement_the_user_does_not_accept_replaces_nothing(reply: str) -> 
     assert not any("replaces:eslint" in i.tags for i in items)
 
 
+def test_the_users_reply_accepts_only_the_agents_last_turn_before_it() -> None:
+    # Each of many agent turns is not accepted by a reply that comes after the last one.
+    items = run(
+        BIOME
+        + 'Assistant: [tool: Bash {"command": "npm test"}]\n\n'
+        + "User: [tool result: 12 passed]\n\n"
+        + "Assistant: All tests pass on the branch.\n\n"
+        + "User: great, merge it.\n"
+    ).items
+    assert not any("replaces:eslint" in i.tags for i in items)
+
+
 def test_a_replacement_the_agent_only_offers_replaces_nothing() -> None:
     items = run(
         "Assistant: One option while we're here: replace QSettings with a settings.json read"

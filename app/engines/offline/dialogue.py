@@ -941,20 +941,19 @@ _GO_ON = re.compile(r"(?i)^\W*(?:great|perfect|nice|good|thanks|thank you|merge 
 
 def _accepted_turns(classified: list[DialogueTurn]) -> set[int]:
     """Positions of the agent's prose turns that the user's next words accept ("great,
-    merge it"), in one backward pass (a long session has thousands of agent turns)."""
+    merge it"): the last one before each such reply, which is what the user answers."""
     accepted: set[int] = set()
     reply: DialogueTurn | None = None
     for n in range(len(classified) - 1, -1, -1):
         turn = classified[n]
-        if turn.speaker is Speaker.USER and turn.kind == "prose":
+        if turn.kind != "prose":
+            continue
+        if turn.speaker is Speaker.USER:
             reply = turn
-        elif (
-            turn.speaker is Speaker.AGENT
-            and turn.kind == "prose"
-            and reply is not None
-            and (_ACCEPT.match(reply.text) or _GO_ON.match(reply.text))
-        ):
-            accepted.add(n)
+        elif turn.speaker is Speaker.AGENT and reply is not None:
+            if _ACCEPT.match(reply.text) or _GO_ON.match(reply.text):
+                accepted.add(n)
+            reply = None
     return accepted
 
 
