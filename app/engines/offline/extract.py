@@ -1241,6 +1241,12 @@ _PROHIBITION = re.compile(
     r"we\s+(?:do\s+not|don'?t|dont|never)\s+"
     r"(?:use|want|allow|ship|write|add|run|commit|call|touch|import|store|log)\b)"
 )
+# "cache stuff in Awake, we don't do GetComponent per frame here", "…, we do not use the
+# 3:1 exception": a clause saying what the team never does is a rule, even after a request.
+_CLAUSE_BAN = re.compile(
+    r"(?i)[,;:—–]\s+(?:and\s+|but\s+)?we\s+(?:do\s+not|don'?t|dont|never)\s+(?:use|do|write|run|"
+    r"commit|call|mock|allow|ship|add|touch|import|store|log|hardcode|put|deploy|merge)\b"
+)
 _PROHIBITION_LEAD = re.compile(
     r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|please|pls|no(?=,))\W+)+"
 )
@@ -1300,6 +1306,12 @@ _STANDING_SHAPE = re.compile(
     r"|(?:goes|go)\s+(?:through|thru|via)\s+\S"
     r"|(?:use|uses|is|are)\s+\S[^,]*,\s*(?:not|no)\s+\S"
     r"|(?:is|are)\s+[\w`.@/-]+\s+only\W*$)"
+)
+# The team moving something to a new tool: "we're moving the ETL scripts to polars in
+# general", "we're migrating background jobs off sidekiq onto solid queue".
+_MIGRATES = re.compile(
+    r"(?i)^\W*(?:(?:so|and|ok(?:ay)?|also|btw)\W+)*we(?:'re|\s+are)\s+(?:moving|migrating|"
+    r"switching)\b[^.?!;]{0,60}?\b(?:to|onto)\s+\S"
 )
 # The speaker calling the statement a rule: "make it a rule: …", "let's make that our
 # approach: …", "the rule would be: …", "…, that's the rule here".
@@ -1509,12 +1521,15 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue  # a slash command or markup the agent's tool put in the user's turn
         # The cheap tests first: most sentences are not general statements at all.
         words = len(s.text.split())
-        banned = _PROHIBITION.match(s.text) is not None
+        clause_ban = _CLAUSE_BAN.search(s.text) is not None
+        banned = clause_ban or _PROHIBITION.match(s.text) is not None
         placed = shaped = False
         if banned and words < MIN_RULE_WORDS:
             pass  # "no viper." is a rule; its reason follows
         elif 3 <= words <= MAX_RULE_WORDS and _comes_from(s.text):
             shaped = True  # "Secrets come from Vault via spring-cloud-vault …"
+        elif 3 <= words <= MAX_RULE_WORDS and _MIGRATES.search(s.text):
+            shaped = True  # "we're moving background jobs off sidekiq onto solid queue"
         elif 3 <= words <= MAX_RULE_WORDS and _STANDING_SHAPE.search(s.text):
             # "Validation schemas go in src/schemas/", "Logging goes through defmt, not …",
             # "Snapshots are Mondays only."
@@ -1549,7 +1564,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             rest = tail[1].strip() if len(tail) == 2 else ""
             # ("run make schema-check before you tell me it's done, that's the rule for any
             # schema change": a request its speaker calls the rule is the rule.)
-            if not (named and not rest):
+            if not (named and not rest) and not clause_ban:
                 if (
                     len(rest.split()) < 4
                     or not (_STRONG_GENERAL.search(rest) or _PROHIBITION.match(rest))
