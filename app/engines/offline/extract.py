@@ -2573,6 +2573,50 @@ def _judged(candidates: list[Candidate], context: Context, judge: Judge) -> list
     return kept
 
 
+# Word stems two accounts of one failure share at least (symptom, cause and fix together).
+BUG_SHARED = 3
+
+
+def _bug_accounts_joined(found: list[Candidate]) -> list[Candidate]:
+    """Two bug patterns of one conversation that tell of the same failure are one item.
+
+    An investigation is often told twice: the fix unit where the cause was found, and the
+    agent's closing summary ("root cause: `json.load` parsed `annual_rate` as float … fix:
+    `json.load(f, parse_float=Decimal)`"), each with part of the story. The stronger account
+    keeps its symptom; the causes and fixes the other adds are appended to it.
+    """
+    from app.engines.offline.extract_merge import stems
+
+    kept: list[Candidate] = []
+    told: list[set[str]] = []
+    for c in found:
+        if c.category is Category.BUG_PATTERNS:
+            words = stems(" ".join((c.content, c.root_cause, c.fix)))
+            n = next(
+                (
+                    n
+                    for n, k in enumerate(kept)
+                    if k.category is Category.BUG_PATTERNS and len(words & told[n]) >= BUG_SHARED
+                ),
+                None,
+            )
+            if n is not None:
+                keep, other = (kept[n], c) if kept[n].confidence >= c.confidence else (c, kept[n])
+                for name in ("root_cause", "fix"):
+                    mine, theirs = getattr(keep, name), getattr(other, name)
+                    if theirs and theirs.lower() not in mine.lower():
+                        setattr(keep, name, f"{mine}; {theirs}" if mine else theirs)
+                keep.speakers |= other.speakers
+                kept[n] = keep
+                told[n] |= words
+                continue
+            told.append(words)
+        else:
+            told.append(set())
+        kept.append(c)
+    return kept
+
+
 def _agent_only(c: Candidate) -> bool:
     """A rule candidate the user did not say, and that replaces or disputes nothing.
 
@@ -2611,7 +2655,7 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
     candidates, context, notes = read_candidates(text, plain=judge is not None, judge=judge)
     if judge is not None:
         candidates = _judged(candidates, context, judge)
-    kept = [c for c in candidates if c.confidence >= MIN_CONFIDENCE]
+    kept = _bug_accounts_joined([c for c in candidates if c.confidence >= MIN_CONFIDENCE])
     if len(kept) > MAX_ITEMS:
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")
         kept = sorted(kept, key=lambda c: (-c.confidence, c.index))[:MAX_ITEMS]
