@@ -537,6 +537,18 @@ def _states_a_rule(sentence: str) -> bool:
     return extract_rules.first(extract_rules.STRONG, sentence, sentence.lower()) is not None
 
 
+# "logs from payments missing in loki since yesterday, other namespaces look fine??": a
+# report of trouble with a question mark, not a question (it opens with no question word
+# and asks nobody: "CI is red since this morning, can you take a look?" asks for work).
+_TOLD_AS_ASKED = re.compile(
+    r"(?i)^(?!\W*(?:(?:also|and|so|but|hm+|ok(?:ay)?|btw|oh)\W+)*(?:why|how|what|when|where|which|"
+    r"who|whom|whose|is|are|was|were|am|can|could|should|would|will|shall|do|does|did|any|"
+    r"anyone|anybody|has|have|had|may|might|must|isn'?t|aren'?t|doesn'?t|don'?t|won'?t|"
+    r"shouldn'?t|wouldn'?t|couldn'?t|if|whether|maybe|perhaps|or|right|correct|true)\b)"
+    r"(?!.*\b(?:you|u|ya)\b)(?=.*\S\s+\S+\s+\S)"
+)
+
+
 def _symptom(text: str, cause: str = "") -> str:
     """The sentence of a problem report that says what goes wrong.
 
@@ -554,7 +566,7 @@ def _symptom(text: str, cause: str = "") -> str:
         words = set(_WORD.findall(sentence.lower()))
         prose = (
             len(sentence.split()) >= 4
-            and not sentence.rstrip().endswith("?")
+            and (not sentence.rstrip().endswith("?") or _TOLD_AS_ASKED.match(sentence) is not None)
             and not looks_like_code(sentence)
             and not INTRODUCES_PASTE.match(sentence)
             # "Probably we're missing an index …": the reporter's guess at the cause
@@ -581,7 +593,10 @@ def _symptom(text: str, cause: str = "") -> str:
     prose, named, other = weight(sentences[best])
     if _RULE_SAID.search(sentences[best]):
         return ""  # "money is Decimal, never float": a rule said with the report is no symptom
-    return sentences[best] if prose and (named or other) else ""
+    if not (prose and (named or other)):
+        return ""
+    # (a report told with a question mark reads as a statement in the memory)
+    return re.sub(r"\s*\?+[!?]*$", ".", sentences[best].rstrip())
 
 
 def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
