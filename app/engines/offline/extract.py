@@ -2617,6 +2617,32 @@ def _bug_accounts_joined(found: list[Candidate]) -> list[Candidate]:
     return kept
 
 
+# How many items one conversation commits at most; the judge ranks them (bench figures in
+# docs/decisions.md, seventeenth part: on dev, items ranked ninth or lower were right 19
+# times in 100).
+STRONGEST_KEPT = 8
+HELD = 0.7
+
+
+def _held_beyond_the_strongest(candidates: list[Candidate], context: Context, judge: Judge) -> int:
+    """Past the judge's `STRONGEST_KEPT` best, a conversation's items wait for review.
+
+    A long session yields many statements a rule can read as a rule; the ones a reviewer
+    keeps are mostly among those the judge scores highest. The rest are held (confidence
+    `HELD`, under the default commit threshold), not dropped. Returns how many were held.
+    """
+    strong = [c for c in candidates if c.confidence >= SURE]
+    if len(strong) <= STRONGEST_KEPT:
+        return 0
+    score = {
+        id(c): judge.score(features(c, context, extra=c.plain, rules=judge.rules)) for c in strong
+    }
+    ranked = sorted(strong, key=lambda c: (-score[id(c)], c.index))
+    for c in ranked[STRONGEST_KEPT:]:
+        c.confidence = min(c.confidence, HELD)
+    return len(ranked) - STRONGEST_KEPT
+
+
 def _agent_only(c: Candidate) -> bool:
     """A rule candidate the user did not say, and that replaces or disputes nothing.
 
@@ -2655,6 +2681,11 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
     candidates, context, notes = read_candidates(text, plain=judge is not None, judge=judge)
     if judge is not None:
         candidates = _judged(candidates, context, judge)
+        held = _held_beyond_the_strongest(candidates, context, judge)
+        if held:
+            notes.append(
+                f"held {held} items for review: the conversation gave more than {STRONGEST_KEPT}"
+            )
     kept = _bug_accounts_joined([c for c in candidates if c.confidence >= MIN_CONFIDENCE])
     if len(kept) > MAX_ITEMS:
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")
