@@ -1180,7 +1180,12 @@ _TWO_SIDES = re.compile(
     r"with|inconsistent with|at odds with)\b|\bbut (?:earlier|before|last time) you said\b"
 )
 _ONE_SIDE = re.compile(rf"(?i)\b{_SIDE}\b")
-_BOTH_SIDES = re.compile(rf"(?i)\b{_SIDE}\b.{{3,}}?\b{_SIDE}\b")
+# (… or "X (whose) vs Y (whose)": "retention is disputed: 30 days (platform, cost) vs 90
+# days (security standard v2)"; a bare "the 3 vs 5 question" names no side)
+_BOTH_SIDES = re.compile(
+    rf"(?i)\b{_SIDE}\b.{{3,}}?\b{_SIDE}\b|"
+    r"\S[^()]{0,40}\([^()]{2,60}\)\s*(?:vs\.?|versus)\s+[^()]{1,40}\([^()]{2,60}\)"
+)
 # How many prose turns back the two sides of an undecided point are looked for.
 _SIDES_BACK = 3
 # Every match of `_UNDECIDED` holds one of these: the regex runs only where one occurs.
