@@ -157,8 +157,54 @@ def _with_dialogue_units(
                 occurrences=recurrence(statements, report[0], report[-1] + 1) if report else 1,
             )
         )
+    _with_closing_accounts(kept, statements)
     kept.sort(key=lambda c: c.index)
     return kept
+
+
+# The agent's closing account of a failure it fixed: "Cause (confirmed by …): …", "Root
+# cause: …", "The problem was …"; "Fix: …", "Fixed: …".
+_CLOSING_CAUSE = re.compile(
+    r"(?i)^\W*(?:(?:confirmed |actual |real )?(?:root )?cause|the (?:problem|issue|bug) (?:is|was)|"
+    r"it was|turns out)\b"
+)
+_CLOSING_FIX = re.compile(r"(?i)^\W*(?:the )?(?:fix(?:ed)?|solution|resolution)\W*[:—–]\W*")
+
+
+def _with_closing_accounts(found: list[Candidate], statements: list[Statement]) -> None:
+    """A fixed bug's item takes in the agent's closing account of it.
+
+    The unit's cause is the diagnosis as first made ("Loki is returning 429 …"); once the
+    fix is confirmed, the agent's summary often names the cause and fix as settled
+    ("Cause: … -Xmx1g …, so the pods were OOMKilled", "Fix: `json.load(f,
+    parse_float=Decimal)`"). A labelled cause or fix after the unit, about the same failure
+    (three word stems shared with it), is added to it; two at most.
+    """
+    from app.engines.offline.extract_merge import stems
+
+    for c in found:
+        if c.family is not Family.BUG or not c.root_cause:
+            continue
+        told = stems(" ".join((c.content, c.root_cause, c.fix)))
+        low = f"{c.root_cause} {c.fix}".lower()
+        added = 0
+        for s in statements:
+            if s.turn <= c.turn or s.speaker is not Speaker.AGENT or s.pasted:
+                continue
+            text = s.text.strip()
+            if text.lower() in low or len(text.split()) < 5 or len(stems(text) & told) < 3:
+                continue
+            if _CLOSING_FIX.match(text):
+                done = _CLOSING_FIX.sub("", text, count=1).rstrip(".")
+                c.fix = f"{c.fix}; {done}" if c.fix else done
+            elif _CLOSING_CAUSE.match(text):
+                c.root_cause = f"{c.root_cause}; {text.rstrip('.')}"
+            else:
+                continue
+            low += text.lower()
+            added += 1
+            if added == 2:
+                break
 
 
 # A joined item stays a readable statement, not a paragraph.

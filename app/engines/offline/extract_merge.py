@@ -67,6 +67,21 @@ def _opening(text: str) -> str:
 
 
 def _merge_into(keep: Candidate, other: Candidate) -> None:
+    if (
+        keep.category is Category.BUG_PATTERNS
+        and other.root_cause
+        and other.confidence > keep.confidence
+    ):
+        # The same failure told as a confirmed fix (cause and fix) and, before it, as a
+        # guess: the confirmed account is the item ("The export test failed." gives way to
+        # the unit's "The test suite on feature/invoice-export fails in CI" with its cause).
+        keep.content = other.content
+        for name in ("root_cause", "fix"):
+            theirs, mine = getattr(other, name), getattr(keep, name)
+            if mine and theirs and mine.lower() not in theirs.lower():
+                setattr(keep, name, f"{theirs}; {mine}")
+            elif theirs:
+                setattr(keep, name, theirs)
     if other.speaker is Speaker.USER and keep.speaker is Speaker.AGENT:
         keep.content, keep.speaker = other.content, other.speaker
     keep.confidence = max(keep.confidence, other.confidence)
