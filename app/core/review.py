@@ -31,15 +31,19 @@ _CONTEXT_LINES = 2
 _LINE_CHARS = 400
 
 
-def excerpt(text: str, item: MemoryItem) -> str:
-    """The lines of `text` around the one sharing most words with the item's statement."""
+def excerpt(text: str, item: MemoryItem, *, read: list[frozenset[str]] | None = None) -> str:
+    """The lines of `text` around the one sharing most words with the item's statement.
+
+    `read`: the words of each line of `text` (`line_words`), when several items take
+    excerpts from one conversation.
+    """
     wanted = tokens(f"{item.title} {item.content}")
     lines = text.splitlines()
     if not wanted or not lines:
         return ""
+    words = read if read is not None and len(read) == len(lines) else line_words(text)
     best, score = -1, 0.0
-    for n, line in enumerate(lines):
-        have = tokens(line)
+    for n, have in enumerate(words):
         if not have:
             continue
         overlap = len(wanted & have) / len(wanted)
@@ -65,6 +69,11 @@ def queue_reason(item: MemoryItem, commit_at: float) -> str:
     if "source:user" in item.tags:
         return f"Said once, not stated as a rule for the project ({gap})."
     return f"Not stated clearly enough to keep without a check ({gap})."
+
+
+def line_words(text: str) -> list[frozenset[str]]:
+    """The words of each line of `text`, for `excerpt`."""
+    return [tokens(line) for line in text.splitlines()]
 
 
 class ReviewEntry(BaseModel):

@@ -25,7 +25,7 @@ from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, Mem
 from app.core.paths import validate_branch_id
 from app.core.redact import MARK as REDACTION_MARK
 from app.core.redact import redact
-from app.core.review import PER_THREAD, ReviewQueue, excerpt
+from app.core.review import PER_THREAD, ReviewQueue, excerpt, line_words
 from app.core.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -310,8 +310,11 @@ def _strongest_per_thread(queue: list[MemoryItem]) -> tuple[list[MemoryItem], in
 def _excerpts(queue: list[MemoryItem], texts: dict[str, str]) -> dict[str, str]:
     """Each candidate's lines in the conversation it came from (when that text is at hand)."""
     found: dict[str, str] = {}
+    read: dict[str, list[frozenset[str]]] = {}  # each conversation's lines are read once
     for item in queue:
-        text = next((texts[s] for s in item.sources if s in texts), "")
-        if text:
-            found[item.id] = excerpt(text, item)
+        source = next((s for s in item.sources if s in texts), "")
+        if texts.get(source):
+            if source not in read:
+                read[source] = line_words(texts[source])
+            found[item.id] = excerpt(texts[source], item, read=read[source])
     return found

@@ -182,25 +182,30 @@ def _with_closing_accounts(found: list[Candidate], statements: list[Statement]) 
     """
     from app.engines.offline.extract_merge import stems
 
-    for c in found:
-        if c.family is not Family.BUG or not c.root_cause:
+    units = [c for c in found if c.family is Family.BUG and c.root_cause]
+    if not units:
+        return
+    # The agent's labelled lines, read once (they are rare; the stems cost).
+    labelled: list[tuple[int, str, bool]] = []
+    for s in statements:
+        if s.speaker is not Speaker.AGENT or s.pasted:
             continue
+        text = s.text.strip()
+        fix = _CLOSING_FIX.match(text) is not None
+        if (fix or _CLOSING_CAUSE.match(text)) and len(text.split()) >= 5:
+            labelled.append((s.turn, text, fix))
+    for c in units:
         told = stems(" ".join((c.content, c.root_cause, c.fix)))
         low = f"{c.root_cause} {c.fix}".lower()
         added = 0
-        for s in statements:
-            if s.turn <= c.turn or s.speaker is not Speaker.AGENT or s.pasted:
+        for turn, text, fix in labelled:
+            if turn <= c.turn or text.lower() in low or len(stems(text) & told) < 3:
                 continue
-            text = s.text.strip()
-            if text.lower() in low or len(text.split()) < 5 or len(stems(text) & told) < 3:
-                continue
-            if _CLOSING_FIX.match(text):
+            if fix:
                 done = _CLOSING_FIX.sub("", text, count=1).rstrip(".")
                 c.fix = f"{c.fix}; {done}" if c.fix else done
-            elif _CLOSING_CAUSE.match(text):
-                c.root_cause = f"{c.root_cause}; {text.rstrip('.')}"
             else:
-                continue
+                c.root_cause = f"{c.root_cause}; {text.rstrip('.')}"
             low += text.lower()
             added += 1
             if added == 2:
