@@ -356,6 +356,7 @@ SPLITS = (
     "holdout8",
     "holdout9",
     "holdout10",
+    "holdout11",
 )
 
 
