@@ -2183,3 +2183,136 @@ def test_a_condition_with_would_imagines_a_case_and_sets_no_rule(turn: str) -> N
     assert not any(w in i.content for i in items for w in ("JAX", "Varnish")), [
         i.content for i in items
     ]
+
+
+# -- seventeenth part (docs/decisions.md) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("turn", "word"),
+    [
+        (
+            "half the scripts call GetComponent in Update. cache stuff in Awake, we don't do "
+            "GetComponent per frame here",
+            "GetComponent per frame",
+        ),
+        (
+            "also write the new keychain code with async/await, we don't use Combine in any new "
+            "code",
+            "Combine",
+        ),
+    ],
+)
+def test_a_clause_saying_what_the_team_never_does_is_a_rule(turn: str, word: str) -> None:
+    items = run(f"User: {turn}\n\nAssistant: [tool: Read {{}}]\n\nUser: [tool result: ok]\n").items
+
+    assert any(word in i.content and i.confidence >= COMMIT for i in items), [
+        (i.content, i.confidence) for i in items
+    ]
+
+
+def test_a_team_moving_to_a_new_tool_is_a_decision() -> None:
+    items = run(
+        "User: we're moving the ETL scripts to polars in general because pandas loads "
+        "everything eagerly and we can't afford bigger runners.\n\n"
+        "Assistant: [tool: Read {}]\n\nUser: [tool result: ok]\n"
+    ).items
+
+    assert any("polars" in i.content and i.confidence >= COMMIT for i in items), [
+        i.content for i in items
+    ]
+
+
+_TWICE_TOLD = (
+    "User: The savings interest batch is broken: last night it posted interest that's 0.01 "
+    "EUR off for ~300 accounts.\n\n"
+    'Assistant: [tool: Read {"file_path": "interest/rates.py"}]\n\n'
+    "User: [tool result: rates = json.load(f)]\n\n"
+    "Assistant: `json.load` parses the rate `0.0425` as a Python float, so `Decimal(float)` "
+    "carries the binary error of the float across half-cent boundaries. Fix: make "
+    "`json.load` produce Decimals directly.\n\n"
+    'Assistant: [tool: Edit {"file_path": "interest/rates.py"}]\n\n'
+    'Assistant: [tool: Bash {"command": "python -m pytest tests/test_rates.py"}]\n\n'
+    "User: [tool result: 12 passed]\n\n"
+    "Assistant: Root cause: `json.load` parsed `annual_rate` as a float and `Decimal(float)` "
+    "carried the binary error into the interest calculation. Fix: `json.load(f, "
+    "parse_float=Decimal)` in `load_rates`, with an assertion that all rates are Decimals.\n\n"
+    "User: great, thanks\n"
+)
+
+
+def test_one_failure_told_twice_is_one_bug_pattern_with_the_fix_as_made() -> None:
+    bugs = [i for i in run(_TWICE_TOLD).items if i.category is Category.BUG_PATTERNS]
+
+    assert len(bugs) == 1, [b.content for b in bugs]
+    assert "0.01 EUR" in bugs[0].content
+    assert "parse_float=Decimal" in bugs[0].text
+
+
+def test_a_bug_report_told_with_question_marks_still_names_the_symptom() -> None:
+    items = run(
+        "User: logs from payments namespace missing in loki since yesterday evening, other "
+        "namespaces look fine?? cluster prod-eu1. check fluent-bit\n\n"
+        'Assistant: [tool: Bash {"command": "kubectl logs ds/fluent-bit"}]\n\n'
+        "User: [tool result: HTTP status=429 Ingestion rate limit exceeded]\n\n"
+        "Assistant: Loki is returning 429 for tenant `payments` because it's over the "
+        "per-tenant ingestion_rate_mb of 4 MB/s, so the tail input pauses and lines are "
+        "lost.\n\n"
+        'Assistant: [tool: Edit {"file_path": "loki/values.yaml"}]\n\n'
+        "User: [tool result: Success. Updated the following files]\n\n"
+        "User: k thx\n"
+    ).items
+    bugs = [i for i in items if i.category is Category.BUG_PATTERNS]
+
+    assert bugs and bugs[0].content.startswith("Logs from payments namespace missing"), [
+        i.content for i in items
+    ]
+    assert not bugs[0].content.endswith("?")
+
+
+def test_a_crowded_conversation_commits_eight_items_and_queues_the_rest() -> None:
+    rules = [
+        "Every service logs JSON to stdout.",
+        "Migrations are forward-only, never edit an applied one.",
+        "All money is integer cents, never floats.",
+        "We never commit .env files.",
+        "Every PR needs one approval from the owning team.",
+        "Always pin GitHub Actions to a full commit sha.",
+        "Feature flags live in config/flags.yaml, never in code.",
+        "We never call the payments API without an idempotency key.",
+        "All timestamps are stored in UTC.",
+        "Every public endpoint has a rate limit.",
+        "We never log request bodies.",
+        "All queues have a dead letter queue.",
+    ]
+    text = "".join(f"User: {r}\n\nAssistant: Noted.\n\n" for r in rules)
+    items = run(text).items
+    committed = [i for i in items if i.confidence >= COMMIT]
+
+    assert len(committed) == 8, [(i.content, i.confidence) for i in items]
+    assert len(items) > 8
+    assert all(i.confidence >= MIN_CONFIDENCE for i in items)
+
+
+def test_an_open_point_may_give_its_sides_as_x_vs_y() -> None:
+    from app.engines.offline.dialogue import find_open_points, read_dialogue
+
+    turns = split_turns(
+        "User: Security's standard says logs are kept 90 days.\n\n"
+        "Assistant: That conflicts with the 30 days platform set.\n\n"
+        "User: no. I'm not deciding this, it's between the platform lead and the CISO. just "
+        "add a line that retention is disputed: 30 days (platform, cost) vs 90 days "
+        "(security standard v2), decision pending.\n"
+    )
+    points = find_open_points(read_dialogue(turns))
+
+    assert points and "30 days (platform, cost) vs 90 days" in points[0].text, points
+
+
+def test_a_joined_cause_stays_a_readable_paragraph() -> None:
+    from app.engines.offline.extract_merge import MAX_DETAIL_CHARS, joined_detail
+
+    assert joined_detail("a", "b") == "a; b"
+    assert joined_detail("", "b") == "b"
+    long = "x" * (MAX_DETAIL_CHARS - 3)
+    assert joined_detail(long, "more words") == long

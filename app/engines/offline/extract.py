@@ -42,7 +42,7 @@ from app.engines.offline.extract_items import (
     skip_section,
     tokens,
 )
-from app.engines.offline.extract_merge import finalize, stems
+from app.engines.offline.extract_merge import finalize, joined_detail, stems
 from app.engines.offline.extract_text import (
     Speaker,
     Statement,
@@ -203,9 +203,9 @@ def _with_closing_accounts(found: list[Candidate], statements: list[Statement]) 
                 continue
             if fix:
                 done = _CLOSING_FIX.sub("", text, count=1).rstrip(".")
-                c.fix = f"{c.fix}; {done}" if c.fix else done
+                c.fix = joined_detail(c.fix, done)
             else:
-                c.root_cause = f"{c.root_cause}; {text.rstrip('.')}"
+                c.root_cause = joined_detail(c.root_cause, text.rstrip("."))
             low += text.lower()
             added += 1
             if added == 2:
@@ -2656,7 +2656,7 @@ def _bug_accounts_joined(found: list[Candidate]) -> list[Candidate]:
                 for name in ("root_cause", "fix"):
                     mine, theirs = getattr(keep, name), getattr(other, name)
                     if theirs and theirs.lower() not in mine.lower():
-                        setattr(keep, name, f"{mine}; {theirs}" if mine else theirs)
+                        setattr(keep, name, joined_detail(mine, theirs))
                 keep.speakers |= other.speakers
                 kept[n] = keep
                 told[n] |= words

@@ -24,7 +24,7 @@ from app.engines.offline.extract_items import (
 )
 from app.engines.offline.extract_text import Speaker, Statement
 
-__all__ = ["finalize"]
+__all__ = ["finalize", "joined_detail"]
 
 ACK_BONUS = 0.1
 REJECT_PENALTY = 0.2
@@ -66,6 +66,21 @@ def _opening(text: str) -> str:
     return text.strip().lstrip("([\"'")
 
 
+# A bug's cause or fix told in several places stays a paragraph a person reads: past this
+# length another account's words are left out.
+MAX_DETAIL_CHARS = 800
+
+
+def joined_detail(mine: str, theirs: str) -> str:
+    """`theirs` appended to `mine` ("a; b"), unless that makes it longer than
+    `MAX_DETAIL_CHARS` (then `mine` as it is)."""
+    if not mine:
+        return theirs
+    if not theirs or len(mine) + len(theirs) + 2 > MAX_DETAIL_CHARS:
+        return mine
+    return f"{mine}; {theirs}"
+
+
 def _merge_into(keep: Candidate, other: Candidate) -> None:
     if (
         keep.category is Category.BUG_PATTERNS
@@ -79,7 +94,7 @@ def _merge_into(keep: Candidate, other: Candidate) -> None:
         for name in ("root_cause", "fix"):
             theirs, mine = getattr(other, name), getattr(keep, name)
             if mine and theirs and mine.lower() not in theirs.lower():
-                setattr(keep, name, f"{theirs}; {mine}")
+                setattr(keep, name, joined_detail(theirs, mine))
             elif theirs:
                 setattr(keep, name, theirs)
     if other.speaker is Speaker.USER and keep.speaker is Speaker.AGENT:
