@@ -180,8 +180,6 @@ def _with_closing_accounts(found: list[Candidate], statements: list[Statement]) 
     parse_float=Decimal)`"). A labelled cause or fix after the unit, about the same failure
     (three word stems shared with it), is added to it; two at most.
     """
-    from app.engines.offline.extract_merge import stems
-
     units = [c for c in found if c.family is Family.BUG and c.root_cause]
     if not units:
         return
@@ -2636,8 +2634,6 @@ def _bug_accounts_joined(found: list[Candidate]) -> list[Candidate]:
     `json.load(f, parse_float=Decimal)`"), each with part of the story. The stronger account
     keeps its symptom; the causes and fixes the other adds are appended to it.
     """
-    from app.engines.offline.extract_merge import stems
-
     kept: list[Candidate] = []
     told: list[set[str]] = []
     for c in found:
