@@ -32,6 +32,7 @@ __all__ = [
     "item_text",
     "item_tokens",
     "opposing_subjects",
+    "sets_a_value",
     "similarity",
     "stance",
     "stances",
@@ -554,6 +555,12 @@ def _settings(text: str) -> tuple[Stance, ...]:
         value = (dimension, round(float(match.group("num")) * scale, 6))
         found.append(Stance(frozenset(before), 1, value=value))
     return tuple(dict.fromkeys(found))
+
+
+def sets_a_value(text: str) -> bool:
+    """Whether `text` sets a quantity of something ("Loki retention goes up to 30 days"): a
+    later statement of another value for it changes the setting (see `opposing_subjects`)."""
+    return bool(_settings(text))
 
 
 def subjects_match(a: Stance, b: Stance) -> bool:

@@ -2316,3 +2316,17 @@ def test_a_joined_cause_stays_a_readable_paragraph() -> None:
     assert joined_detail("", "b") == "b"
     long = "x" * (MAX_DETAIL_CHARS - 3)
     assert joined_detail(long, "more words") == long
+
+
+def test_a_new_value_for_a_setting_is_never_held_back_as_weak() -> None:
+    """The judge scores "Loki retention for app logs goes up to 30 days." far below the
+    conversation's best item; held for review, it would leave the old 14 days standing."""
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures/dialogue/dev/sequences/dev6_log_retention/b.txt"
+    )
+    items = run(redact(path.read_text(encoding="utf-8"))).items
+
+    assert any("goes up to 30 days" in i.content and i.confidence >= COMMIT for i in items), [
+        (i.content, i.confidence) for i in items
+    ]

@@ -2664,30 +2664,44 @@ def _bug_accounts_joined(found: list[Candidate]) -> list[Candidate]:
     return kept
 
 
-# How many items one conversation commits at most; the judge ranks them (bench figures in
-# docs/decisions.md, seventeenth part: on dev, items ranked ninth or lower were right 19
-# times in 100).
+# How many items one conversation commits at most, and the share of its best item's score
+# under which an item waits for review; the judge ranks them (docs/decisions.md, seventeenth
+# part: on dev, items ranked ninth or lower were right 19 times in 100, and items scored
+# under a quarter of their conversation's best none in 17).
 STRONGEST_KEPT = 8
+WEAKEST_SHARE = 0.25
 HELD = 0.7
 
 
-def _held_beyond_the_strongest(candidates: list[Candidate], context: Context, judge: Judge) -> int:
-    """Past the judge's `STRONGEST_KEPT` best, a conversation's items wait for review.
+def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge) -> int:
+    """The items a conversation commits are the judge's best; the rest wait for review.
 
     A long session yields many statements a rule can read as a rule; the ones a reviewer
-    keeps are mostly among those the judge scores highest. The rest are held (confidence
-    `HELD`, under the default commit threshold), not dropped. Returns how many were held.
+    keeps are mostly among those the judge scores highest. Past the `STRONGEST_KEPT` best,
+    and below `WEAKEST_SHARE` of the best one's score, an item is held (confidence `HELD`,
+    under the default commit threshold), not dropped. A statement that changes what an
+    earlier one said (a replacement, a dispute, a new value for a setting) always counts:
+    holding it would leave the old rule standing. Returns how many were held.
     """
+    from app.core.similarity import sets_a_value
+
     strong = [c for c in candidates if c.confidence >= SURE]
-    if len(strong) <= STRONGEST_KEPT:
+    if not strong:
         return 0
     score = {
         id(c): judge.score(features(c, context, extra=c.plain, rules=judge.rules)) for c in strong
     }
     ranked = sorted(strong, key=lambda c: (-score[id(c)], c.index))
-    for c in ranked[STRONGEST_KEPT:]:
-        c.confidence = min(c.confidence, HELD)
-    return len(ranked) - STRONGEST_KEPT
+    floor = WEAKEST_SHARE * score[id(ranked[0])]
+    held = 0
+    for n, c in enumerate(ranked):
+        weak = score[id(c)] < floor and not (
+            any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags) or sets_a_value(c.content)
+        )
+        if n >= STRONGEST_KEPT or weak:
+            c.confidence = min(c.confidence, HELD)
+            held += 1
+    return held
 
 
 def _agent_only(c: Candidate) -> bool:
@@ -2728,11 +2742,9 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
     candidates, context, notes = read_candidates(text, plain=judge is not None, judge=judge)
     if judge is not None:
         candidates = _judged(candidates, context, judge)
-        held = _held_beyond_the_strongest(candidates, context, judge)
+        held = _held_for_review(candidates, context, judge)
         if held:
-            notes.append(
-                f"held {held} items for review: the conversation gave more than {STRONGEST_KEPT}"
-            )
+            notes.append(f"held {held} weaker items for review")
     kept = _bug_accounts_joined([c for c in candidates if c.confidence >= MIN_CONFIDENCE])
     if len(kept) > MAX_ITEMS:
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")
