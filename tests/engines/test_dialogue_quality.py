@@ -87,29 +87,29 @@ HELD_OUT_FLOORS = [
     # raised after the eighth, the twelfth and the thirteenth; trained on since the
     # fourteenth (0.457 / 0.377; scored out of batch 0.42 / 0.36 before it joined); 0.447
     # in the sixteenth, when a decision it lists under another category was first found;
-    # 0.457 after the seventeenth.
-    ("holdout3", 0.45, 0.37, 7, 0),
+    # 0.477 after the seventeenth.
+    ("holdout3", 0.47, 0.37, 7, 0),
     # Three more annotators: unseen on arrival 0.40 / 0.44; 0.471 / 0.488 and 8 violations
     # after the thirteenth part; trained on since the fourteenth (0.506 / 0.524); 0.518 /
-    # 0.524, 24 sequence checks and 7 violations after the seventeenth.
-    ("holdout4", 0.51, 0.52, 24, 7),
+    # 0.524, 24 sequence checks and 7 violations after the seventeenth (0.531 at its end).
+    ("holdout4", 0.53, 0.52, 24, 7),
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
-    # 0.500 / 0.482 after the seventeenth.
+    # 0.504 / 0.482 after the seventeenth.
     ("holdout5", 0.50, 0.48, 20, 9),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
     # 29 sequence checks once the agent's accepted report of a replacement counts (sixteenth);
-    # 0.386 / 0.372 after the seventeenth.
+    # 0.389 / 0.372 after the seventeenth.
     ("holdout6", 0.38, 0.37, 29, 25),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
     # (0.471 / 0.449); 0.479 / 0.456 and 35 must-not after the fifteenth; 28 sequence
-    # checks in the sixteenth, then 30; 0.479 / 0.456 after the seventeenth.
-    ("holdout7", 0.47, 0.45, 30, 35),
+    # checks in the sixteenth, then 30; 0.489 / 0.456 after the seventeenth.
+    ("holdout7", 0.48, 0.45, 30, 35),
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
@@ -118,16 +118,17 @@ HELD_OUT_FLOORS = [
     ("holdout8", 0.38, 0.38, 42, 6),
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
-    # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.411 /
+    # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
     # 0.474 after the seventeenth.
     ("holdout9", 0.41, 0.47, 25, 14),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
-    # 0.500 / 0.500 after the seventeenth.
+    # 0.509 / 0.500 after the seventeenth.
     ("holdout10", 0.50, 0.50, 30, 12),
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
-    # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine).
-    ("holdout11", 0.34, 0.30, 15, 7),
+    # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
+    # 0.354 after the part's last change.
+    ("holdout11", 0.35, 0.30, 15, 7),
 ]
 
 
