@@ -2678,10 +2678,10 @@ def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge
 
     A long session yields many statements a rule can read as a rule; the ones a reviewer
     keeps are mostly among those the judge scores highest. Past the `STRONGEST_KEPT` best,
-    and below `WEAKEST_SHARE` of the best one's score, an item is held (confidence `HELD`,
-    under the default commit threshold), not dropped. A statement that changes what an
-    earlier one said (a replacement, a dispute, a new value for a setting) always counts:
-    holding it would leave the old rule standing. Returns how many were held.
+    an item is held (confidence `HELD`, under the default commit threshold), not dropped; so
+    is one scored below `WEAKEST_SHARE` of the best one's score, unless it changes what an
+    earlier one said (a replacement, a dispute, a new value for a setting): holding that
+    would leave the old rule standing. Returns how many were held.
     """
     from app.core.similarity import sets_a_value
 
