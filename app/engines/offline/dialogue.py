@@ -135,10 +135,15 @@ class _Gated:
 
     pattern: re.Pattern[str]
     literals: tuple[str, ...]
+    # The literals as one alternation: a single scan in C instead of one per literal.
+    gate: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        gate = re.compile("|".join(map(re.escape, self.literals)))
+        object.__setattr__(self, "gate", gate)
 
     def search(self, text: str) -> re.Match[str] | None:
-        folded = _folded(text)
-        if not any(literal in folded for literal in self.literals):
+        if self.gate.search(_folded(text)) is None:
             return None
         return self.pattern.search(text)
 

@@ -1927,8 +1927,12 @@ def _option_lists(lines: list[str]) -> list[list[_Option]]:
             continue
         if not line.strip() or line.startswith((" ", "\t")):
             continue  # an item's continuation
-        offered = _OFFERS_CHOICE.search(before) or _OFFERS_CHOICE.search(line)
-        if sum(bool(o.name) for o in current) >= 2 and (offered or all(o.bold for o in current)):
+        # The run first (cheap), then whether a line around it speaks of a choice.
+        if sum(bool(o.name) for o in current) >= 2 and (
+            all(o.bold for o in current)
+            or _OFFERS_CHOICE.search(before)
+            or _OFFERS_CHOICE.search(line)
+        ):
             runs.append(_keyed(current))
         if not current:
             before = line
