@@ -2013,6 +2013,32 @@ def test_leaving_a_choice_behind_or_moving_on_from_it_replaces_it(text: str, old
     assert any(f"replaces:{old}" in i.tags for i in items), [(i.content, i.tags) for i in items]
 
 
+@pytest.mark.parametrize(
+    ("text", "old"),
+    [
+        ("we're moving the nightly exports off Airflow and onto Dagster.", "airflow"),
+        ("the admin panel moves to Vue as well and jQuery gets ripped out.", "jquery"),
+        ("we're done with Memcached for sessions, Redis holds them now.", "memcached"),
+        ("I pulled Moment out of package.json yesterday, date-fns does it all.", "moment"),
+    ],
+)
+def test_a_choice_moved_off_ripped_out_or_done_with_is_replaced(text: str, old: str) -> None:
+    items = run(f"User: {text}\n").items
+    assert any(f"replaces:{old}" in i.tags for i in items), [(i.content, i.tags) for i in items]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Support says iOS users get logged out of the app overnight.",
+        "Yup is getting pulled out of the admin next quarter, zod types the forms.",
+    ],
+)
+def test_getting_logged_or_pulled_out_names_nothing_replaced(text: str) -> None:
+    items = run(f"User: {text}\n").items
+    assert not any(t in ("replaces:logged", "replaces:pulled") for i in items for t in i.tags)
+
+
 def test_a_rule_after_a_request_in_the_same_sentence_is_kept_without_the_request() -> None:
     items = run(
         "User: before I run anything on prod though, the rule: every manual session on prod"

@@ -883,6 +883,29 @@ _REPLACES = (
         rf"were|got|has\s+been|have\s+been)\s+(?:out|gone|dead|deprecated|a\s+mistake|no\s+"
         rf"longer\s+used|retired|dropped|removed|ripped\s+out|phased\s+out|replaced)\b"
     ),
+    # "we're moving the invoice jobs off Celery and onto Dramatiq": what moves may sit between
+    # the verb and "off".
+    re.compile(
+        rf"(?i)\b(?:mov|migrat|port|switch)(?:e|ed|es|ing)?\s+(?:[\w-]+\s+){{1,4}}?(?:off(?:\s+of)?|"
+        rf"away\s+from)\s+{_SKIP}{_NAME.format(g='old')}"
+    ),
+    # "Preact gets ripped out", "moment will be removed", "the alarm goes away"
+    re.compile(
+        rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}{_NAME.format(g='old')}\s+(?:gets|get|"
+        rf"will\s+be|is\s+being|are\s+being|should\s+be|goes|go)\s+(?:ripped\s+out|removed|"
+        rf"dropped|retired|phased\s+out|out|away)\b"
+    ),
+    # "we're done with dynamodb for state locking"
+    re.compile(
+        rf"(?i)\b(?:we'?re|we\s+are|i'?m|i\s+am)\s+(?:done|finished|through)\s+with\s+{_SKIP}"
+        rf"{_NAME.format(g='old')}"
+    ),
+    # "I pulled psycopg2 out of requirements", "let's get RTT out of there" (not "users get
+    # logged out", "Yup is getting pulled out of admin")
+    re.compile(
+        rf"(?i)\b(?:pull(?:ed|ing)?|get(?:ting)?)\s+{_SKIP}(?![\w-]+ed\b){_NAME.format(g='old')}"
+        rf"\s+out\s+of\b"
+    ),
     # "we're leaving gorilla/mux behind", "moving on from Travis"
     re.compile(rf"(?i)\bleav(?:e|es|ing)\s+{_SKIP}{_NAME.format(g='old')}\s+behind\b"),
     re.compile(rf"(?i)\bmov(?:e|ed|ing)\s+on\s+from\s+{_SKIP}{_NAME.format(g='old')}"),
@@ -897,7 +920,7 @@ _REPLACE_GATE = re.compile(
     r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
     r"away|scratch|instead|rather|retir|no more|forget|rip|remov|kill|abandon|sunset|"
     r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|supersede|used to|"
-    r"behind|moving on|moved on|move on)"
+    r"behind|moving on|moved on|move on|done with|finished with|through with|out\b)"
 )
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
 _CORRECTION = re.compile(
