@@ -1385,6 +1385,30 @@ def test_a_refusal_followed_by_no_sides_still_looks_back() -> None:
 
 
 @pytest.mark.parametrize(
+    "refusal",
+    [
+        "I don't know which team wins here and I'm not going to decide it alone.",
+        "I haven't made up my mind, and it's not my call anyway.",
+    ],
+)
+def test_more_ways_of_leaving_a_point_undecided_are_open(refusal: str) -> None:
+    text = (
+        "User: the API guide says page size 50, the mobile team says page size 200.\n\n"
+        "Assistant: Should I pick one for the new endpoint?\n\n"
+        f"User: no. {refusal} keep 50 in the code for now.\n"
+    )
+    assert _left_open(run(text).items, "page size")
+
+
+def test_a_point_left_open_between_two_options_names_them() -> None:
+    text = (
+        "User: I genuinely haven't made up my mind between keeping Jest and moving the"
+        " suite to Vitest, so that stays open until the frontend sync.\n"
+    )
+    assert _left_open(run(text).items, "Vitest")
+
+
+@pytest.mark.parametrize(
     "turn",
     [
         "User: I'll ask Dana to review the PR tomorrow.\n",

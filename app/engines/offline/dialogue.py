@@ -1190,7 +1190,9 @@ class OpenPoint:
 # The user leaving a question of who is right to someone else or to later.
 _UNDECIDED = re.compile(
     r"(?i)\b(?:(?:no idea|(?:i )?(?:don'?t|do not) know|not sure|unclear) (?:who'?s|who is|who|"
-    r"which (?:one|of them|is)) ?(?:right|wins|correct|applies)?|who wins|"
+    r"which (?:one|of them|is|\w+ (?=wins|is right|applies))) ?(?:right|wins|correct|applies)?|"
+    r"who wins|(?:haven'?t|have not|hasn'?t|has not) made up (?:my|our|their|his|her) minds?|"
+    r"(?:not|won'?t) (?:going to |gonna )?decide (?:this|that|it)\b|not my (?:decision|call)|"
     r"(?:haven'?t|have not|hasn'?t|has not|didn'?t|did not|never) (?:yet )?(?:agreed|decided)|"
     r"not (?:yet )?(?:agreed|decided)|undecided|no decision(?: yet)?|(?:still )?an open "
     r"(?:point|question)|(?:i'?ll|i will|let me|need to|have to|gotta) (?:ask|check with|talk "
@@ -1214,6 +1216,8 @@ _BOTH_SIDES = re.compile(
     rf"(?i)\b{_SIDE}\b.{{3,}}?\b{_SIDE}\b|"
     r"\S[^()]{0,40}\([^()]{2,60}\)\s*(?:vs\.?|versus)\s+[^()]{1,40}\([^()]{2,60}\)"
 )
+# "(torn / undecided / my mind) between X and Y": the two sides in the cue itself.
+_BETWEEN = re.compile(r"(?i)\bbetween\s+\S.{1,80}?\s+and\s+[^,.;]+")
 # How many prose turns back the two sides of an undecided point are looked for.
 _SIDES_BACK = 3
 # Every match of `_UNDECIDED` holds one of these: the regex runs only where one occurs.
@@ -1245,6 +1249,8 @@ _UNDECIDED_GATED = _Gated(
         "unsettled",
         "unresolved",
         "settled",
+        "mind",
+        "my call",
     ),
 )
 _OPEN_GENERIC = frozenset(
@@ -1394,6 +1400,13 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
                 sides = next((t for t in before.sentences if _TWO_SIDES.search(t)), None)
                 if sides is not None:
                     break
+        between = _BETWEEN.search(sentences[cue]) if sides is None else None
+        if between is not None:
+            # "I haven't made up my mind between fighting for 120 and just going with 88":
+            # with no sides given anywhere else, the cue names them itself (the names come
+            # from that clause, the point reads as the whole sentence).
+            found.append(OpenPoint(turn.index, sentences[cue].strip(), _open_names(between[0])))
+            continue
         if sides is None:
             continue
         names = _open_names(sides)
