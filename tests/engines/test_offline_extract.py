@@ -2063,6 +2063,46 @@ def test_getting_logged_or_pulled_out_names_nothing_replaced(text: str) -> None:
     assert not any(t in ("replaces:logged", "replaces:pulled") for i in items for t in i.tags)
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("We're lowering the session timeout from 60 to 30 minutes.", "30 minutes"),
+        ("So the minimum iOS version goes up to 16.4.", "16.4"),
+        ("make the metrics bucket keep 180 days, the rest stays.", "180 days"),
+        ("bring the batch size down to 64 and stretch the warmup to 1000 steps.", "1000 steps"),
+    ],
+)
+def test_a_setting_given_a_new_value_is_a_decision(text: str, value: str) -> None:
+    items = run(f"User: {text}\nAssistant: Done.\n").items
+    assert any(value in i.content and i.confidence >= 0.75 for i in items), [
+        (i.content, i.confidence) for i in items
+    ]
+
+
+def test_make_it_a_new_value_takes_the_sentence_before() -> None:
+    items = run(
+        "User: the nightly job already retries on its own, so the watchdog is only a safety"
+        " net. make it every 45 minutes instead.\nAssistant: Done.\n"
+    ).items
+    assert any("watchdog" in i.content and "45 minutes" in i.content for i in items), [
+        i.content for i in items
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CI on main is red since I bumped Gradle to 8.7 yesterday.",
+        "I reverted that commit and the error count goes down to 300 in an hour.",
+        "bump version to 2.1.0 and tag it.",
+        "maybe raise the timeout to 5s?",
+    ],
+)
+def test_tasks_guesses_and_observations_change_no_setting(text: str) -> None:
+    items = run(f"User: {text}\nAssistant: Done.\n").items
+    assert not items, [i.content for i in items]
+
+
 def test_a_rule_after_a_request_in_the_same_sentence_is_kept_without_the_request() -> None:
     items = run(
         "User: before I run anything on prod though, the rule: every manual session on prod"

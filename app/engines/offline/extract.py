@@ -128,6 +128,7 @@ def _with_dialogue_units(
     found = _with_picked_options(found, turns, statements)
     found = _with_named_acceptances(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
+    found = _with_value_changes(found, statements)
     found = _with_terse_choices(_joined_runs(_cleaned(found, statements)), statements)
     fixes = find_fixes(dialogue)
     if not fixes:
@@ -1661,6 +1662,80 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
     return found
 
 
+_VALUE = (
+    r"~?\d[\w.,:%/-]*(?:\s?(?:ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|d|"
+    r"weeks?|months?|years?|mb|gb|kb|tb|hz|khz|mhz|%|retries|attempts|steps|replicas|workers|"
+    r"items|rows|requests|rps|qps|px|pt|chars|characters|lines|epochs|x))?"
+)
+# A setting given a new value: "raise the server tick from 20 to 30 Hz", "widen the lookback
+# to 180 days", "bring the peak lr down to 1e-4"; "the MSRV goes up to 1.74" (said first);
+# "make audit_events keep 400 days". The value holds a digit, which is what tells a setting
+# from "reduce the noise to a minimum". ("set"/"bump" are left out: "bump version to 0.4.0
+# and tag it" is a task.)
+_SUBJECT = r"[\w./-]+(?:\s+[\w./-]+){0,3}?"
+_CHANGES_A_VALUE = re.compile(
+    r"(?i)\b(?:rais|lower|widen|narrow|increas|decreas|reduc|cut|extend|shorten|chang|tighten|"
+    rf"loosen|stretch|shrink|bring)\w*\s+(?:(?:the|our|its|their|all|every)\s+)?{_SUBJECT}\s+"
+    rf"(?:from\s+\S+(?:\s\w+)?\s+)?(?:(?:up|down|back)\s+)?to\s+{_VALUE}\b"
+    rf"|^\W*(?:(?:so|and|ok(?:ay)?|then)\W+)*(?:the\s+|our\s+)?{_SUBJECT}\s+(?:goes|go|is going|"
+    rf"are going|moves?)\s+(?:up|down|back)\s+(?:from\s+\S+\s+)?to\s+{_VALUE}\b"
+    rf"|\bmake\s+[\w./-]+(?:\s+[\w./-]+){{0,2}}?\s+keep\s+{_VALUE}\b"
+)
+# "make it every 30 minutes instead": the value is new, the sentence before says of what.
+_MAKES_IT = re.compile(
+    rf"(?i)^\W*(?:(?:so|and|ok(?:ay)?|then)\W+)*make\s+(?:it|that|them)\s+"
+    rf"(?:every\s+)?{_VALUE}\b"
+)
+VALUE_CHANGED = 0.8
+
+
+def _with_value_changes(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """A user sentence giving a setting a new value ("raise the tick from 20 to 30 Hz").
+
+    A later thread changing a value an earlier one set is how settings evolve (retention,
+    tick rates, the MSRV, a learning rate); no rule word says so. Questions, guesses ("maybe
+    raise it to 5s"), accounts of what was done ("we tried raising it to 5s") and pasted
+    text are not changes; "make it 96 hours" takes the sentence before it, which says of
+    what. The weak-item hold lets these through (`_held_for_review`): holding the new value
+    would leave the old one standing.
+    """
+    from app.core.screen import is_unsafe
+
+    used = {c.index for c in found}
+    for i, s in enumerate(statements):
+        if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
+            continue
+        before = statements[i - 1] if i else None
+        of_before = (
+            _MAKES_IT.search(s.text) is not None
+            and before is not None
+            and before.turn == s.turn
+            and not before.text.endswith("?")
+            and i - 1 not in used
+        )
+        if not (of_before or _CHANGES_A_VALUE.search(s.text)) or is_unsafe(s.text):
+            continue
+        if _TENTATIVE.search(s.text) or _TELLS_WHAT_HAPPENED.search(s.text):
+            continue  # "maybe raise it to 5s", "we tried raising it to 5s"
+        content = _sentence_of(_unhedged(s.text))
+        if of_before and before is not None:
+            content = f"{_sentence_of(before.text)} {content}"
+        found.append(
+            Candidate(
+                category=rule_category(content),
+                speaker=Speaker.USER,
+                turn=s.turn,
+                index=i,
+                content=content,
+                confidence=VALUE_CHANGED,
+                family=Family.DECISION,
+                speakers={Speaker.USER},
+            )
+        )
+    found.sort(key=lambda c: c.index)
+    return found
+
+
 # The agent saying it will keep what the user just told it: the user gave a fact or a rule
 # to retain, not a task ("Done." and "Sure, fixing it" acknowledge work, and do not count).
 _KEEPS = re.compile(
@@ -2684,8 +2759,8 @@ def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge
     keeps are mostly among those the judge scores highest. Past the `STRONGEST_KEPT` best,
     an item is held (confidence `HELD`, under the default commit threshold), not dropped; so
     is one scored below `WEAKEST_SHARE` of the best one's score, unless it changes what an
-    earlier one said (a replacement, a dispute, a new value for a setting): holding that
-    would leave the old rule standing. Returns how many were held.
+    earlier one said (a replacement, a dispute, a value for a setting, a setting's value
+    changed): holding that would leave the old rule standing. Returns how many were held.
     """
     from app.core.similarity import sets_a_value
 
@@ -2700,7 +2775,10 @@ def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge
     held = 0
     for n, c in enumerate(ranked):
         weak = score[id(c)] < floor and not (
-            any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags) or sets_a_value(c.content)
+            any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
+            or sets_a_value(c.content)
+            or _CHANGES_A_VALUE.search(c.content) is not None
+            or _MAKES_IT.search(c.content.rsplit(". ", 1)[-1]) is not None
         )
         if n >= STRONGEST_KEPT or weak:
             c.confidence = min(c.confidence, HELD)
