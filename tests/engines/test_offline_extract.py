@@ -2103,6 +2103,23 @@ def test_tasks_guesses_and_observations_change_no_setting(text: str) -> None:
     assert not items, [i.content for i in items]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll remind the mobile team to not forget the changelog this time.",
+        "Signups dropped by 12% after the redesign and nobody knows why.",
+        "Checkout conversion dropped like 3% week over week.",
+        "Lots of folks on our Slack are moving from Jest to Vitest lately.",
+        "Half my team wants to drop Helm and go full Kustomize.",
+    ],
+)
+def test_numbers_going_down_and_what_others_do_replace_nothing(text: str) -> None:
+    items = run(f"User: {text}\n").items
+    assert not any(t.startswith("replaces:") for i in items for t in i.tags), [
+        (i.content, i.tags) for i in items
+    ]
+
+
 def test_a_rule_after_a_request_in_the_same_sentence_is_kept_without_the_request() -> None:
     items = run(
         "User: before I run anything on prod though, the rule: every manual session on prod"

@@ -858,7 +858,9 @@ _REPLACES = (
     _REPLACE_WITH,
     re.compile(
         rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
-        rf"using|(?:mov|migrat)(?:e|ed|ing)\s+(?:off|away\s+from)(?:\s+of)?|dropp?(?:ed|ing)?|"
+        rf"using|(?:mov|migrat)(?:e|ed|ing)\s+(?:off|away\s+from)(?:\s+of)?|"
+        # ("dropped like 8% week over week" is a number going down, not a choice dropped)
+        rf"dropp?(?:ed|ing)?(?!\s+(?:like|by|about|around|almost|nearly|to|from|below|under)\b|\s+~?\d)|"
         rf"got\s+rid\s+of|getting\s+rid"
         rf"\s+of|ditch(?:ed|ing)?|moving\s+away\s+from|"
         # "scratch zerolog", not "the scratch dataset" or "Scratch is not backed up" (the word
@@ -870,7 +872,8 @@ _REPLACES = (
     re.compile(rf"(?i)\b(?:instead\s+of|rather\s+than)\s+{_SKIP}{_NAME.format(g='old')}"),
     # "we've retired Mailgun", "no more pickle", "forget Liquibase", "ripped out mkdocs"
     re.compile(
-        rf"(?i)\b(?:retir(?:e|ed|ing)|no\s+more|(?<!-)forget(?:\s+about)?(?!\s+(?:what|that|it|this|"
+        rf"(?i)\b(?:retir(?:e|ed|ing)|no\s+more|(?<!-)(?<!not\s)(?<!n't\s)(?<!dont\s)(?<!never\s)forget(?:\s+about)?"
+        rf"(?!\s+(?:what|that|it|this|"
         rf"everything|about\s+what)\b)|ripp(?:ed|ing)\s+out|rip\s+out|we(?:'ve|\s+have)?\s+"
         rf"removed|kill(?:ed|ing)?|abandon(?:ed|ing)?|sunset(?:ted|ting)?|"
         rf"gave\s+up\s+on|giving\s+up\s+on|phas(?:ed|ing)\s+out)\s+{_SKIP}"
@@ -915,6 +918,21 @@ _REPLACES = (
         rf"previously)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
 )
+# Someone other than the speaker (and their team as a whole) doing or wanting the change.
+_HEARSAY = re.compile(
+    r"(?i)\b(?:people|someone|somebody|folks|others|half (?:of )?(?:my|our|the) \w+|some of (?:my|"
+    r"our|the) \w+)\b[^,.;]*?\b(?:want|wants|wanted|keep|keeps|kept|are|is|were|was|suggest|"
+    r"suggests|suggested|propose|proposes|proposed|think|thinks|say|says|said|\w+ing)\b"
+)
+
+
+def _said_by_others(sentence: str, match: re.Match[str]) -> bool:
+    """Whether the change `match` found is what others do or want, by the sentence's words
+    up to the change (its own verb included: "people switching from dbt to SQLMesh")."""
+    found = _HEARSAY.search(sentence, 0, match.end())
+    return found is not None and found.start() < match.start()
+
+
 # Cheap test before the patterns above: one of their words must be there.
 _REPLACE_GATE = re.compile(
     r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
@@ -1023,6 +1041,9 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                     m
                     for rx in (_AGENT_REPLACES if agent else _REPLACES)
                     for m in rx.finditer(sentence)
+                    # "people on linkedin switching from dbt to SQLMesh", "half my team wants
+                    # to drop helm": what others do or want is no choice of the speaker's.
+                    if not _said_by_others(sentence, m)
                 ]
                 if _REPLACE_GATE.search(sentence)
                 else []
