@@ -2318,14 +2318,22 @@ def test_a_clause_saying_what_the_team_never_does_is_a_rule(turn: str, word: str
     ]
 
 
-def test_a_team_moving_to_a_new_tool_is_a_decision() -> None:
-    items = run(
-        "User: we're moving the ETL scripts to polars in general because pandas loads "
-        "everything eagerly and we can't afford bigger runners.\n\n"
-        "Assistant: [tool: Read {}]\n\nUser: [tool result: ok]\n"
-    ).items
+@pytest.mark.parametrize(
+    ("said", "tool"),
+    [
+        (
+            "we're moving the ETL scripts to polars in general because pandas loads "
+            "everything eagerly and we can't afford bigger runners.",
+            "polars",
+        ),
+        ("We move the load tests to k6.", "k6"),
+        ("We migrate the nightly reports to Metabase.", "Metabase"),
+    ],
+)
+def test_a_team_moving_to_a_new_tool_is_a_decision(said: str, tool: str) -> None:
+    items = run(f"User: {said}\n\nAssistant: [tool: Read {{}}]\n\nUser: [tool result: ok]\n").items
 
-    assert any("polars" in i.content and i.confidence >= COMMIT for i in items), [
+    assert any(tool in i.content and i.confidence >= COMMIT for i in items), [
         i.content for i in items
     ]
 

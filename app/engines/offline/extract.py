@@ -1360,8 +1360,8 @@ _STANDING_SHAPE = re.compile(
 # The team moving something to a new tool: "we're moving the ETL scripts to polars in
 # general", "we're migrating background jobs off sidekiq onto solid queue".
 _MIGRATES = re.compile(
-    r"(?i)^\W*(?:(?:so|and|ok(?:ay)?|also|btw)\W+)*we(?:'re|\s+are)\s+(?:moving|migrating|"
-    r"switching)\b[^.?!;]{0,60}?\b(?:to|onto)\s+\S"
+    r"(?i)^\W*(?:(?:so|and|ok(?:ay)?|also|btw)\W+)*we(?:'re\s+|\s+are\s+|\s+)(?:moving|migrating|"
+    r"switching|move|migrate|switch)\b[^.?!;]{0,60}?\b(?:to|onto)\s+\S"
 )
 # The speaker calling the statement a rule: "make it a rule: …", "let's make that our
 # approach: …", "the rule would be: …", "…, that's the rule here".
