@@ -357,6 +357,7 @@ SPLITS = (
     "holdout9",
     "holdout10",
     "holdout11",
+    "holdout12",
 )
 
 
