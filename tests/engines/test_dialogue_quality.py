@@ -81,7 +81,7 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
 # (split, precision, recall, sequence checks passed, must-not violations). Batches 3 to 5
 # train the learned judge and category model since the fourteenth part (their unseen
 # figures are in tests/fixtures/dialogue/README.md); their floors now only catch
-# regressions. Batches 6 to 11 (and `holdout/`, `test/`) are still only scored.
+# regressions. Batches 6 to 12 (and `holdout/`, `test/`) are still only scored.
 HELD_OUT_FLOORS = [
     # A fourth annotator: the figures after the seventh part of the offline engine v2,
     # raised after the eighth, the twelfth and the thirteenth; trained on since the
@@ -102,8 +102,8 @@ HELD_OUT_FLOORS = [
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
     # 29 sequence checks once the agent's accepted report of a replacement counts (sixteenth);
-    # 0.389 / 0.372 after the seventeenth.
-    ("holdout6", 0.38, 0.37, 29, 25),
+    # 0.389 / 0.372 after the seventeenth; 31 sequence checks after the eighteenth.
+    ("holdout6", 0.38, 0.37, 31, 25),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
@@ -114,17 +114,18 @@ HELD_OUT_FLOORS = [
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
     # an AI" counted as one about a planted instruction; 0.366 / 0.374 after the fifteenth;
-    # 41 sequence checks in the sixteenth; 0.381 / 0.381 and 42 after the seventeenth.
-    ("holdout8", 0.38, 0.38, 42, 6),
+    # 41 sequence checks in the sixteenth; 0.381 / 0.381 and 42 after the seventeenth; 43
+    # after the eighteenth.
+    ("holdout8", 0.38, 0.38, 43, 6),
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
-    # 0.474 after the seventeenth.
+    # 0.474 after the seventeenth (0.411 / 0.474 after the eighteenth).
     ("holdout9", 0.41, 0.47, 25, 14),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
-    # 0.509 / 0.500 after the seventeenth.
-    ("holdout10", 0.50, 0.50, 30, 12),
+    # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth.
+    ("holdout10", 0.50, 0.50, 31, 12),
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
     # 0.354 after the part's last change.
