@@ -8,7 +8,7 @@ for importing the Anthropic SDK.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -126,7 +126,17 @@ def build_api(
     review = ReviewQueue(store.review_queue_path)
     activity = ActivityLog(store.activity_path)
     maintenance_log = MaintenanceLog(store.maintenance_log_path)
-    writer = MemoryWriter(store, index, engine, merger, config, review, maintenance_log, activity)
+
+    def settle(
+        memory: BranchMemory, items: list[MemoryItem], pending: Sequence[MemoryItem]
+    ) -> tuple[BranchMemory, list[str]]:
+        from app.engines.offline.evolve import settle_review
+
+        return settle_review(memory, items, pending, config=config)
+
+    writer = MemoryWriter(
+        store, index, engine, merger, config, review, maintenance_log, activity, settle=settle
+    )
     reader = MemoryReader(store, index, engine, config, semantic=config.semantic_search)
     maintenance = MaintenanceManager(
         store, index, engine, merger, maintenance_log, section_cap=config.section_cap

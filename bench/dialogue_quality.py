@@ -9,7 +9,9 @@ Scored, per split:
 - precision / recall of the items that reach the memory file (confidence >= the commit
   threshold, 0.75), and recall counting review candidates too (>= 0.5);
 - must-not violations (an item holding every keyword of a `must_not` group);
-- sequence checks: after memorizing the conversations in order (a day apart), each `active`
+- sequence checks: after memorizing the conversations in order (a day apart, held
+  candidates kept in a review queue as the app keeps it, settled when a later one replaces
+  them), each `active`
   entry matches an item in a section, each `superseded` entry matches no section item (other
   than a wanted active one, which may name what it replaced) and is recorded under
   Contradictions, each `contradiction` entry is in an open contradiction;
@@ -40,7 +42,8 @@ if str(ROOT) not in sys.path:
 from app.core.config import Config  # noqa: E402
 from app.core.models import BranchMemory, Category, MemoryItem  # noqa: E402
 from app.core.redact import redact  # noqa: E402
-from app.engines.offline.evolve import evolve  # noqa: E402
+from app.core.review import PER_THREAD  # noqa: E402
+from app.engines.offline.evolve import evolve, settle_review  # noqa: E402
 from app.engines.offline.extract import extract  # noqa: E402
 
 DIALOGUE = ROOT / "tests" / "fixtures" / "dialogue"
@@ -209,20 +212,18 @@ def score_sequence(folder: Path) -> Sequence:
     """Memorize a.txt, b.txt, ... in order (a day apart) and check the branch."""
     labels = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
     memory: BranchMemory | None = None
+    # The review queue as the app keeps it: each thread's strongest held candidates, settled
+    # (recorded as superseded) when a later thread replaces them (`settle_review`).
+    pending: list[MemoryItem] = []
     for day, path in enumerate(sorted(folder.glob("*.txt"))):
-        items = [
-            i
-            for i in _extract(path.read_text(encoding="utf-8"), f"{folder.name}-{path.stem}", day)
-            if i.confidence >= COMMIT
-        ]
-        result = evolve(
-            memory,
-            items,
-            branch_id=f"seq/{folder.name}",
-            config=Config(),
-            now=START + timedelta(days=day),
-        )
-        memory = result.memory
+        found = _extract(path.read_text(encoding="utf-8"), f"{folder.name}-{path.stem}", day)
+        items = [i for i in found if i.confidence >= COMMIT]
+        held = [i for i in found if REVIEW <= i.confidence < COMMIT]
+        now = START + timedelta(days=day)
+        result = evolve(memory, items, branch_id=f"seq/{folder.name}", config=Config(), now=now)
+        memory, settled = settle_review(result.memory, items, pending, config=Config(), now=now)
+        pending = [p for p in pending if p.id not in settled]
+        pending += sorted(held, key=lambda i: -i.confidence)[:PER_THREAD]
     assert memory is not None
     active = memory.all_items()
     failures: list[str] = []

@@ -75,6 +75,7 @@ class WriteStats(TypedDict):
     reinforced: int
     superseded: int
     conflicts: int
+    settled: NotRequired[int]
     unchanged: NotRequired[bool]
     merged: NotRequired[int]
     refused: NotRequired[int]
@@ -107,6 +108,8 @@ class MemorizeAnswer(ErrorFields):
     categoriesUpdated: list[str]
     queuedForReview: int
     promotedFromReview: int
+    # Review candidates this conversation replaced: out of the queue, kept as superseded.
+    settledFromReview: NotRequired[int]
     dropped: int
     refusedUnsafe: int
     engine: str

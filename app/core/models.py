@@ -302,3 +302,5 @@ class EvolutionResult(_Model):
     notes: list[str] = Field(default_factory=list)
     # Counts for reports: "added", "reinforced", "superseded", "conflicts", "merged", "pruned".
     stats: dict[str, int] = Field(default_factory=dict)
+    # Review-queue candidates this result records as superseded (the writer unqueues them).
+    settled: list[str] = Field(default_factory=list)

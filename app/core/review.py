@@ -241,6 +241,18 @@ class ReviewQueue:
         found = {e.item.id for e in taken}
         return taken, [i for i in dict.fromkeys(item_ids) if i not in found]
 
+    def settle(self, branch: str, item_ids: list[str]) -> int:
+        """Remove a branch's entries that a later thread replaced; returns how many left."""
+        wanted = set(item_ids)
+        if not wanted:
+            return 0
+        with self._lock:
+            entries = self._load()
+            kept = [e for e in entries if not (e.branch == branch and e.item.id in wanted)]
+            if len(kept) != len(entries):
+                self._save(kept)
+        return len(entries) - len(kept)
+
     def put_back_many(self, entries: list[ReviewEntry]) -> list[ReviewEntry]:
         """Return entries to the queue (undo), skipping any still queued; returns those added."""
         if not entries:

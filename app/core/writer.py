@@ -10,6 +10,7 @@ every other writer). Any failure leaves the branch file exactly as it was.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.core.activity import ActivityLog
@@ -30,6 +31,11 @@ from app.core.store import MemoryStore
 
 log = logging.getLogger(__name__)
 _WRITE_ATTEMPTS = 3
+# (memory after evolve, the items committed, the branch's review candidates) -> (memory with
+# the candidates those items replace recorded as superseded, their ids).
+Settle = Callable[
+    [BranchMemory, list[MemoryItem], Sequence[MemoryItem]], tuple[BranchMemory, list[str]]
+]
 
 
 class MemoryWriter:
@@ -45,6 +51,8 @@ class MemoryWriter:
         review: ReviewQueue,
         maintenance_log: MaintenanceLog,
         activity: ActivityLog,
+        *,
+        settle: Settle | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -57,6 +65,9 @@ class MemoryWriter:
         self.maintenance_log = maintenance_log
         self.activity = activity
         self.archive = Archive(store.home)
+        # Review candidates a new item replaces, recorded as superseded (the offline
+        # engine's `settle_review`, given by the container: core does not import engines).
+        self.settle = settle
 
     def memorize(self, text: str, branch: str, *, source: str = "cli") -> dict[str, Any]:
         """Extract from a conversation and integrate what passes the thresholds."""
@@ -89,6 +100,9 @@ class MemoryWriter:
         items, refusals = _screened(extraction.items)
         commit, queue, dropped = self._route(items)
         queue, left_out = _strongest_per_thread(queue)
+        # What earlier threads left waiting for review, before this one adds to it: a
+        # candidate this conversation replaces is settled, not offered any more.
+        pending = [e.item for e in self.review.entries() if e.branch == branch] if commit else []
         secretive = sum(1 for i in dropped if REDACTION_MARK in i.text)
         queued, promoted = (
             self.review.offer(
@@ -139,10 +153,12 @@ class MemoryWriter:
                 queued=queued,
             )
             return response
-        result = self.integrate(branch, commit, engine=self.engine)
+        result = self.integrate(branch, commit, engine=self.engine, pending=pending)
         response["path"] = result.path
         response["stats"] = result.stats
         response["notes"] += [n for n in result.notes if n not in response["notes"]]
+        if result.settled:
+            response["settledFromReview"] = len(result.settled)
         self.activity.record(
             "memorize",
             f"Remembered {len(commit)} item(s) for {branch}"
@@ -170,15 +186,26 @@ class MemoryWriter:
         return commit, queue, dropped
 
     def integrate(
-        self, branch: str, items: list[MemoryItem], *, engine: Engine | None = None
+        self,
+        branch: str,
+        items: list[MemoryItem],
+        *,
+        engine: Engine | None = None,
+        pending: list[MemoryItem] | None = None,
     ) -> EvolutionResult:
-        """Evolve the branch with `items` and write it, guarded; returns the result used."""
+        """Evolve the branch with `items` and write it, guarded; returns the result used.
+
+        `pending`: the branch's review candidates; those `items` replace are recorded as
+        superseded (`settle_review`) and leave the queue once the file is written.
+        """
         engine = engine or self.merger
         for _attempt in range(_WRITE_ATTEMPTS):
             data = self.store.read_bytes(branch)
             current = None if data is None else self.store.parse_bytes(branch, data)
             previous = data.decode("utf-8", "replace") if data is not None else None
-            result, text = self._evolve_checked(engine, current, items, branch, previous)
+            result, text = self._evolve_checked(
+                engine, current, items, branch, previous, pending or []
+            )
             if current is not None and data is not None and _same_but_stamp(current, text, data):
                 # Nothing but the header's time stamps would change: no write, no version.
                 result.stats["unchanged"] = True
@@ -189,6 +216,9 @@ class MemoryWriter:
             if self.store.write_if_unchanged(branch, data, text):
                 self.store.remember_parsed(branch, text, result.memory)
                 self.refresh_index(branch, result.memory, text)
+                if result.settled:
+                    # (After the write: a failure before it leaves the queue as it was.)
+                    self.review.settle(branch, result.settled)
                 return result
             if archived:
                 self.archive.remove(branch, archived)
@@ -203,19 +233,26 @@ class MemoryWriter:
         items: list[MemoryItem],
         branch: str,
         previous: str | None = None,
+        pending: list[MemoryItem] | None = None,
     ) -> tuple[EvolutionResult, str]:
         """The engine's result and its rendered file, once the guard has passed both."""
-        result = engine.evolve(current, items, branch_id=branch)
+        result = self._settled(engine.evolve(current, items, branch_id=branch), items, pending)
         text = render(result.memory)
-        problems = check_evolution(current, result.memory, items, rendered=text, previous=previous)
+        # Settled review candidates are given items too: the guard checks where every item
+        # and source of the new file came from.
+        given = [*items, *(p for p in pending or [] if p.id in result.settled)]
+        problems = check_evolution(current, result.memory, given, rendered=text, previous=previous)
         if not problems:
             return result, text
         log.warning("evolution by %s refused: %s", engine.name, problems)
         if engine is not self.merger:
-            fallback = self.merger.evolve(current, items, branch_id=branch)
+            fallback = self._settled(
+                self.merger.evolve(current, items, branch_id=branch), items, pending
+            )
             text = render(fallback.memory)
+            given = [*items, *(p for p in pending or [] if p.id in fallback.settled)]
             if not check_evolution(
-                current, fallback.memory, items, rendered=text, previous=previous
+                current, fallback.memory, given, rendered=text, previous=previous
             ):
                 fallback.path = "offline-fallback"
                 fallback.notes.append("rewrite refused: " + "; ".join(problems[:3]))
@@ -224,6 +261,25 @@ class MemoryWriter:
             "The rewritten memory would have lost or changed earlier items ("
             + "; ".join(problems[:3])
             + "); the file was left unchanged."
+        )
+
+    def _settled(
+        self, result: EvolutionResult, items: list[MemoryItem], pending: list[MemoryItem] | None
+    ) -> EvolutionResult:
+        """`result` with the review candidates its new items replace recorded as superseded."""
+        if not pending or self.settle is None:
+            return result
+        memory, settled = self.settle(result.memory, items, pending)
+        if not settled:
+            return result
+        stats = {**result.stats, "settled": len(settled)}
+        notes = [
+            *result.notes,
+            f"{len(settled)} review candidate(s) replaced by this conversation left the queue "
+            "(kept under Contradictions as superseded)",
+        ]
+        return result.model_copy(
+            update={"memory": memory, "stats": stats, "notes": notes, "settled": settled}
         )
 
     def refresh_index(

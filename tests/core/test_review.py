@@ -120,3 +120,74 @@ def test_a_failed_bulk_write_puts_the_items_back(
     reply = api.invoke("memory:review-bulk", {"action": "approve", "ids": ids})
     assert reply["success"] is False and len(reply["failed"]) == 3
     assert sorted(e.item.id for e in api.review.entries()) == sorted(ids)
+
+
+# -- a later thread settles what it replaced ---------------------------------------------
+
+
+def _held_choice(source: str = "t1") -> MemoryItem:
+    return MemoryItem(
+        category=Category.ARCHITECTURAL_DECISIONS,
+        title="Winston for logging",
+        content="Logging goes through winston in every service, json format.",
+        confidence=0.6,
+        sources=[source],
+    )
+
+
+def _replacement(source: str = "t2") -> MemoryItem:
+    return MemoryItem(
+        category=Category.ARCHITECTURAL_DECISIONS,
+        title="Pino for logging",
+        content="We dropped winston, logging goes through pino from now on.",
+        confidence=0.85,
+        sources=[source],
+        tags=["replaces:winston"],
+    )
+
+
+def test_a_candidate_a_later_thread_replaces_leaves_the_queue_as_superseded(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    api.writer.apply_extraction(ExtractionResult(items=[_held_choice()]), "web/main")
+    assert [e.item.title for e in api.review.entries()] == ["Winston for logging"]
+
+    reply = api.writer.apply_extraction(ExtractionResult(items=[_replacement()]), "web/main")
+
+    assert reply["settledFromReview"] == 1 and reply["stats"]["settled"] == 1
+    assert api.review.entries() == []
+    memory = api.store.read("web/main")
+    assert [i.title for i in memory.all_items()] == ["Pino for logging"]
+    [entry] = memory.contradictions
+    assert entry.status == "superseded" and entry.items[0].title == "Winston for logging"
+    assert entry.refs == [memory.all_items()[0].id]
+
+
+def test_a_later_thread_settles_only_its_own_branch(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    api.writer.apply_extraction(ExtractionResult(items=[_held_choice()]), "api/main")
+    reply = api.writer.apply_extraction(ExtractionResult(items=[_replacement()]), "web/main")
+    assert "settledFromReview" not in reply
+    assert [e.branch for e in api.review.entries()] == ["api/main"]
+
+
+def test_a_candidate_nothing_replaces_keeps_waiting(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    api.writer.apply_extraction(ExtractionResult(items=[_held_choice()]), "web/main")
+    other = _replacement().model_copy(
+        update={"title": "Vitest", "content": "Tests run on vitest.", "tags": []}
+    )
+    reply = api.writer.apply_extraction(ExtractionResult(items=[other]), "web/main")
+    assert "settledFromReview" not in reply
+    assert len(api.review.entries()) == 1
+    assert api.store.read("web/main").contradictions == []
+
+
+def test_a_failed_write_leaves_the_candidate_queued(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = build_api(home, engine_override="offline")
+    api.writer.apply_extraction(ExtractionResult(items=[_held_choice()]), "web/main")
+    monkeypatch.setattr(api.store, "write_if_unchanged", lambda *a, **k: False)
+    with pytest.raises(Exception, match="kept changing"):
+        api.writer.apply_extraction(ExtractionResult(items=[_replacement()]), "web/main")
+    assert [e.item.title for e in api.review.entries()] == ["Winston for logging"]

@@ -120,8 +120,9 @@ HELD_OUT_FLOORS = [
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
-    # 0.474 after the seventeenth (0.411 / 0.474 after the eighteenth).
-    ("holdout9", 0.41, 0.47, 25, 14),
+    # 0.474 after the seventeenth (0.411 / 0.474 and 26 sequence checks after the
+    # eighteenth, once the review queue is settled by later threads).
+    ("holdout9", 0.41, 0.47, 26, 14),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
     # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth.

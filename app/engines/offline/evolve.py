@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -771,6 +771,57 @@ def evolve(
     )
     memory = memory.model_copy(update={"summary": summarize(memory)})
     return EvolutionResult(memory=memory, path=PATH, notes=notes, stats=stats)
+
+
+def settle_review(
+    memory: BranchMemory,
+    items: list[MemoryItem],
+    pending: Sequence[MemoryItem],
+    *,
+    config: Config,
+    now: datetime | None = None,
+) -> tuple[BranchMemory, list[str]]:
+    """Review candidates that newly committed `items` replace, recorded as superseded.
+
+    A candidate waiting in the review queue ("Logs go out over RTT", held because the judge
+    was unsure of it) that a later thread replaces ("let's get RTT out of there, logs go
+    out on USART2") is stale: offering it would ask a person to approve a choice already
+    reversed. It goes into a "superseded" Contradiction referring to the item that replaced
+    it, so the history keeps both, with the date of the change. The tests are those for the
+    file's own items (`replaced_by`, `contradicted_by`). Returns the memory and the ids of
+    the settled candidates, which the caller takes out of the queue.
+    """
+    if not pending or not items:
+        return memory, []
+    live = {i.id for i in memory.all_items()}
+    taken = live | {i.id for c in memory.contradictions for i in c.items}
+    waiting = [p for p in pending if p.id not in taken]
+    if not waiting:
+        return memory, []
+    work = _Work(
+        sections={c: [p for p in waiting if p.category is c] for c in Category},
+        contradictions=[],
+        threshold=config.duplicate_threshold,
+    )
+    moment = normalize_timestamp(now) if now is not None else utc_now()
+    settled: list[str] = []
+    entries: list[Contradiction] = []
+    for new in items:
+        # (An item that became a duplicate or an open contradiction replaced nothing.)
+        if new.id not in live or UNDECIDED in new.tags:
+            continue
+        stale = {
+            o.id: o
+            for o in (*work.replaced_by(new), *work.contradicted_by(new))
+            if o.id not in settled and not _turns_down_too(o, new)
+        }
+        if stale:
+            entries.append(_superseded_entry(new, list(stale.values()), moment))
+            settled += stale
+    if not entries:
+        return memory, []
+    update = {"contradictions": [*memory.contradictions, *entries]}
+    return memory.model_copy(update=update), settled
 
 
 # ---------------------------------------------------------------------------------------------
