@@ -114,9 +114,9 @@ HELD_OUT_FLOORS = [
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
     # an AI" counted as one about a planted instruction; 0.366 / 0.374 after the fifteenth;
-    # 41 sequence checks in the sixteenth; 0.381 / 0.381 and 42 after the seventeenth; 43
-    # after the eighteenth.
-    ("holdout8", 0.38, 0.38, 43, 6),
+    # 41 sequence checks in the sixteenth; 0.381 / 0.381 and 42 after the seventeenth (43
+    # in the eighteenth until "X goes away" stopped counting as a retirement).
+    ("holdout8", 0.38, 0.38, 42, 6),
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /

@@ -2111,6 +2111,8 @@ def test_tasks_guesses_and_observations_change_no_setting(text: str) -> None:
         "Checkout conversion dropped like 3% week over week.",
         "Lots of folks on our Slack are moving from Jest to Vitest lately.",
         "Half my team wants to drop Helm and go full Kustomize.",
+        "The error goes away when I restart the pod.",
+        "The cache gets out of sync after every deploy.",
     ],
 )
 def test_numbers_going_down_and_what_others_do_replace_nothing(text: str) -> None:

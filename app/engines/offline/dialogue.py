@@ -892,11 +892,12 @@ _REPLACES = (
         rf"(?i)\b(?:mov|migrat|port|switch)(?:e|ed|es|ing)?\s+(?:[\w-]+\s+){{1,4}}?(?:off(?:\s+of)?|"
         rf"away\s+from)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
-    # "Preact gets ripped out", "moment will be removed", "the alarm goes away"
+    # "Preact gets ripped out", "moment will be removed" (not "the error goes away", "the
+    # cache gets out of sync": trouble gone or come)
     re.compile(
         rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}{_NAME.format(g='old')}\s+(?:gets|get|"
-        rf"will\s+be|is\s+being|are\s+being|should\s+be|goes|go)\s+(?:ripped\s+out|removed|"
-        rf"dropped|retired|phased\s+out|out|away)\b"
+        rf"will\s+be|is\s+being|are\s+being|should\s+be)\s+(?:ripped\s+out|removed|dropped|"
+        rf"retired|phased\s+out|out(?!\s+of))\b"
     ),
     # "we're done with dynamodb for state locking"
     re.compile(
