@@ -1972,6 +1972,59 @@ def test_a_plain_option_weighed_or_both_taken_is_not_picked(reply: str) -> None:
     ]
 
 
+# ------------------------------------------------------- a side picked from "X or Y?"
+EITHER_OR = (
+    "User: add per-tenant rate limiting to the gateway, redis is already there.\n\n"
+    "Assistant: I'll use a fixed one-minute window per tenant. And if Redis is unreachable,"
+    " should requests be rejected (fail closed) or let through (fail open)?\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "fail open, log at warn. a redis hiccup must not take the gateway down.",
+        "no, fail open. a redis hiccup must not take the gateway down.",
+    ],
+)
+def test_the_side_a_user_picks_from_an_either_or_question_is_a_decision(reply: str) -> None:
+    items = run(EITHER_OR + f"User: {reply}\n").items
+    picked = [i for i in items if "fail open" in i.content.lower()]
+    assert len(picked) == 1, [i.content for i in items]
+    assert picked[0].confidence >= COMMIT
+    assert "fail closed" not in picked[0].text.lower()  # the side turned down stays out
+
+
+def test_a_side_of_the_users_own_question_picked_after_the_agent_weighed_both() -> None:
+    items = run(
+        "User: the old panel used moment and the bundle was enormous. dayjs or date-fns?\n\n"
+        "Assistant: Both are fine. date-fns tree-shakes well and has timezone support in v4;"
+        " dayjs is a tiny chainable API with a timezone plugin.\n\n"
+        "User: date-fns then, v4, because tree-shaking and the timezone stuff.\n"
+    ).items
+    picked = [i for i in items if i.content.lower().startswith("date-fns then")]
+    assert len(picked) == 1, [i.content for i in items]
+    assert picked[0].category is Category.ARCHITECTURAL_DECISIONS
+    assert picked[0].confidence >= COMMIT
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Yes, fail open.",  # a yes to an either-or question answers something else
+        "fail open sounds nice but what does the platform team do?",
+        "hmm, fail open or closed, what do the other services do?",
+        "not fail open, we never let traffic through unchecked.",
+        "both are bad, let's talk tomorrow.",
+    ],
+)
+def test_a_side_weighed_asked_about_or_refused_is_not_picked(reply: str) -> None:
+    items = run(EITHER_OR + f"User: {reply}\n").items
+    assert not [i for i in items if i.content.lower().startswith(("fail open", "yes, fail"))], [
+        i.content for i in items
+    ]
+
+
 def test_a_plan_the_agent_lays_out_is_not_a_list_of_options() -> None:
     plan = (
         "User: add cursor pagination to GET /orders\n\n"
@@ -2240,6 +2293,25 @@ def test_a_question_without_its_mark_is_not_an_item(text: str) -> None:
 def test_the_line_introducing_pasted_output_is_not_an_item() -> None:
     items = run("User: Here's what CI said on the PR.\n\nAssistant: Got it.\n").items
     assert not items, [i.content for i in items]
+
+
+def test_a_table_or_indented_block_the_user_pastes_is_not_a_rule() -> None:
+    items = run(
+        "User: here's the table:\n\n"
+        '                          Table "public.transfers"\n'
+        "     Column      |           Type           | Nullable |      Default\n"
+        "-----------------+--------------------------+----------+-------------------\n"
+        " id              | bigint                   | not null | generated always\n"
+        " status          | text                     | not null | 'pending'::text\n"
+        "Indexes:\n"
+        '    "transfers_pkey" PRIMARY KEY, btree (id)\n'
+        '    "transfers_status_created_at_idx" btree (status, created_at)\n\n'
+        "so the indexes are there.\n\n"
+        "Assistant: Agreed, both columns are indexed.\n"
+    ).items
+    assert not any(w in i.text for i in items for w in ("Column", "PRIMARY KEY", "btree")), [
+        i.content for i in items
+    ]
 
 
 def test_a_quoted_document_the_user_pastes_is_not_a_rule() -> None:

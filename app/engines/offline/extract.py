@@ -126,6 +126,7 @@ def _with_dialogue_units(
     found = _with_reports(found, find_reports(dialogue), statements)
     found = _with_approved_plans(found, turns, statements)
     found = _with_picked_options(found, turns, statements)
+    found = _with_either_or_picks(found, turns, statements)
     found = _with_named_acceptances(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _with_value_changes(found, statements)
@@ -2299,6 +2300,85 @@ def _with_picked_options(
                 )
             )
             break
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+# "… should requests be rejected (fail closed) or let through (fail open)?": the two
+# sides of a closing either-or question, a few words each.
+_EITHER_OR = re.compile(
+    r"(?i)(?P<left>(?:[^\s,;:]+\s+){0,2}[^\s,;:]+)\s+or\s+(?P<right>[^?,;:]{1,80})\?\W*$"
+)
+_PICK_WORDS = 6
+_YES_FIRST = re.compile(r"^\W*(?:yes|yeah|yep|yup|correct|right)\b")
+
+
+def _either_or(question: str) -> list[_Option]:
+    m = _EITHER_OR.search(question)
+    if m is None:
+        return []
+    sides = [m.group("left"), " ".join(m.group("right").split()[:_PICK_WORDS])]
+    return _keyed([_Option(side.replace("`", ""), side, False, False) for side in sides])
+
+
+def _with_either_or_picks(
+    found: list[Candidate], turns: list[Turn], statements: list[Statement]
+) -> list[Candidate]:
+    """The side a user picked when "X or Y?" was asked.
+
+    "Should it live in the main process or in a separate utility process?" answered by "A
+    utility process (utilityProcess.fork)." or "fail open, log at warn.": the answer, in
+    the user's own words, is a decision. The question is the agent's, or the user's own
+    in the turn before the agent weighed both ("dayjs or date-fns?" … "date-fns then").
+    Only an answer that opens by naming exactly one side, without weighing it, counts.
+    """
+    by_turn = _indices_by_turn(statements)
+    for turn, reply, answer in _answered_agent_turns(turns, statements):
+        asked = [
+            statements[i].text
+            for n in (turn.index - 1, turn.index)
+            for i in by_turn.get(n, [])
+            if statements[i].text.endswith("?") and " or " in statements[i].text
+        ]
+        options = next((o for q in reversed(asked) if len(o := _either_or(q)) == 2), [])
+        if len(options) != 2 or not all(o.keys for o in options):
+            continue
+        first = statements[answer[0]]
+        if _YES_FIRST.match(first.low):
+            continue  # "Is it set globally or per task?" "Yes, globally": a yes-no question
+        low = _ANSWER_WORD.sub("", first.low.replace("`", ""))
+        clause = re.split(r"[,;:—–]|\.(?:\s|$)", low, maxsplit=1)[0]
+        named = _named_options(clause, options)
+        if (
+            len(named) != 1
+            or _WEIGHS.search(clause)
+            or low.rstrip().endswith("?")
+            or (len(clause.split()) > _PICK_WORDS and not _TAKES.search(clause))
+        ):
+            continue
+        option = options[named[0]]
+        if any(
+            c.turn == reply.index
+            and c.speaker is Speaker.USER
+            and _keys_named(c.content.lower(), option)
+            for c in found
+        ):
+            continue  # the user's own words already made an item of the pick
+        content = first.text
+        if len(content.split()) < _PICK_WORDS and len(answer) > 1:
+            content = f"{content.rstrip('.')}. {statements[answer[1]].text}"
+        found.append(
+            Candidate(
+                category=rule_category(content) or Category.ARCHITECTURAL_DECISIONS,
+                speaker=Speaker.USER,
+                turn=reply.index,
+                index=answer[0],
+                content=_sentence_of(content),
+                confidence=PICKED,
+                family=Family.DECISION,
+                speakers={Speaker.AGENT, Speaker.USER},
+            )
+        )
     found.sort(key=lambda c: c.index)
     return found
 

@@ -106,6 +106,7 @@ _NOISE_OTHER_RE = re.compile(
       | [⏺⎿●✓✗✔✘│├└┌┐┘┬┴┼─]
       | \|
       | (?:-{3,}|\*{3,}|_{3,}|={3,})[ \t]*$
+      | [-=]+(?:\+[-=]+)+\+?[ \t]*$
       | \d+→
     )""",
     re.VERBOSE,
@@ -380,6 +381,8 @@ class _TurnReader:
                     in_traceback = stripped.startswith("Traceback")
                 elif stripped[-1] == ":" and (label := _LABEL_LINE_RE.match(stripped)):
                     self._heading(label.group("text"))
+                elif self._data(raw, stripped):
+                    self._flush()
                 else:
                     self._prose(stripped)
             elif head in "`~" and _FENCE_RE.match(raw):
@@ -400,9 +403,23 @@ class _TurnReader:
                 self._heading(heading.group("text"))
             elif head in "*_" and (bold := _BOLD_LINE_RE.match(stripped)):
                 self._heading(bold.group("text"))
+            elif self._data(raw, stripped):
+                self._flush()
             else:
                 self._prose(stripped)
         self._flush()
+
+    def _data(self, raw: str, stripped: str) -> bool:
+        """A table row printed by a tool ("id | bigint | not null"), or a block indented as
+        code after a break: data somebody pasted, not what anybody said."""
+        if stripped.count(" | ") >= 2 or "  |" in stripped:
+            return True
+        return (
+            not self._buffer
+            and raw[:1] in " \t"
+            and (raw.startswith("    ") or raw.startswith("\t"))
+            and _BULLET_RE.match(stripped) is None
+        )
 
 
 @dataclass(slots=True)
