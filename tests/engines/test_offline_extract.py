@@ -2519,3 +2519,39 @@ def test_a_new_value_for_a_setting_is_never_held_back_as_weak() -> None:
     assert any("goes up to 30 days" in i.content and i.confidence >= COMMIT for i in items), [
         (i.content, i.confidence) for i in items
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nobody dropped the slot.",
+        "We never ditched Celery, it just sat idle.",
+        "I didn't drop redis.",
+    ],
+)
+def test_a_change_nobody_made_retires_nothing(text: str) -> None:
+    from app.engines.offline.dialogue import find_reversals, read_dialogue
+
+    turns = split_turns(f"User: {text}\n\nAssistant: Understood.\n")
+    assert not find_reversals(read_dialogue(turns))
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        "Last quarter we used the gpt-4o-mini alias for a classifier and the scores shifted"
+        " overnight when the alias moved.",
+        "I had once a bug where somebody converted the amounts two times.",
+    ],
+)
+def test_a_story_the_agent_acknowledges_is_no_rule(story: str) -> None:
+    items = run(f"User: {story}\n\nAssistant: Noted.\n").items
+    assert not items, [i.content for i in items]
+
+
+def test_a_decision_told_with_its_date_is_still_a_rule() -> None:
+    items = run(
+        "User: Last week we agreed that every PR needs two approvals from now on.\n\n"
+        "Assistant: Noted.\n"
+    ).items
+    assert any("two approvals" in i.content for i in items), [i.content for i in items]

@@ -930,8 +930,16 @@ _HEARSAY = re.compile(
 def _said_by_others(sentence: str, match: re.Match[str]) -> bool:
     """Whether the change `match` found is what others do or want, by the sentence's words
     up to the change (its own verb included: "people switching from dbt to SQLMesh")."""
+    if _NOT_DONE.search(sentence, max(0, match.start() - 30), match.start()):
+        return True  # "Nobody dropped the slot.", "we never ditched X": nothing changed
     found = _HEARSAY.search(sentence, 0, match.end())
     return found is not None and found.start() < match.start()
+
+
+_NOT_DONE = re.compile(
+    r"(?i)\b(?:nobody|no one|never|did ?n[o']?t|have ?n[o']?t|has ?n[o']?t|had ?n[o']?t|"
+    r"was ?n[o']?t|were ?n[o']?t)\s+(?:\w+\s+)?$"
+)
 
 
 # Cheap test before the patterns above: one of their words must be there.

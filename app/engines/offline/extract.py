@@ -1531,6 +1531,11 @@ _TELLS_WHAT_HAPPENED = re.compile(
     r"(?i)^\W*(?:(?:and|but|so|also|ok(?:ay)?)\W+)?(?:i|we)\s+(?:went|checked|saw|looked|"
     r"tried|ran|found|noticed|measured|tested)\b"
     r"|\bin the (?:last|past) (?:\d+|few|couple of|two|three) (?:hours|days|weeks|months|runs)\b"
+    # "Last quarter we used the alias …", "I had once a bug where …": a story, told in the past
+    r"|^\W*(?:(?:and|but|so|also)\W+)?(?:last (?:quarter|week|month|year|sprint|time)|yesterday|"
+    r"(?:a (?:few|couple of) |\w+ )?(?:days|weeks|months|years) ago|back in \d{4})\b"
+    r"(?![^.]*\b(?:decided|agreed|settled|from now on|going forward|rule|convention)\b)"
+    r"|^\W*(?:i|we) (?:had once|once)\b"
 )
 
 
@@ -1817,6 +1822,8 @@ def _with_acknowledged(
                 continue
             if _ABOUT_THIS_SESSION.search(s.text) or _LABELED_VERDICT.match(s.text):
                 continue
+            if _TELLS_WHAT_HAPPENED.search(s.text):
+                continue  # a story ("Last quarter we used …"): acknowledged, still no rule
             label = re.match(r"^[^:]{1,40}:\s+(?=\S)", s.text)
             rest = s.text[label.end() :] if label else ""
             if rest and _opens_with_request(rest) and not _YES_OR_NO.match(rest):
