@@ -2555,3 +2555,27 @@ def test_a_decision_told_with_its_date_is_still_a_rule() -> None:
         "Assistant: Noted.\n"
     ).items
     assert any("two approvals" in i.content for i in items), [i.content for i in items]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Pytest tmp_path and monkeypatch, always.", Category.CODING_PREFERENCES),
+        ("Every warning, parse error, progress thing goes to stderr.", Category.CODING_PREFERENCES),
+        ("Every migration starts with SET lock_timeout.", Category.PROJECT_CONVENTIONS),
+        (
+            "All drivers must be generic over embedded-hal traits, no board specific types in"
+            " driver crates.",
+            Category.PROJECT_CONVENTIONS,
+        ),
+        (
+            "Keywords in UPPERCASE, identifiers in snake_case, for every .sql file.",
+            Category.PROJECT_CONVENTIONS,
+        ),
+    ],
+)
+def test_a_code_rule_naming_nothing_of_the_repository_is_a_preference(
+    text: str, expected: Category
+) -> None:
+    items = run(f"User: {text}\n\nAssistant: Noted.\n").items
+    assert [i.category for i in items] == [expected], [(i.category, i.content) for i in items]

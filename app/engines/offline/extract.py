@@ -31,11 +31,13 @@ from app.engines.offline.dialogue import (
     main_clause,
 )
 from app.engines.offline.extract_items import (
+    DEFAULT_SCOPE,
     MAX_CONTENT_CHARS,
     Candidate,
     Family,
     capitalize,
     find_candidates,
+    is_style_rule,
     lower_first,
     recurrence,
     rule_category,
@@ -2919,6 +2921,14 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")
         kept = sorted(kept, key=lambda c: (-c.confidence, c.index))[:MAX_ITEMS]
     kept.sort(key=lambda c: c.index)
+    for c in kept:
+        if (
+            c.category is Category.PROJECT_CONVENTIONS
+            and Speaker.USER in c.speakers
+            # (a scope the speaker gave, "for every .sql file", is part of the rule)
+            and is_style_rule(c.content if c.scope == DEFAULT_SCOPE else f"{c.content} {c.scope}")
+        ):
+            c.category = Category.CODING_PREFERENCES
     items = [_item(c, source, day) for c in kept]
     items += manifest_items(text, source=source, today=day)
     return ExtractionResult(

@@ -667,9 +667,12 @@ def _main_clause(text: str) -> str:
     return _split_reason(_split_tradeoff(text)[0])[0]
 
 
+DEFAULT_SCOPE = "project-wide"
+
+
 def _scope(text: str) -> str:
     match = r.SCOPE.search(text)
-    return match.group(0).strip() if match else "project-wide"
+    return match.group(0).strip() if match else DEFAULT_SCOPE
 
 
 def _recurrence(ctx: _Context, start: int, end: int) -> int:
@@ -899,6 +902,17 @@ _PERSONAL_SCOPE = re.compile(
 )
 
 
+# What ties a statement to this repository's things: a path or a source file, the repo, its
+# CI, deploys, environments, migrations, services, packages and linters, "we" and "our". A
+# code rule naming none of them holds wherever its speaker writes code.
+_REPO_ANCHOR = re.compile(
+    r"(?i)\w/|\.(?:py|ts|js|go|rs|kt|java|rb|yml|yaml|json|toml|sql|md|tsx|jsx|cs|swift|dart|c|h)\b|"
+    r"\b(?:repo|repository|project|codebase|here|ci|pipelines?|deploy\w*|prod\w*|staging|prs?|"
+    r"pull requests?|branch\w*|migrations?|releases?|envs?|environments?|services?|teams?|our|"
+    r"we|crates?|packages?|modules?|workspaces?|monorepo|checks?|hooks?)\b|lint"
+)
+
+
 def rule_category(core: str) -> Category:
     """Preference, convention or decision for a rule's wording.
 
@@ -923,13 +937,40 @@ def rule_category(core: str) -> Category:
     if chosen is Category.CODING_PREFERENCES and not _SPEAKS_TO_A_PERSON.match(core):
         # "Every migration starts with SET lock_timeout", "DTO fields … are nullable": a
         # statement about the project's things is a convention; a preference tells someone
-        # how to write code ("never use print()", "we always wrap errors").
+        # how to write code ("never use print()", "we always wrap errors"). (`is_style_rule`
+        # looks again once the item is whole.)
         return Category.PROJECT_CONVENTIONS
     if chosen is not None:
         return chosen
     if r.ARCH_SUBJECT.search(core):
         return Category.ARCHITECTURAL_DECISIONS
     return Category.CODING_PREFERENCES
+
+
+def is_style_rule(content: str) -> bool:
+    """Whether a rule filed as a project convention is coding style, a preference.
+
+    "Pytest tmp_path and monkeypatch, always.", "constructor injection only": the word
+    model reads coding style and the rule names nothing of this repository (no path, file,
+    CI, deploy, service, package, linter, "we" or "our"), so it holds wherever its speaker
+    writes code (LABELING.md; seed 001: "solution-wide coding style"). Asked of the whole
+    item, after the sentences of one rule were joined.
+    """
+    if _REPO_ANCHOR.search(content):
+        return False
+    from app.engines.offline.category import choose
+
+    return (
+        choose(
+            content,
+            (
+                Category.CODING_PREFERENCES,
+                Category.PROJECT_CONVENTIONS,
+                Category.ARCHITECTURAL_DECISIONS,
+            ),
+        )
+        is Category.CODING_PREFERENCES
+    )
 
 
 def _build_rule(
