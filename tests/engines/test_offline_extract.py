@@ -2579,3 +2579,33 @@ def test_a_code_rule_naming_nothing_of_the_repository_is_a_preference(
 ) -> None:
     items = run(f"User: {text}\n\nAssistant: Noted.\n").items
     assert [i.category for i in items] == [expected], [(i.category, i.content) for i in items]
+
+
+@pytest.mark.parametrize("reply", ["No atlantis, not doing that.", "No sampling. Good job."])
+def test_a_bare_no_to_what_the_agent_offered_is_no_rule(reply: str) -> None:
+    items = run(
+        "User: set up locking for the terraform state.\n\n"
+        "Assistant: I'll use a DynamoDB lock table. I could also add Atlantis for plan and"
+        " apply on PRs, and sampling for the debug logs.\n\n"
+        f"User: {reply}\n"
+    ).items
+    assert not any(w in i.text.lower() for i in items for w in ("atlantis", "sampling")), [
+        i.content for i in items
+    ]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "No atlantis. Plans run from CI on main only.",
+        "No atlantis, ever, in this repo.",
+    ],
+)
+def test_a_no_with_a_reason_or_meant_to_last_stays(reply: str) -> None:
+    items = run(
+        "User: set up locking for the terraform state.\n\n"
+        "Assistant: I'll use a DynamoDB lock table. I could also add Atlantis for plan and"
+        " apply on PRs.\n\n"
+        f"User: {reply}\n"
+    ).items
+    assert any("atlantis" in i.text.lower() for i in items), [i.content for i in items]

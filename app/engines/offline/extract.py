@@ -132,6 +132,7 @@ def _with_dialogue_units(
     found = _with_named_acceptances(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _with_value_changes(found, statements)
+    found = _without_refusals(found, statements)
     found = _with_terse_choices(_joined_runs(_cleaned(found, statements)), statements)
     fixes = find_fixes(dialogue)
     if not fixes:
@@ -453,6 +454,52 @@ def _named_a_rule(c: Candidate, statements: list[Statement]) -> bool:
     if c.named_rule:
         return True
     return 0 <= c.index < len(statements) and bool(_NAMES_A_RULE.search(statements[c.index].text))
+
+
+# "No terragrunt.", "nope, no dio_smart_retry": turning down a thing by its name.
+_REFUSES_NAME = re.compile(
+    r"(?i)^\W*(?:(?:no|nope|nah)\W+)?(?:no|not)\s+(?:way\W+)?(?:to\s+)?(?:the\s+)?`?"
+    r"(?P<name>[\w.@/+-]*\w)`?"
+)
+# What a bare "no" may carry without giving a reason: politeness, "not doing that".
+_REFUSAL_FILLER = re.compile(
+    r"(?i)\b(?:please|pls|thanks|thank you|good job|not doing that|rest (?:is )?(?:ok|fine))\b"
+    r"|[^\w\s]"
+)
+_REASON_WORDS = 3
+_STANDING = re.compile(r"(?i)\b(?:ever|anywhere|in (?:this|our) (?:repo|codebase|project|app))\b")
+
+
+def _without_refusals(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """The user's "No atlantis, not doing that." to what the agent just offered is a
+    refusal, not a rule.
+
+    What the agent offered and the user turned down is no memory (LABELING.md: the rejected
+    proposal is a must-not), and a bare "no X" is that refusal said by its name. A "no"
+    with a reason or an alternative ("No viper. Cobra + pflag only.") is a decision, and a
+    ban worded to last ("no X, ever", "no X in this repo") a rule: both stay.
+    """
+    by_turn = _indices_by_turn(statements)
+    kept = []
+    for c in found:
+        m = _REFUSES_NAME.match(c.content) if c.speaker is Speaker.USER else None
+        if (
+            m is not None
+            and len(m.group("name")) >= 3
+            # nothing said beyond the "no": no reason, no alternative
+            and len(_REFUSAL_FILLER.sub(" ", c.content[m.end() :]).split()) < _REASON_WORDS
+            and not (_STRONG_GENERAL.search(c.content) or _STANDING.search(c.content))
+        ):
+            name = m.group("name").lower()
+            offered = (
+                statements[i].low
+                for i in by_turn.get(c.turn - 1, [])
+                if statements[i].speaker is Speaker.AGENT
+            )
+            if any(_names(name, low) for low in offered):
+                continue
+        kept.append(c)
+    return kept
 
 
 def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
