@@ -2542,6 +2542,7 @@ def test_a_change_nobody_made_retires_nothing(text: str) -> None:
         "Last quarter we used the gpt-4o-mini alias for a classifier and the scores shifted"
         " overnight when the alias moved.",
         "I had once a bug where somebody converted the amounts two times.",
+        "We just never had overlap before.",
     ],
 )
 def test_a_story_the_agent_acknowledges_is_no_rule(story: str) -> None:
@@ -2609,3 +2610,11 @@ def test_a_no_with_a_reason_or_meant_to_last_stays(reply: str) -> None:
         f"User: {reply}\n"
     ).items
     assert any("atlantis" in i.text.lower() for i in items), [i.content for i in items]
+
+
+@pytest.mark.parametrize(
+    "rule", ["Nobody edits gen/ by hand.", "We never touch prod from a laptop, ever."]
+)
+def test_a_rule_with_never_or_nobody_is_no_story(rule: str) -> None:
+    items = run(f"User: {rule}\n\nAssistant: Noted.\n").items
+    assert items, rule

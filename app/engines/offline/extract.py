@@ -1585,6 +1585,10 @@ _TELLS_WHAT_HAPPENED = re.compile(
     r"(?:a (?:few|couple of) |\w+ )?(?:days|weeks|months|years) ago|back in \d{4})\b"
     r"(?![^.]*\b(?:decided|agreed|settled|from now on|going forward|rule|convention)\b)"
     r"|^\W*(?:i|we) (?:had once|once)\b"
+    # "it was never flaky, it was just broken", "nobody knew why for a week": what was so
+    r"|\b(?:was|were|had|did)\s+(?:n[o']?t\s+)?(?:never|always)\b"
+    r"|\b(?:never|nobody|no one)\s+(?:\w+\s+)?(?:was|were|had|did|knew|noticed|saw|got|went|came|"
+    r"thought|realized|realised|found|checked|tested|touched)\b"
 )
 
 
