@@ -2618,3 +2618,25 @@ def test_a_no_with_a_reason_or_meant_to_last_stays(reply: str) -> None:
 def test_a_rule_with_never_or_nobody_is_no_story(rule: str) -> None:
     items = run(f"User: {rule}\n\nAssistant: Noted.\n").items
     assert items, rule
+
+
+def test_a_move_in_a_later_thread_replaces_the_earlier_choice_for_it() -> None:
+    memory = _evolved(
+        "User: the e2e tests use Cypress, specs live in e2e/ next to the app.\n\n"
+        "Assistant: Noted.\n",
+        "User: We move the e2e tests to Playwright Test, Cypress keeps flaking on CI.\n\n"
+        "Assistant: Noted.\n",
+    )
+    active = " ".join(i.text for i in memory.all_items())
+    assert "Playwright" in active
+    assert "Cypress, specs" not in active, active
+    superseded = [i for c in memory.contradictions if c.status == "superseded" for i in c.items]
+    assert any("Cypress" in i.text for i in superseded)
+
+
+def test_a_move_within_one_thread_replaces_nothing_of_that_thread() -> None:
+    memory = _evolved(
+        "User: the e2e tests use Cypress, specs live in e2e/ next to the app. We move the"
+        " unit tests to Vitest.\n\nAssistant: Noted.\n"
+    )
+    assert not memory.contradictions

@@ -120,6 +120,7 @@ def _with_dialogue_units(
     found = _with_standing_rules(found, statements)
     found = _with_marked(found, statements)
     found = _with_acknowledged(found, turns, statements)
+    _moves_replace_earlier(found)
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
     found = _folded_retirements(found)
     found = _with_disputes(found, find_disputes(dialogue))
@@ -1602,6 +1603,20 @@ def _describes_some(text: str) -> bool:
     from app.engines.offline.dialogue import main_clause
 
     return _PARTIAL.search(re.split(r"[,(]", main_clause(text), maxsplit=1)[0]) is not None
+
+
+def _moves_replace_earlier(found: list[Candidate]) -> None:
+    """ "We're moving transactional mail to Postmark": a move replaces what an earlier thread
+    chose for the same thing (the evolution matches it by the words they share), unless it
+    already names what it replaces."""
+    for c in found:
+        if (
+            c.speaker is Speaker.USER
+            and c.category is not Category.BUG_PATTERNS
+            and not any(t.startswith(REPLACES) for t in c.topic_tags)
+            and _MIGRATES.search(c.content)
+        ):
+            c.topic_tags = [*c.topic_tags, REPLACES + EARLIER]
 
 
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
