@@ -2640,3 +2640,12 @@ def test_a_move_within_one_thread_replaces_nothing_of_that_thread() -> None:
         " unit tests to Vitest.\n\nAssistant: Noted.\n"
     )
     assert not memory.contradictions
+
+
+def test_a_question_asked_out_of_curiosity_is_no_decision() -> None:
+    items = run(
+        "User: could we ever run the whole thing on sqlite instead of postgres?\n\n"
+        "Assistant: For a single node, yes; you'd lose row-level locking.\n\n"
+        "User: Not on the roadmap, just curious.\n"
+    ).items
+    assert not any("roadmap" in i.text for i in items), [i.content for i in items]

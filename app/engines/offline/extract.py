@@ -818,6 +818,8 @@ _GUESS = re.compile(
     r"possibly|my guess|i bet|if (?:we|you|they|i) ever|if one day|some ?day)\b"
     # "… if you ever wanted to know lol": said in jest.
     r"|\b(?:lol|lmao|haha|hehe|rofl)\b"
+    # "Not on the roadmap, just curious.": a question asked for its own sake
+    r"|\b(?:just|only) (?:curious|wondering|asking)\b|\bout of curiosity\b"
     # "I'm not convinced, …", "I'm the only analytics engineer.": the speaker's own state.
     r"|^\W*(?:i'?m|i am)\b"
     # "If we go one day to GPU, we would take JAX": a condition with "would" imagines a case.
