@@ -2649,3 +2649,15 @@ def test_a_question_asked_out_of_curiosity_is_no_decision() -> None:
         "User: Not on the roadmap, just curious.\n"
     ).items
     assert not any("roadmap" in i.text for i in items), [i.content for i in items]
+
+
+def test_a_name_holding_prefer_states_no_preference() -> None:
+    items = run(
+        "User: add dark mode to the docs site.\n\n"
+        "Assistant: Which switch do you want?\n\n"
+        "User: Only a `@media (prefers-color-scheme: dark)` block, so the OS setting decides.\n"
+    ).items
+    assert not any(i.category is Category.CODING_PREFERENCES for i in items), [
+        (i.category, i.content) for i in items
+    ]
+    assert not any(i.confidence >= COMMIT and "prefers-color-scheme" in i.text for i in items)

@@ -294,7 +294,8 @@ IMPERATIVE_OPENERS: Final = frozenset(
     }
 )
 PREFERENCE: Final = (
-    _R(r"\bprefer(?:s|red|ably|ence)?\b", "prefer"),
+    # (not a name: "prefers-color-scheme", "prefers_reduced_motion")
+    _R(r"\bprefer(?:s|red|ably|ence)?\b(?![-_]\w)", "prefer"),
     _R(
         r"""\b(?:use|using|choose|pick|stick\ (?:with|to)|switch\ to|write|keep|wrap)\b
            [^.;]{1,60}?\b(?:instead\ of|rather\ than|over|in\ favou?r\ of)\b""",
