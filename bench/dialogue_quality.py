@@ -359,6 +359,7 @@ SPLITS = (
     "holdout10",
     "holdout11",
     "holdout12",
+    "holdout13",
 )
 
 

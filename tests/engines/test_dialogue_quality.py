@@ -69,8 +69,8 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations), and
     # after the seventh part (0.44 / 0.46, 1 violation), after the eighth (0.50 / 0.459), and
     # after the tenth (0.515 / 0.459), after the sixteenth (0.529 / 0.486), and after the
-    # seventeenth (0.588 / 0.541).
-    assert report.precision() >= 0.58, report.precision()
+    # seventeenth (0.588 / 0.541), and after the nineteenth (0.606 / 0.541).
+    assert report.precision() >= 0.60, report.precision()
     assert report.recall() >= 0.54, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
@@ -81,7 +81,7 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
 # (split, precision, recall, sequence checks passed, must-not violations). Batches 3 to 5
 # train the learned judge and category model since the fourteenth part (their unseen
 # figures are in tests/fixtures/dialogue/README.md); their floors now only catch
-# regressions. Batches 6 to 12 (and `holdout/`, `test/`) are still only scored.
+# regressions. Batches 6 to 13 (and `holdout/`, `test/`) are still only scored.
 HELD_OUT_FLOORS = [
     # A fourth annotator: the figures after the seventh part of the offline engine v2,
     # raised after the eighth, the twelfth and the thirteenth; trained on since the
@@ -91,8 +91,9 @@ HELD_OUT_FLOORS = [
     ("holdout3", 0.47, 0.37, 7, 0),
     # Three more annotators: unseen on arrival 0.40 / 0.44; 0.471 / 0.488 and 8 violations
     # after the thirteenth part; trained on since the fourteenth (0.506 / 0.524); 0.518 /
-    # 0.524, 24 sequence checks and 7 violations after the seventeenth (0.531 at its end).
-    ("holdout4", 0.53, 0.52, 24, 7),
+    # 0.524, 24 sequence checks and 7 violations after the seventeenth (0.531 at its end);
+    # 0.568 / 0.549 after the nineteenth.
+    ("holdout4", 0.56, 0.54, 24, 7),
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
@@ -102,8 +103,9 @@ HELD_OUT_FLOORS = [
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
     # 29 sequence checks once the agent's accepted report of a replacement counts (sixteenth);
-    # 0.389 / 0.372 after the seventeenth; 31 sequence checks after the eighteenth.
-    ("holdout6", 0.38, 0.37, 31, 25),
+    # 0.389 / 0.372 after the seventeenth; 31 sequence checks after the eighteenth; 0.408 /
+    # 0.387 and 24 must-not after the nineteenth.
+    ("holdout6", 0.40, 0.38, 31, 24),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
@@ -115,14 +117,16 @@ HELD_OUT_FLOORS = [
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
     # an AI" counted as one about a planted instruction; 0.366 / 0.374 after the fifteenth;
     # 41 sequence checks in the sixteenth; 0.381 / 0.381 and 42 after the seventeenth (43
-    # in the eighteenth until "X goes away" stopped counting as a retirement).
-    ("holdout8", 0.38, 0.38, 42, 6),
+    # in the eighteenth until "X goes away" stopped counting as a retirement); 45 after the
+    # nineteenth ("we move X to Y" replaces an earlier thread's choice for X).
+    ("holdout8", 0.38, 0.38, 45, 6),
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
     # 0.474 after the seventeenth (0.411 / 0.474 and 26 sequence checks after the
-    # eighteenth, once the review queue is settled by later threads).
-    ("holdout9", 0.41, 0.47, 26, 14),
+    # eighteenth, once the review queue is settled by later threads); 0.429 / 0.495 after
+    # the nineteenth.
+    ("holdout9", 0.42, 0.49, 26, 14),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
     # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth.
@@ -132,8 +136,12 @@ HELD_OUT_FLOORS = [
     # 0.354 after the part's last change.
     ("holdout11", 0.35, 0.30, 15, 7),
     # Three more, written for the eighteenth part: unseen on arrival 0.50 / 0.417, 8 must-not,
-    # 11 of 36 sequence checks, the same with the session-start engine.
-    ("holdout12", 0.50, 0.41, 11, 8),
+    # 11 of 36 sequence checks, the same with the session-start engine; 0.512 / 0.427 after
+    # the nineteenth.
+    ("holdout12", 0.51, 0.42, 11, 8),
+    # Three more, written for the nineteenth part: unseen on arrival 0.360 / 0.352, 8
+    # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine).
+    ("holdout13", 0.36, 0.35, 11, 8),
 ]
 
 
