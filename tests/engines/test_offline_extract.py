@@ -2661,3 +2661,23 @@ def test_a_name_holding_prefer_states_no_preference() -> None:
         (i.category, i.content) for i in items
     ]
     assert not any(i.confidence >= COMMIT and "prefers-color-scheme" in i.text for i in items)
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        "god, so it was never flaky, it was just broken and muted, great.",
+        "The 0 hours was never ok, jwinter did it without asking.",
+    ],
+)
+def test_a_story_with_a_rule_word_is_no_rule(story: str) -> None:
+    items = run(f"User: {story}\n").items
+    assert not items, [i.content for i in items]
+
+
+def test_a_quote_inside_a_rule_tells_no_story() -> None:
+    from app.engines.offline.extract import _QUOTED, _TOLD_STORY
+
+    rule = 'Keep jobs for 7 days, support reads them when a customer says "I never got the mail".'
+    assert _TOLD_STORY.search(rule)
+    assert not _TOLD_STORY.search(_QUOTED.sub(" ", rule))
