@@ -562,8 +562,7 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
         or c.family in (Family.LESSON, Family.DECISION)
         or _named_a_rule(c, statements)
         or any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
-        # (what someone is quoted saying, "I never got the mail", tells nothing of the rule)
-        or not _TOLD_STORY.search(_QUOTED.sub(" ", c.content))
+        or not tells_a_story(c.content)
     ]
     # "The build job fails on every pull request": a problem report, not a standing rule.
     found = [
@@ -1603,6 +1602,29 @@ _TOLD_STORY = re.compile(
     r"thought|realized|realised|found|checked|tested|touched)\b"
 )
 _QUOTED = re.compile(r'"[^"]{0,200}"|“[^”]{0,200}”')
+# Every match of `_TOLD_STORY` holds one of these: the regex runs only where one occurs.
+_STORY_WORDS = (
+    "last ",
+    "yesterday",
+    " ago",
+    "back in",
+    "once",
+    "never",
+    "always",
+    "nobody",
+    "no one",
+)
+
+
+def tells_a_story(text: str) -> bool:
+    """Whether a statement tells what happened ("it was never flaky, it was just broken"),
+    outside what someone is quoted saying ("… says "I never got the mail"")."""
+    low = text.lower()
+    if not any(w in low for w in _STORY_WORDS):
+        return False
+    return _TOLD_STORY.search(_QUOTED.sub(" ", text)) is not None
+
+
 _TELLS_WHAT_HAPPENED = re.compile(
     r"(?i)^\W*(?:(?:and|but|so|also|ok(?:ay)?)\W+)?(?:i|we)\s+(?:went|checked|saw|looked|"
     r"tried|ran|found|noticed|measured|tested)\b"

@@ -412,12 +412,12 @@ class _TurnReader:
     def _data(self, raw: str, stripped: str) -> bool:
         """A table row printed by a tool ("id | bigint | not null"), or a block indented as
         code after a break: data somebody pasted, not what anybody said."""
-        if stripped.count(" | ") >= 2 or "  |" in stripped:
+        if "|" in stripped and (stripped.count(" | ") >= 2 or "  |" in stripped):
             return True
         return (
-            not self._buffer
-            and raw[:1] in " \t"
-            and (raw.startswith("    ") or raw.startswith("\t"))
+            raw[:1] in " \t"
+            and not self._buffer
+            and (raw.startswith("    ") or raw[0] == "\t")
             and _BULLET_RE.match(stripped) is None
         )
 
