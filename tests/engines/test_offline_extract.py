@@ -2681,3 +2681,28 @@ def test_a_quote_inside_a_rule_tells_no_story() -> None:
     rule = 'Keep jobs for 7 days, support reads them when a customer says "I never got the mail".'
     assert not tells_a_story(rule)
     assert tells_a_story("The 0 hours was never ok, jwinter did it without asking.")
+
+
+TOOL_WORK = '\n\nAssistant: [tool: Bash {"command": "ls"}]\n'
+
+
+@pytest.mark.parametrize(
+    "rule",
+    ["tag with the git sha, not latest.", "Retention 18 months, not 13."],
+)
+def test_an_order_that_names_the_alternative_it_rules_out_is_a_rule(rule: str) -> None:
+    items = run(f"User: {rule}{TOOL_WORK}").items
+    assert [i.confidence >= COMMIT for i in items] == [True], [i.content for i in items]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "do it now, not later.",
+        "fix it in the parser, not in the view.",
+        "Random one, not work related really.",
+        "Good to know, not deciding that now.",
+    ],
+)
+def test_a_time_a_place_or_chatter_after_not_is_no_rule(text: str) -> None:
+    assert not run(f"User: {text}{TOOL_WORK}").items

@@ -1403,6 +1403,19 @@ STANDING_RULE = 0.8
 # Where a kind of thing goes, given as a path: "scenes are in res://scenes/<feature>/",
 # "everything from runs goes to /scratch/$USER/…", "put rules in monitoring/rules/".
 _PATH = r"[`'\"]?(?:[a-z]+://)?[\w.$~@<>{}-]*/[\w.$~@<>{}/-]*"
+# "tag with the git sha, not latest.", "put the config in yaml, not toml.": an order that
+# names the alternative it rules out, at its end (not a time or a place of this task: "do it
+# now, not later", "fix it in the parser, not in the view").
+_NOT_THE_OTHER = re.compile(
+    r"(?i)^\W*(?:(?:and|also|please|pls)\s+)*"
+    # (not chatter: "Random one, not work related", "Good to know, not deciding that now")
+    r"(?!(?:random|quick|good|great|yes|yeah|ok|okay|look|it'?s|that'?s|i)\b)"
+    r"[a-z]+\s+[^.;:!?]{3,80}?,\s*(?:and\s+)?not\s+"
+    r"(?!(?:now|later|yet|today|tomorrow|here|there|in|at|on|for|to|from|by|with|about|sure|"
+    r"really|just|only|that|this|it|them|us|me|you|a|an|the|too|so|very|much|all|every|yours?|"
+    r"mine|empty|work|\w+ing|\w+ed)\b)"
+    r"[\w`'\"./+-]+(?:\s+[\w`'\"./+-]+){0,2}\s*[.!]?\s*$"
+)
 _PLACED = re.compile(
     # (Words are \S+ between \s+: classes that share no character, so no backtracking blow-up.)
     rf"(?i)^(?!\W*(?:it|this|that)\b)\W*(?:\S+\s+){{1,8}}?(?:go|goes|live|lives|belong|"
@@ -1700,6 +1713,8 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             shaped = True
         elif 3 <= words <= MAX_RULE_WORDS and _PLACED.search(s.text):
             placed = True  # "put rules in monitoring/rules/, one file per service"
+        elif 3 <= words <= MAX_RULE_WORDS and _NOT_THE_OTHER.match(s.text):
+            placed = True  # "tag with the git sha, not latest": one way, the other named out
         elif words <= MAX_RULE_WORDS and _KEEPS_CHOICE.search(s.text):
             # "No, we stay on pandas.", "no way, we left elastic for a reason, loki stays."
             from app.engines.offline.dialogue import describes_trouble
