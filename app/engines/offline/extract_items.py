@@ -924,16 +924,7 @@ def rule_category(core: str) -> Category:
     """
     if _PERSONAL_SCOPE.search(core):
         return Category.CODING_PREFERENCES
-    from app.engines.offline.category import choose
-
-    chosen = choose(
-        core,
-        (
-            Category.CODING_PREFERENCES,
-            Category.PROJECT_CONVENTIONS,
-            Category.ARCHITECTURAL_DECISIONS,
-        ),
-    )
+    chosen = _word_model_rule_category(core)
     if chosen is Category.CODING_PREFERENCES and not _SPEAKS_TO_A_PERSON.match(core):
         # "Every migration starts with SET lock_timeout", "DTO fields … are nullable": a
         # statement about the project's things is a convention; a preference tells someone
@@ -958,18 +949,20 @@ def is_style_rule(content: str) -> bool:
     """
     if _REPO_ANCHOR.search(content):
         return False
+    return _word_model_rule_category(content) is Category.CODING_PREFERENCES
+
+
+def _word_model_rule_category(core: str) -> Category | None:
+    """The word model's choice among the three rule categories (None without a model)."""
     from app.engines.offline.category import choose
 
-    return (
-        choose(
-            content,
-            (
-                Category.CODING_PREFERENCES,
-                Category.PROJECT_CONVENTIONS,
-                Category.ARCHITECTURAL_DECISIONS,
-            ),
-        )
-        is Category.CODING_PREFERENCES
+    return choose(
+        core,
+        (
+            Category.CODING_PREFERENCES,
+            Category.PROJECT_CONVENTIONS,
+            Category.ARCHITECTURAL_DECISIONS,
+        ),
     )
 
 
