@@ -2706,3 +2706,48 @@ def test_an_order_that_names_the_alternative_it_rules_out_is_a_rule(rule: str) -
 )
 def test_a_time_a_place_or_chatter_after_not_is_no_rule(text: str) -> None:
     assert not run(f"User: {text}{TOOL_WORK}").items
+
+
+def test_a_report_asking_why_names_its_symptom_without_a_trouble_word() -> None:
+    items = run(
+        "User: disk alert on ledger-db-1: 91% used, pg_wal is at 140GB and growing about "
+        "2GB an hour. can you check and fix? don't restart anything without asking.\n\n"
+        'Assistant: [tool: Bash {"command": "psql -c \\"select * from pg_replication_slots\\""}]'
+        "\n\n"
+        "User: [tool result: cdc_ledger | logical | f | 140 GB]\n\n"
+        "Assistant: Confirmed root cause: the logical slot `cdc_ledger` is inactive because "
+        "its consumer was stopped during the upgrade, so Postgres keeps every WAL segment "
+        "since then. I'll restart the consumer.\n\n"
+        'Assistant: [tool: Edit {"file_path": "deploy/cdc.yaml"}]\n\n'
+        "User: [tool result: Success. Updated the following files]\n\n"
+        "User: great, thanks\n"
+    ).items
+    bugs = [i for i in items if i.category is Category.BUG_PATTERNS]
+
+    assert bugs and bugs[0].content.startswith("Disk alert on ledger-db-1"), [
+        i.content for i in items
+    ]
+    assert "cdc_ledger" in bugs[0].text
+
+
+@pytest.mark.parametrize(
+    ("report", "symptom"),
+    [
+        (
+            "Hello! Could you please help me understand why our egress costs doubled in May? "
+            "Thank you in advance",
+            "our egress costs doubled in May.",
+        ),
+        (
+            "CI on main has been red since this morning and nobody touched the code. Can you "
+            "take a look?",
+            "CI on main has been red since this morning and nobody touched the code.",
+        ),
+        # A request for new work asks no "why": nothing went wrong.
+        ("need rate limiting on the public api, per api key, 100 req/min.", ""),
+    ],
+)
+def test_what_a_request_for_a_diagnosis_reports(report: str, symptom: str) -> None:
+    from app.engines.offline import dialogue
+
+    assert dialogue._symptom(report, "the runner image moved to a new toolchain") == symptom

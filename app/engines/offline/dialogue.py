@@ -591,17 +591,57 @@ def _symptom(text: str, cause: str = "") -> str:
         and _ASKS_FOR_WORK.match(content[0])
         and not any(_TROUBLE.search(_RULE_WORDS.sub(" ", sentence)) for sentence in sentences)
     ):
-        return ""  # nothing goes wrong: a request for new work, not a problem
+        # nothing goes wrong: a request for new work, not a problem (unless it asks why)
+        return _asked_why(content)
     if content and _CORRECTS_THE_AGENT.match(content[0]):
         return ""  # "hmm no, we don't use floats here": the agent's plan was wrong, not the code
     best = max(range(len(sentences)), key=lambda k: (weight(sentences[k]), -k))
     prose, named, other = weight(sentences[best])
-    if _RULE_SAID.search(sentences[best]):
-        return ""  # "money is Decimal, never float": a rule said with the report is no symptom
-    if not (prose and (named or other)):
-        return ""
+    if _RULE_SAID.search(sentences[best]) or not (prose and (named or other)):
+        # "money is Decimal, never float": a rule said with the report is no symptom
+        return _asked_why(content)
     # (a report told with a question mark reads as a statement in the memory)
     return re.sub(r"\s*\?+[!?]*$", ".", sentences[best].rstrip())
+
+
+# The user asks for a diagnosis, not for work: "can you find out why", "figure out what
+# happened", "CI is red …, can you take a look?".
+_ASKS_WHY = re.compile(
+    r"(?i)\b(?:why\b|what happened|what'?s (?:going on|causing)|find (?:out|the cause)|"
+    r"figure out|root cause|look into|take a look|have a look|check and fix|debug|investigate)"
+)
+_THANKS = re.compile(r"(?i)^\W*(?:thanks|thank you|thx|cheers|regards|best)\b")
+_WHY_LEAD = re.compile(
+    r"(?i)^\W*(?:(?:hello|hi|hey)\W+)?(?:(?:can|could|would) you (?:please )?(?:help me )?"
+    r"(?:understand|find out|figure out|tell me|explain|check|see)?\s*)?why\s+"
+)
+
+
+def _asked_why(sentences: list[str]) -> str:
+    """What a report asking for a diagnosis says goes wrong, with no trouble word in it.
+
+    "disk alert on orders-pg-primary: 88% used, pg_wal is at 180GB and growing … can you
+    check and fix?": the turn asks why, so its first statement is the symptom ("Could you
+    help me understand why our NAT costs doubled?" gives "our NAT costs doubled.")."""
+    if not any(_ASKS_WHY.search(x) for x in sentences):
+        return ""
+    for sentence in sentences:
+        lead = _WHY_LEAD.match(sentence)
+        text = sentence[lead.end() :] if lead else sentence
+        if (
+            len(text.split()) < 4
+            or looks_like_code(text)
+            or INTRODUCES_PASTE.match(text)
+            or _GUESSES_THE_CAUSE.match(text)
+            or _RULE_SAID.search(text)
+            or _THANKS.match(text)
+            # the request itself ("can you take a look?"), unless it carries the symptom
+            or (not lead and (text.rstrip().endswith("?") or _ASKS_FOR_WORK.match(text)))
+            or (not lead and _ASKS_WHY.search(text) and len(text.split()) < 8)
+        ):
+            continue
+        return re.sub(r"\s*\?+[!?]*$", ".", text.rstrip())
+    return ""
 
 
 def find_fixes(classified: list[DialogueTurn]) -> list[Fix]:
