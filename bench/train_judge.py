@@ -34,8 +34,16 @@ sys.path.insert(0, str(ROOT))
 from app.core.models import Category  # noqa: E402
 from app.core.redact import redact  # noqa: E402
 from app.engines.offline import judge as judge_module  # noqa: E402
-from app.engines.offline.extract import _item, read_candidates  # noqa: E402
+from app.engines.offline.extract import (  # noqa: E402
+    _EMPHATIC,
+    _VERDICT_NAMED,
+    DISPUTES,
+    REPLACES,
+    _item,
+    read_candidates,
+)
 from app.engines.offline.extract_items import Candidate  # noqa: E402
+from app.engines.offline.extract_text import Speaker  # noqa: E402
 from app.engines.offline.judge import Context  # noqa: E402
 
 DEV = ROOT / "tests" / "fixtures" / "dialogue" / "dev"
@@ -180,6 +188,116 @@ def best_thresholds(
     return best
 
 
+def _user_rule(c: Candidate) -> bool:
+    """A candidate the hold model judges: a rule candidate the user said, committed by the
+    rules, that replaces or disputes nothing (`extract._doubted` and `_held_for_review`)."""
+    speakers = c.speakers or {c.speaker}
+    return (
+        not c.plain
+        and c.confidence >= COMMIT
+        and Speaker.USER in speakers
+        and not any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
+    )
+
+
+def hold_samples(paths: list[Path]) -> tuple[list[Sample], list[str], int]:
+    """The hold model's samples, their texts, and how many come from sequences.
+
+    Each conversation's user rule candidates, positive when they hold a required item's
+    keywords; then, from the sequences of dev and the retired batches, each thread's user
+    rule candidates that hold an item the sequence keeps active or records as superseded
+    (positives only: a sequence labels what evolves, not everything a thread should keep).
+    """
+    rows: list[Sample] = []
+    texts: list[str] = []
+    for n, path in enumerate(paths):
+        _count, context, found = labeled_candidates(path)
+        for c, hit, _good in found:
+            if _user_rule(c):
+                feats = judge_module.features(c, context, extra=False, rules=True)
+                rows.append(Sample(n, False, c.confidence, hit, frozenset(), feats))
+                texts.append(c.content)
+    folders = [d for root in (DEV, *RETIRED) for d in sorted((root / "sequences").glob("*"))]
+    from_sequences = 0
+    for m, folder in enumerate(d for d in folders if (d / "expected.json").is_file()):
+        labels = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+        kept = [
+            [k.lower() for k in entry["keywords"]]
+            for key in ("active", "superseded")
+            for entry in labels.get(key, [])
+        ]
+        for thread in sorted(folder.glob("*.txt")):
+            candidates, context, _notes = read_candidates(
+                redact(thread.read_text(encoding="utf-8")), plain=True
+            )
+            for c in candidates:
+                text = _item(c, "x", date(2026, 1, 1)).text.lower()
+                if _user_rule(c) and any(all(w in text for w in words) for words in kept):
+                    feats = judge_module.features(c, context, extra=False, rules=True)
+                    rows.append(
+                        Sample(len(paths) + m, False, c.confidence, True, frozenset(), feats)
+                    )
+                    texts.append(c.content)
+                    from_sequences += 1
+    return rows, texts, from_sequences
+
+
+def _exempt(text: str) -> bool:
+    """What the engine never holds: a verdict on something named, a rule for every case."""
+    return bool(_VERDICT_NAMED.search(text) or _EMPHATIC.search(text))
+
+
+def _auc(labels: list[bool], scores: Array) -> float:
+    order = np.argsort(scores)
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(len(scores))
+    pos = np.array(labels)
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    return float((ranks[pos].sum() - n_pos * (n_pos - 1) / 2) / max(1, n_pos * n_neg))
+
+
+def train_hold(paths: list[Path], hold: float, l2: float, write: bool) -> None:
+    """Train the hold model, report it out of fold, and write it beside the judge's weights."""
+    rows, texts, from_sequences = hold_samples(paths)
+    print(
+        f"hold model: {len(rows)} user rule candidates ({from_sequences} kept by sequences), "
+        f"{sum(r.keeps for r in rows)} keep"
+    )
+    scores = out_of_fold(rows, len(paths), l2)
+    print(f"out of fold (l2 {l2}): AUC {_auc([r.keeps for r in rows], scores):.3f}")
+    own = [
+        (r.keeps, float(s))
+        for r, s, text in zip(rows, scores, texts, strict=True)
+        if r.conv < len(paths) and not _exempt(text)
+    ]
+    for low, high in ((0.0, 0.2), (0.2, 0.25), (0.25, 0.3), (0.3, 0.35), (0.35, 0.4)):
+        band = [keeps for keeps, s in own if low <= s < high]
+        kept = sum(
+            1
+            for r, s, text in zip(rows, scores, texts, strict=True)
+            if r.conv >= len(paths) and low <= s < high and not _exempt(text)
+        )
+        print(
+            f"  scored {low:.2f}-{high:.2f}: {len(band)} conversation candidates, "
+            f"{sum(band)} hold a required item; {kept} sequence-kept items"
+        )
+    if write:
+        w = fit(rows, l2)
+        model = json.loads(judge_module.MODEL_FILE.read_text(encoding="utf-8"))
+        model["hold"] = hold
+        model["hold_trained_on"] = (
+            f"{len(paths)} conversations and the sequences of dev and held-out 3-5, "
+            f"{len(rows)} user rule candidates, l2 {l2}"
+        )
+        model["hold_weights"] = {
+            str(i): round(float(v), 4) for i, v in enumerate(w) if abs(v) >= 1e-4
+        }
+        judge_module.MODEL_FILE.write_text(json.dumps(model, indent=0) + "\n", encoding="utf-8")
+        print(
+            f"wrote the hold model (hold {hold}) into {judge_module.MODEL_FILE.relative_to(ROOT)}"
+        )
+
+
 def _paths(globs: str) -> list[Path]:
     """Labeled dev and retired held-out conversations matching any of the globs."""
     found = {p for g in globs.split(",") for folder in (DEV, *RETIRED) for p in folder.glob(g)}
@@ -220,9 +338,21 @@ def main() -> None:
         default=0.0,
         help="written as given: the same for candidates the rules gave less than 0.75",
     )
+    parser.add_argument(
+        "--hold-only",
+        action="store_true",
+        help="train only the hold model and write it into the shipped file (judge unchanged)",
+    )
+    parser.add_argument(
+        "--hold", type=float, default=0.3, help="written as given: the hold model's threshold"
+    )
+    parser.add_argument("--hold-l2", type=float, default=1.0, help="the hold model's L2 weight")
     args = parser.parse_args()
     skip = tuple(x for x in args.exclude.split(",") if x)
     paths = [p for p in _paths(args.glob) if not (skip and p.name.startswith(skip))]
+    if args.hold_only:
+        train_hold(paths, args.hold, args.hold_l2, args.write)
+        return
     beta2 = args.beta**2
     rules = not args.statement_only
     rows, musts = samples(paths, rules)

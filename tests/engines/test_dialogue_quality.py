@@ -69,8 +69,9 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # figures after the bug-unit fixes of the fourth part (0.386 / 0.459, 5 violations), and
     # after the seventh part (0.44 / 0.46, 1 violation), after the eighth (0.50 / 0.459), and
     # after the tenth (0.515 / 0.459), after the sixteenth (0.529 / 0.486), and after the
-    # seventeenth (0.588 / 0.541), and after the nineteenth (0.606 / 0.541).
-    assert report.precision() >= 0.60, report.precision()
+    # seventeenth (0.588 / 0.541), and after the nineteenth (0.606 / 0.541), and once the
+    # hold model sends doubted user rules to review (twentieth: 0.645 / 0.541).
+    assert report.precision() >= 0.64, report.precision()
     assert report.recall() >= 0.54, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
@@ -87,62 +88,66 @@ HELD_OUT_FLOORS = [
     # raised after the eighth, the twelfth and the thirteenth; trained on since the
     # fourteenth (0.457 / 0.377; scored out of batch 0.42 / 0.36 before it joined); 0.447
     # in the sixteenth, when a decision it lists under another category was first found;
-    # 0.477 after the seventeenth.
-    ("holdout3", 0.47, 0.37, 7, 0),
+    # 0.477 after the seventeenth; 0.488 with the hold model (twentieth).
+    ("holdout3", 0.48, 0.37, 7, 0),
     # Three more annotators: unseen on arrival 0.40 / 0.44; 0.471 / 0.488 and 8 violations
     # after the thirteenth part; trained on since the fourteenth (0.506 / 0.524); 0.518 /
     # 0.524, 24 sequence checks and 7 violations after the seventeenth (0.531 at its end);
-    # 0.568 / 0.549 after the nineteenth.
-    ("holdout4", 0.56, 0.54, 24, 7),
+    # 0.568 / 0.549 after the nineteenth; 0.618 / 0.561 with the hold model (twentieth).
+    ("holdout4", 0.61, 0.56, 24, 7),
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
-    # 0.504 / 0.482 after the seventeenth.
-    ("holdout5", 0.50, 0.48, 20, 9),
+    # 0.504 / 0.482 after the seventeenth; 0.545 / 0.491 with the hold model (twentieth).
+    ("holdout5", 0.54, 0.49, 20, 9),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
     # 29 sequence checks once the agent's accepted report of a replacement counts (sixteenth);
     # 0.389 / 0.372 after the seventeenth; 31 sequence checks after the eighteenth; 0.408 /
-    # 0.387 and 24 must-not after the nineteenth.
-    ("holdout6", 0.40, 0.38, 31, 24),
+    # 0.387 and 24 must-not after the nineteenth; 0.425 / 0.387 with the hold model
+    # (twentieth).
+    ("holdout6", 0.42, 0.38, 31, 24),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
     # (0.471 / 0.449); 0.479 / 0.456 and 35 must-not after the fifteenth; 28 sequence
     # checks in the sixteenth, then 30; 0.489 / 0.456 after the seventeenth; 0.489 and 34
-    # must-not after the nineteenth.
-    ("holdout7", 0.48, 0.45, 30, 34),
+    # must-not after the nineteenth; 0.515 / 0.456 with the hold model (twentieth).
+    ("holdout7", 0.51, 0.45, 30, 34),
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
     # an AI" counted as one about a planted instruction; 0.366 / 0.374 after the fifteenth;
     # 41 sequence checks in the sixteenth; 0.381 / 0.381 and 42 after the seventeenth (43
     # in the eighteenth until "X goes away" stopped counting as a retirement); 45 after the
-    # nineteenth ("we move X to Y" replaces an earlier thread's choice for X).
-    ("holdout8", 0.38, 0.38, 45, 6),
+    # nineteenth ("we move X to Y" replaces an earlier thread's choice for X); 0.402 / 0.381
+    # with the hold model (twentieth).
+    ("holdout8", 0.40, 0.38, 45, 6),
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
     # 0.474 after the seventeenth (0.411 / 0.474 and 26 sequence checks after the
     # eighteenth, once the review queue is settled by later threads); 0.429 / 0.495 after
-    # the nineteenth.
-    ("holdout9", 0.42, 0.49, 26, 14),
+    # the nineteenth; 0.462 / 0.495 with the hold model (twentieth).
+    ("holdout9", 0.46, 0.49, 26, 14),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
-    # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth.
-    ("holdout10", 0.50, 0.50, 31, 12),
+    # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth; 0.547 /
+    # 0.500 with the hold model (twentieth).
+    ("holdout10", 0.54, 0.50, 31, 12),
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
-    # 0.354 after the part's last change.
-    ("holdout11", 0.35, 0.30, 15, 7),
+    # 0.354 after the part's last change; 0.359 and 16 sequence checks with the hold model.
+    ("holdout11", 0.35, 0.30, 16, 7),
     # Three more, written for the eighteenth part: unseen on arrival 0.50 / 0.417, 8 must-not,
     # 11 of 36 sequence checks, the same with the session-start engine; 0.512 / 0.427 after
-    # the nineteenth.
-    ("holdout12", 0.51, 0.42, 11, 8),
+    # the nineteenth; 0.538 / 0.427 with the hold model (twentieth).
+    ("holdout12", 0.53, 0.42, 11, 8),
     # Three more, written for the nineteenth part: unseen on arrival 0.360 / 0.352, 8
-    # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine).
-    ("holdout13", 0.36, 0.35, 11, 8),
+    # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine);
+    # 0.378 / 0.352 with the hold model (twentieth).
+    ("holdout13", 0.37, 0.35, 11, 8),
 ]
 
 

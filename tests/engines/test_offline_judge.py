@@ -153,3 +153,51 @@ def test_a_replacement_the_agent_said_is_never_vetoed() -> None:
     remark = next(c for c in rules if "carts.user_id" in c.content)
     remark.topic_tags = [*remark.topic_tags, "replaces:mysql"]
     assert not extract_module._agent_only(remark)
+
+
+HOLDS = (
+    "User: the settings screen needs a dark mode toggle.\n\n"
+    "Assistant: Should the choice sync across devices, or stay per device? I could also "
+    "add viper-style layered config for the theme.\n\n"
+    "User: Theme state goes in src/stores/theme.ts. We never put the theme in cookies. No "
+    "viper, too much magic for one flag. Bump the cache lifetime to 30 days while you're in "
+    "there.\n"
+)
+
+
+@pytest.mark.parametrize(("hold", "held"), [(0.0, False), (1.1, True)])
+def test_the_hold_model_sends_user_rules_it_doubts_to_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold: float, held: bool
+) -> None:
+    model = tmp_path / "judge_model.json"
+    model.write_text(
+        json.dumps({"add": 1.1, "veto": 0.0, "weights": {}, "hold": hold, "hold_weights": {}}),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(judge, "MODEL_FILE", model)
+    judge.load_judge.cache_clear()
+    try:
+        loaded = judge.load_judge()
+        assert loaded is not None and loaded.hold == hold
+        items = extract(HOLDS, source="t", today=date(2026, 1, 1)).items
+    finally:
+        judge.load_judge.cache_clear()
+    confidence = {i.content.split(" ", 1)[0]: i.confidence for i in items}
+    # Held, not dropped: it waits in the review queue (under the 0.75 commit threshold).
+    assert (confidence["Theme"] < 0.75) is held
+    assert confidence["Theme"] >= 0.5
+    # A rule for every case, a verdict on something named and a value changed are never held.
+    assert confidence["We"] >= 0.75
+    assert confidence["No"] >= 0.75
+    assert confidence["Bump"] >= 0.75
+
+
+def test_the_shipped_hold_model_reads_how_the_rules_built_a_candidate() -> None:
+    shipped = judge.load_judge()
+    assert shipped is not None
+    assert shipped.hold == 0.3
+    assert len(shipped.hold_weights) > 1000
+    candidates, context, _notes = read_candidates(HOLDS)
+    rule = next(c for c in candidates if c.content.startswith("Theme"))
+    with_rules = judge.features(rule, context, extra=False, rules=True)
+    assert 0.0 < shipped.hold_score(with_rules) < 1.0

@@ -7,13 +7,18 @@ they were not written against, so a linear model trained on the labeled dev spli
 
 - every candidate the rules built gets a score; one below `veto` leaves;
 - plain statements the rules passed over (the user's own prose, the agent's prose) are
-  candidates too, kept only when their score reaches `add`.
+  candidates too, kept only when their score reaches `add`;
+- a rule candidate the user said, scored low by the hold model (below), waits for review.
 
 The shipped model (`bench/train_judge.py --statement-only --no-veto --agent-veto 0.3
---agent-veto-unsure 0.5`) reads the statement alone. Its veto is 0, so every rule candidate
-the user took part in stays; a rule candidate only the agent said leaves below `agent_veto`
+--agent-veto-unsure 0.5`) reads the statement alone. Its veto is 0, so it drops no rule
+candidate the user took part in; a rule candidate only the agent said leaves below `agent_veto`
 (the agent's passing remarks, "I'd suggest removing it or pinning it", are what a low
-score catches), or below `agent_veto_unsure` when the rules were unsure of it.
+score catches), or below `agent_veto_unsure` when the rules were unsure of it. The hold
+model (`bench/train_judge.py --hold-only --hold 0.3`, weights beside the judge's) reads how
+the rules built a candidate too; it is trained on the user's rule candidates of dev, with
+the items dev's sequences keep or supersede as more positives, and holds for review the
+ones under `hold` (`extract._held_for_review`).
 
 Features are cheap and need no model download: hashed words and word pairs of the item's
 text, who said it, how the rules built it (family, category, confidence, detail fields),
@@ -31,7 +36,7 @@ import operator
 import re
 import zlib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise, repeat
 from pathlib import Path
@@ -175,6 +180,12 @@ def features(
     return found
 
 
+def _probability(weights: dict[int, float], feats: dict[int, float]) -> float:
+    weight = map(weights.get, feats.keys(), repeat(0.0))
+    total = sum(map(operator.mul, weight, feats.values()))
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, total))))
+
+
 @dataclass(frozen=True)
 class Judge:
     """A trained linear model and the two thresholds chosen on dev."""
@@ -189,12 +200,20 @@ class Judge:
     # The same for one the rules were unsure of (bound for the review queue): a queue the
     # user reads should not fill with the agent's asides.
     agent_veto_unsure: float = 0.0
+    # A second model over the rules' candidates the user said (with how the rules built
+    # them), trained on dev's required items and its sequences' kept ones: a candidate it
+    # scores below `hold` waits for review (docs/decisions.md, twentieth part).
+    hold: float = 0.0
+    hold_weights: dict[int, float] = field(default_factory=dict)
 
     def score(self, feats: dict[int, float]) -> float:
         """Probability that a reviewer keeps the candidate with these features."""
-        weight = map(self.weights.get, feats.keys(), repeat(0.0))
-        total = sum(map(operator.mul, weight, feats.values()))
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, total))))
+        return _probability(self.weights, feats)
+
+    def hold_score(self, feats: dict[int, float]) -> float:
+        """The hold model's probability that a reviewer keeps this user rule candidate
+        (features with `rules=True`)."""
+        return _probability(self.hold_weights, feats)
 
 
 @lru_cache(maxsize=1)
@@ -210,6 +229,8 @@ def load_judge() -> Judge | None:
             bool(data.get("rules", True)),
             float(data.get("agent_veto", 0.0)),
             float(data.get("agent_veto_unsure", 0.0)),
+            float(data.get("hold", 0.0)),
+            {int(k): float(v) for k, v in data.get("hold_weights", {}).items()},
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
