@@ -12,6 +12,13 @@ the engine over dev (see docs/decisions.md, thirteenth part). Only dev and the h
 batches retired to training (3 to 5, `RETIRED`) are read; the test split and the held-out
 batches still only scored are never seen here.
 
+`--hold-only` trains the second model the judge carries instead, the hold model: the
+user's rule candidates of the same conversations, with the items the sequences of dev and
+the retired batches keep active or record as superseded as more positives; it reports
+its out-of-fold AUC and how often each score band holds a required item, and with
+--write adds `hold` (as given) and `hold_weights` to the shipped file, the judge's own
+weights untouched (docs/decisions.md, twentieth part).
+
 Run: `.venv/bin/python bench/train_judge.py [--write]` (without --write it only reports).
 """
 
