@@ -360,6 +360,7 @@ SPLITS = (
     "holdout11",
     "holdout12",
     "holdout13",
+    "holdout14",
 )
 
 
