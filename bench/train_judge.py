@@ -417,6 +417,11 @@ def main() -> None:
             "rules": rules,
             "weights": weights,
         }
+        # The hold model is trained apart (--hold-only): rewriting the judge keeps it.
+        shipped = json.loads(judge_module.MODEL_FILE.read_text(encoding="utf-8"))
+        for key in ("hold", "hold_trained_on", "hold_weights"):
+            if key in shipped:
+                model[key] = shipped[key]
         judge_module.MODEL_FILE.write_text(json.dumps(model, indent=0) + "\n", encoding="utf-8")
         print(f"wrote {judge_module.MODEL_FILE.relative_to(ROOT)} ({len(weights)} weights)")
 
