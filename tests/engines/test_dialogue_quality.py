@@ -106,8 +106,9 @@ HELD_OUT_FLOORS = [
     # 29 sequence checks once the agent's accepted report of a replacement counts (sixteenth);
     # 0.389 / 0.372 after the seventeenth; 31 sequence checks after the eighteenth; 0.408 /
     # 0.387 and 24 must-not after the nineteenth; 0.425 / 0.387 with the hold model
-    # (twentieth).
-    ("holdout6", 0.42, 0.38, 31, 24),
+    # (twentieth); 23 must-not once a paste the user announces is no one's words
+    # (twenty-first).
+    ("holdout6", 0.42, 0.38, 31, 23),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
@@ -142,14 +143,15 @@ HELD_OUT_FLOORS = [
     ("holdout11", 0.35, 0.30, 16, 7),
     # Three more, written for the eighteenth part: unseen on arrival 0.50 / 0.417, 8 must-not,
     # 11 of 36 sequence checks, the same with the session-start engine; 0.512 / 0.427 after
-    # the nineteenth; 0.538 / 0.427 with the hold model (twentieth).
-    ("holdout12", 0.53, 0.42, 11, 8),
+    # the nineteenth; 0.538 / 0.427 with the hold model (twentieth); 0.545 once a paste
+    # the user announces is no one's words (twenty-first).
+    ("holdout12", 0.54, 0.42, 11, 8),
     # Three more, written for the nineteenth part: unseen on arrival 0.360 / 0.352, 8
     # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine);
     # 0.378 / 0.352 with the hold model (twentieth).
     ("holdout13", 0.37, 0.35, 11, 8),
     # Three more, written for the twenty-first part: unseen on arrival 0.417 / 0.406, 17
-    # must-not, 11 of 36 sequence checks (the engine did not change that session).
+    # must-not, 11 of 36 sequence checks; the same after that part's changes.
     ("holdout14", 0.41, 0.40, 11, 17),
 ]
 

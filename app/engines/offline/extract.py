@@ -817,11 +817,14 @@ def _about_the_conversation(c: Candidate) -> bool:
 # output": a remark about a planted instruction repeats the instruction.
 _ABOUT_AN_INJECTION = re.compile(
     r"\b(?:SYSTEM|ASSISTANT|AI|AGENT)\s*:|(?i:\b(?:instructions?|comments?|notes?|text|line|"
-    r"block|message|header)\b.{0,40}\b(?:aimed at|addressed to|meant for)\s+(?:an?\s+|the\s+|"
-    r"any\s+)?(?:ai|agents?|assistants?|llms?|tools?|bots?)\b|\b(?:when using|to) (?:copilot|"
-    r"any ai|ai assistants?|automated tools)\b|\bautomated tools must\b|\bprompt injection\b|"
-    r"\binjected\b|\btelling (?:an?\s+|the\s+|any\s+)?(?:ai|agents?|assistants?|llms?|"
-    r"ai assistants?)\b|\b(?:notes?|comments?|instructions?|sections?)\W{0,2}\s+for\s+"
+    r"block|message|header)\b.{0,40}\b(?:aimed at|addressed to|meant for)\s+[\"'“]?"
+    r"(?:an?\s+|the\s+|any\s+)?(?:ai|agents?|assistants?|llms?|tools?|bots?)\b|"
+    r"\b(?:when using|to) (?:copilot|any ai|ai assistants?|automated tools)\b|"
+    r"\bautomated tools must\b|\bprompt injection\b|\binjected\b|"
+    r"\btelling (?:an?\s+|the\s+|any\s+)?(?:ai|agents?|assistants?|llms?|ai assistants?)\b|"
+    r"\b(?:lines?|comments?|blocks?|notes?|headers?|messages?|banners?|sections?|text)\b"
+    r"[^.]{0,40}\b(?:asking|telling|instructing)\s+(?:\w+\s+){0,2}?to\b|"
+    r"\b(?:notes?|comments?|instructions?|sections?)\W{0,2}\s+for\s+"
     r"(?:an?\s+|the\s+|any\s+)?(?:ai|agents?|assistants?|llms?)\b)"
 )
 _GUESS = re.compile(

@@ -112,6 +112,20 @@ _NOISE_OTHER_RE = re.compile(
     re.VERBOSE,
 )
 
+# A user line that announces what follows as pasted material ("CI is red, pasting the log
+# from the build job:", "here's the output:"): the lines after it are the paste, until a
+# blank line or a line of lower-case chat ("the flash budget is fixed, dont grow it.").
+_ANNOUNCES_PASTE_RE = re.compile(
+    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:here'?s|here is|here are|below is|"
+    r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
+    r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:$"
+)
+_PASTED_AFTER_RE = re.compile(
+    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:here'?s|here is|here are|below is|"
+    r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
+    r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:\s+\S"
+)
+_CHAT_AGAIN_RE = re.compile(r"^[a-z][a-z']*(?:\s+\S+){3,}")
 _BULLET_RE = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 # `- **Title** — text` / `**Title**: text`: the bold lead names the statement.
 _LEAD_RE = re.compile(
@@ -297,7 +311,8 @@ class _Unit:
 class _TurnReader:
     """Walks the lines of one turn, dropping non-prose and grouping prose into units."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, user: bool = False) -> None:
+        self.user = user
         self.units: list[_Unit] = []
         self.headings = 0
         self._section = ""
@@ -341,9 +356,22 @@ class _TurnReader:
     def read(self, lines: list[str]) -> None:
         """Group the prose lines of a turn into units, dropping everything else."""
         skip_until_tag = ""
-        in_fence = in_traceback = in_tool = False
+        in_fence = in_traceback = in_tool = in_paste = False
         depth = 0
         for raw in lines:
+            if in_paste:
+                stripped = raw.strip()
+                if (
+                    stripped
+                    and _BULLET_RE.match(stripped) is None
+                    and _FENCE_RE.match(raw) is None
+                    and not (
+                        _CHAT_AGAIN_RE.match(stripped)
+                        and not stripped.split(maxsplit=1)[0].endswith(":")
+                    )
+                ):
+                    continue
+                in_paste = False
             if in_fence:
                 if _FENCE_RE.match(raw):
                     in_fence = False
@@ -383,6 +411,17 @@ class _TurnReader:
                     self._heading(label.group("text"))
                 elif self._data(raw, stripped):
                     self._flush()
+                elif self.user and (
+                    (announced := _PASTED_AFTER_RE.search(stripped))
+                    or (stripped[-1] == ":" and (announced := _ANNOUNCES_PASTE_RE.search(stripped)))
+                ):
+                    # "ci is red, pasting the log from the build job: Run make …": the user's
+                    # words end where the paste starts.
+                    said = stripped[: announced.start()].rstrip(" ,;")
+                    if said:
+                        self._prose(said)
+                    self._flush()
+                    in_paste = True
                 else:
                     self._prose(stripped)
             elif head in "`~" and _FENCE_RE.match(raw):
@@ -444,7 +483,7 @@ def read_statements(
     for turn in turns:
         if turn.speaker is Speaker.OTHER or not turn.lines:
             continue
-        reader = _TurnReader()
+        reader = _TurnReader(user=turn.speaker is Speaker.USER)
         reader.read(turn.lines)
         size = sum(len(line) for line in turn.lines)
         pasted = (
