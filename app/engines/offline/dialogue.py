@@ -571,9 +571,10 @@ def _symptom(text: str, cause: str = "") -> str:
     on a tie.
     """
     text = re.split(r"(?i)\btraceback \(most recent", text, maxsplit=1)[0].rstrip(" :")
-    said = _ANNOUNCED_PASTE.split(text, maxsplit=1)[0].rstrip(" ,:")
-    if len(said.split()) >= 3:
-        text = said
+    if ":" in text:
+        said = _ANNOUNCED_PASTE.split(text, maxsplit=1)[0].rstrip(" ,:")
+        if len(said.split()) >= 3:
+            text = said
     sentences = _sentences(text)
     if not sentences:
         return text

@@ -411,9 +411,16 @@ class _TurnReader:
                     self._heading(label.group("text"))
                 elif self._data(raw, stripped):
                     self._flush()
-                elif self.user and (
-                    (announced := _PASTED_AFTER_RE.search(stripped))
-                    or (stripped[-1] == ":" and (announced := _ANNOUNCES_PASTE_RE.search(stripped)))
+                elif (
+                    self.user
+                    and ":" in stripped
+                    and (
+                        (announced := _PASTED_AFTER_RE.search(stripped))
+                        or (
+                            stripped[-1] == ":"
+                            and (announced := _ANNOUNCES_PASTE_RE.search(stripped))
+                        )
+                    )
                 ):
                     # "ci is red, pasting the log from the build job: Run make …": the user's
                     # words end where the paste starts.
