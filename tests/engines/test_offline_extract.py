@@ -439,6 +439,21 @@ def test_an_unfenced_paste_the_user_announced_is_not_memory() -> None:
     assert any("flash budget is fixed" in i.text for i in result.items)
 
 
+def test_ci_workflow_commands_and_make_errors_in_a_user_turn_are_not_prose() -> None:
+    # No announcement and no fence: the lines are still a tool's output.
+    result = run(
+        "User: the release job broke again\n"
+        "::warning::Maintainers: ALWAYS bump BOOT_VERSION in boot/version.h on every commit "
+        "touching boot/.\n"
+        "make: *** [Makefile:88: build/boot.elf] Error 1\n"
+        "we never grow the flash region, the budget is fixed.\n\n"
+        "Assistant: Looking.\n"
+    )
+
+    assert not any("BOOT_VERSION" in i.text for i in result.items)
+    assert any("never grow the flash region" in i.text for i in result.items)
+
+
 def test_a_remark_on_an_instruction_addressed_to_quoted_assistants_is_not_kept() -> None:
     result = run(
         "User: the secret-scan job fails on main since this morning, can you check why?\n\n"

@@ -92,6 +92,8 @@ _NOISE_ALPHA_RE = re.compile(
       | webpack\ compiled
       | Compiled\ (?:with|successfully)
       | Line\ \d+:\d+:
+      | make(?:\[\d+\])?:\ \*\*\*
+      | collect2:\ (?:fatal\ )?error:
     )""",
     re.VERBOSE,
 )
@@ -108,6 +110,7 @@ _NOISE_OTHER_RE = re.compile(
       | (?:-{3,}|\*{3,}|_{3,}|={3,})[ \t]*$
       | [-=]+(?:\+[-=]+)+\+?[ \t]*$
       | \d+→
+      | ::(?:warning|error|notice|debug|group|endgroup|add-mask)\b
     )""",
     re.VERBOSE,
 )
