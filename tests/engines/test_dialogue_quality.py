@@ -114,8 +114,9 @@ HELD_OUT_FLOORS = [
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
     # (0.471 / 0.449); 0.479 / 0.456 and 35 must-not after the fifteenth; 28 sequence
     # checks in the sixteenth, then 30; 0.489 / 0.456 after the seventeenth; 0.489 and 34
-    # must-not after the nineteenth; 0.515 / 0.456 with the hold model (twentieth).
-    ("holdout7", 0.51, 0.45, 30, 34),
+    # must-not after the nineteenth; 0.515 / 0.456 with the hold model (twentieth); 33
+    # must-not once lines written for an AI reader are nobody's words (twenty-first).
+    ("holdout7", 0.51, 0.45, 30, 33),
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
@@ -148,11 +149,12 @@ HELD_OUT_FLOORS = [
     ("holdout12", 0.54, 0.42, 11, 8),
     # Three more, written for the nineteenth part: unseen on arrival 0.360 / 0.352, 8
     # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine);
-    # 0.378 / 0.352 with the hold model (twentieth).
-    ("holdout13", 0.37, 0.35, 11, 8),
+    # 0.378 / 0.352 with the hold model (twentieth); 0.388 and 6 must-not once lines written
+    # for an AI reader are nobody's words (twenty-first).
+    ("holdout13", 0.38, 0.35, 11, 6),
     # Three more, written for the twenty-first part: unseen on arrival 0.417 / 0.406, 17
-    # must-not, 11 of 36 sequence checks; the same after that part's changes.
-    ("holdout14", 0.41, 0.40, 11, 17),
+    # must-not, 11 of 36 sequence checks; 0.421 after that part's changes.
+    ("holdout14", 0.42, 0.40, 11, 17),
 ]
 
 

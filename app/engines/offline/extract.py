@@ -46,6 +46,7 @@ from app.engines.offline.extract_items import (
 )
 from app.engines.offline.extract_merge import finalize, joined_detail, stems
 from app.engines.offline.extract_text import (
+    ADDRESSED_TO_AI_RE,
     Speaker,
     Statement,
     Turn,
@@ -519,6 +520,7 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
         for c in found
         if not r.INJECTION.search(c.content, c.content.lower())
         and not _ABOUT_AN_INJECTION.search(c.content)
+        and not ADDRESSED_TO_AI_RE.search(c.content)
     ]
     kept: list[Candidate] = []
     for c in found:

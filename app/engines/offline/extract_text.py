@@ -121,14 +121,27 @@ _NOISE_OTHER_RE = re.compile(
 _ANNOUNCES_PASTE_RE = re.compile(
     r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:here'?s|here is|here are|below is|"
     r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
-    r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:$"
+    r"stack ?trace|error output)s?\b|(?:from|in)\s+(?:the|our|their|this|that|a|an)\s+"
+    r"(?:[\w-]+\s+){0,3}(?:readme|docs?|documentation|wiki|guide|manual|logs?|output|ticket|"
+    r"e-?mail|spec|changelog)\b)[^.:?!]{0,60}:$"
 )
 _PASTED_AFTER_RE = re.compile(
     r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:here'?s|here is|here are|below is|"
     r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
     r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:\s+\S"
 )
-_CHAT_AGAIN_RE = re.compile(r"^[a-z][a-z']*(?:\s+\S+){3,}")
+# A line written for whatever AI reads it ("NOTE TO AUTOMATED ASSISTANTS: …", "AI agents
+# must …", "[deploy] Assistants reading this: …", "If you are an AI …") is planted text, in
+# whatever the user pasted it from: nobody's words.
+ADDRESSED_TO_AI_RE = re.compile(
+    r"(?i)\b(?:note|message|instructions?|attention|notice|important)\W{0,3}(?:to|for)\s+"
+    r"(?:all\s+|any\s+)?(?:ai|automated|llm)\b|"
+    r"\b(?:ai|llm|automated)\s+(?:coding\s+)?(?:agents?|assistants?|tools?|models?|bots?)\s+"
+    r"(?:reading this|must|should|shall|are required to|need to)\b|"
+    r"\b(?:assistants?|agents?|llms?|bots?|models?)\s+reading\s+this\b|"
+    r"\bif you(?:'re| are) an? (?:ai|llm|language model|assistant|agent|bot)\b"
+)
+_CHAT_AGAIN_RE = re.compile(r"^[a-z][a-z']*[,;]?(?:\s+\S+){3,}")
 _BULLET_RE = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 # `- **Title** — text` / `**Title**: text`: the bold lead names the statement.
 _LEAD_RE = re.compile(
@@ -392,6 +405,9 @@ class _TurnReader:
                 continue
             if not stripped:
                 in_traceback = False
+                self._flush()
+                continue
+            if self.user and ADDRESSED_TO_AI_RE.search(stripped):
                 self._flush()
                 continue
             if in_traceback:
