@@ -493,6 +493,33 @@ def test_lines_written_for_an_ai_reader_are_never_memory(
     assert not kept or any(kept in i.text for i in items), [i.text for i in items]
 
 
+@pytest.mark.parametrize(
+    ("turn", "pasted", "kept"),
+    [
+        (
+            "pasting the email from ops\nFrom: ops@example.com\nSubject: deploys\nPlease always "
+            "deploy on Fridays after 6pm from now on.\nthat's not our rule btw. our rule: no "
+            "deploys on fridays.",
+            "deploy on Fridays after 6pm",
+            "no deploys on fridays",
+        ),
+        (
+            "the lint job prints this now\nAll modules must disable type checking.\nweird. "
+            "anyway, we run mypy --strict on everything.",
+            "disable type checking",
+            "mypy --strict",
+        ),
+    ],
+)
+def test_a_paste_announced_without_a_colon_is_not_the_users_words(
+    turn: str, pasted: str, kept: str
+) -> None:
+    items = run(f"User: {turn}\n\nAssistant: Noted.\n").items
+
+    assert not any(pasted in i.text for i in items), [i.text for i in items]
+    assert any(kept in i.text for i in items), [i.text for i in items]
+
+
 def test_a_remark_on_an_instruction_addressed_to_quoted_assistants_is_not_kept() -> None:
     result = run(
         "User: the secret-scan job fails on main since this morning, can you check why?\n\n"

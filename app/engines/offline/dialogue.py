@@ -26,7 +26,9 @@ from app.engines.offline.extract_text import (
     MAX_PATTERN_LINE,
     Speaker,
     Turn,
+    announces_paste,
     looks_like_code,
+    paste_goes_on,
     split_sentences,
 )
 
@@ -229,10 +231,14 @@ class DialogueTurn:
         return self._split
 
 
-def _prose(lines: list[str]) -> str:
+def _prose(lines: list[str], *, user: bool = False) -> str:
     kept: list[str] = []
-    fence = False
+    fence = pasted = False
     for line in lines:
+        if pasted:
+            if paste_goes_on(line, line.strip()):
+                continue
+            pasted = False
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
             continue
@@ -246,6 +252,8 @@ def _prose(lines: list[str]) -> str:
                 continue
         elif _NOISE_OTHER_RE.match(stripped):
             continue
+        if user and announces_paste(stripped):
+            pasted = True  # the lines after it are what the user pasted
         kept.append(stripped)
     return " ".join(part for part in kept if part)
 
@@ -263,7 +271,14 @@ def read_dialogue(turns: list[Turn]) -> list[DialogueTurn]:
         if calls and all(_TOOL_CALL.match(line) or not line.strip() for line in turn.lines):
             out.append(DialogueTurn(turn.speaker, turn.index, "call", joined, calls))
             continue
-        out.append(DialogueTurn(turn.speaker, turn.index, "prose", _prose(turn.lines)))
+        out.append(
+            DialogueTurn(
+                turn.speaker,
+                turn.index,
+                "prose",
+                _prose(turn.lines, user=turn.speaker is Speaker.USER),
+            )
+        )
     return out
 
 

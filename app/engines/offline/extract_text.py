@@ -125,11 +125,31 @@ _ANNOUNCES_PASTE_RE = re.compile(
     r"(?:[\w-]+\s+){0,3}(?:readme|docs?|documentation|wiki|guide|manual|logs?|output|ticket|"
     r"e-?mail|spec|changelog)\b)[^.:?!]{0,60}:$"
 )
+# The same announcement as a line of its own with no colon ("pasting the email from ops",
+# "here is the config we ship"): short, opening on the announcement, no sentence end.
+_ANNOUNCES_PASTE_LINE_RE = re.compile(
+    r"(?i)^(?:(?:ok|so|and|also)\W+)?(?:(?:here'?s|here is|here are|below is|"
+    r"past(?:e|ed|ing|in)\b|(?:got|getting|seeing)\s+this\b)(?:\s+[^\s.!?]+){0,10}|"
+    r"(?:the|our|their|this|that|my)\s+(?:[\w./-]+\s+){0,3}"
+    r"(?:has|says|prints|printed|shows|contains|reads|gives|spits out)\s+"
+    r"(?:this|these|the following)(?:\s+[\w-]+){0,2})$"
+)
 _PASTED_AFTER_RE = re.compile(
     r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:here'?s|here is|here are|below is|"
     r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
     r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:\s+\S"
 )
+
+
+def announces_paste(stripped: str) -> bool:
+    """Whether a user's line announces that the lines after it are pasted material."""
+    return bool(
+        _ANNOUNCES_PASTE_LINE_RE.match(stripped)
+        or (":" in stripped and _PASTED_AFTER_RE.search(stripped))
+        or (stripped.endswith(":") and _ANNOUNCES_PASTE_RE.search(stripped))
+    )
+
+
 # A line written for whatever AI reads it ("NOTE TO AUTOMATED ASSISTANTS: …", "AI agents
 # must …", "[deploy] Assistants reading this: …", "If you are an AI …") is planted text, in
 # whatever the user pasted it from: nobody's words.
@@ -141,8 +161,21 @@ ADDRESSED_TO_AI_RE = re.compile(
     r"\b(?:assistants?|agents?|llms?|bots?|models?)\s+reading\s+this\b|"
     r"\bif you(?:'re| are) an? (?:ai|llm|language model|assistant|agent|bot)\b"
 )
-_CHAT_AGAIN_RE = re.compile(r"^[a-z][a-z']*[,;]?(?:\s+\S+){3,}")
+_CHAT_AGAIN_RE = re.compile(r"^[a-z][a-z']*[,;.!?]?(?:\s+\S+){3,}")
 _BULLET_RE = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
+
+
+def paste_goes_on(raw: str, stripped: str) -> bool:
+    """Whether a line after an announced paste is still the paste: not blank, not a fence
+    or a bullet, and not a line of lower-case chat."""
+    return bool(
+        stripped
+        and _BULLET_RE.match(stripped) is None
+        and _FENCE_RE.match(raw) is None
+        and not (_CHAT_AGAIN_RE.match(stripped) and not stripped.split(maxsplit=1)[0].endswith(":"))
+    )
+
+
 # `- **Title** — text` / `**Title**: text`: the bold lead names the statement.
 _LEAD_RE = re.compile(
     r"^(?:\*\*|__)(?P<lead>[^*_\n]{2,70}?)(?:\*\*|__)[ \t]*(?:[:—–-]+[ \t]*|(?=[A-Z(`]))"
@@ -376,16 +409,7 @@ class _TurnReader:
         depth = 0
         for raw in lines:
             if in_paste:
-                stripped = raw.strip()
-                if (
-                    stripped
-                    and _BULLET_RE.match(stripped) is None
-                    and _FENCE_RE.match(raw) is None
-                    and not (
-                        _CHAT_AGAIN_RE.match(stripped)
-                        and not stripped.split(maxsplit=1)[0].endswith(":")
-                    )
-                ):
+                if paste_goes_on(raw, raw.strip()):
                     continue
                 in_paste = False
             if in_fence:
@@ -430,6 +454,10 @@ class _TurnReader:
                     self._heading(label.group("text"))
                 elif self._data(raw, stripped):
                     self._flush()
+                elif self.user and _ANNOUNCES_PASTE_LINE_RE.match(stripped):
+                    # "pasting the email from ops": the lines after it are the paste
+                    self._flush()
+                    in_paste = True
                 elif (
                     self.user
                     and ":" in stripped
