@@ -273,6 +273,15 @@ def _accept_labelled(m: re.Match[str]) -> bool:
     return any(c.isalpha() for c in value)
 
 
+def _accept_quoted_secret(m: re.Match[str]) -> bool:
+    """`passphrase 'correct horse battery staple 42'`: a quoted value with a digit or a
+    symbol, or of three words or more; not a placeholder, a variable or code."""
+    value = m.group("val").strip()
+    if len(value) < 6 or _is_placeholder(value) or "$" in value or "{" in value:
+        return False
+    return any(not (c.isalpha() or c.isspace()) for c in value) or len(value.split()) >= 3
+
+
 def _accept_curl_user(m: re.Match[str]) -> bool:
     """`-u user:pass` of a curl or wget command on the same line."""
     start = m.start()
@@ -488,6 +497,23 @@ _RULES: tuple[_Rule, ...] = (
         group=1,
         accept=_accept_labelled,
         starts=("pass",),
+    ),
+    _Rule(
+        "password",
+        # A credential's name and its value in quotes, spaces and all: "with passphrase
+        # 'correct horse battery staple 42'", "the password is "open sesame 7"" (the rules
+        # above take one word after "is" or the name, and only an assignment takes quotes).
+        _Lazy(
+            r"(?<![\w-])(?:password|passwd|passphrase|secret|token|api[ _-]key)"
+            r"(?:[ \t]{1,2}(?:is|was|of|=|:))?[ \t]{1,2}[\"'“‘](?P<val>[^\"'“”‘’\n]{4,200})"
+            r"[\"'”’]",
+            re.IGNORECASE,
+        ),
+        anchors=("pass", "secret", "token", "key"),
+        fold=True,
+        group=1,
+        accept=_accept_quoted_secret,
+        starts=("pass", "secret", "token", "api"),
     ),
     _Rule(
         "jwt",

@@ -254,6 +254,9 @@ MISSED_BEFORE = {
     "aws secret in prose": "the AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzQQ7HHJKL",
     # Found in a labeled dev conversation (batch 7): no "is", no colon.
     "password, no verb": "dev creds are user etl_dev / password Tr0ub4dor&3-wh, but try not to",
+    # A quoted value of several words (twenty-first part of the offline engine's work).
+    "quoted passphrase": "use svc-ci with passphrase 'correct horse battery staple 42' nightly",
+    "quoted password after is": 'the staging password is "open sesame 7", rotate it monthly',
 }
 MUST_SURVIVE = {
     "password prose": "the password is stored in the OS keychain, never in config.json",
@@ -263,6 +266,9 @@ MUST_SURVIVE = {
     "git sha": "fixed in 3f2a9c1b7e6d5a4b3c2d1e0f9a8b7c6d5e4f3a2b on main",
     "password words": "password hashing uses argon2id; the password reset flow sends a link",
     "password manager": "it's in the password manager 1Password under kafka dev",
+    "quoted label": 'click the password field "Confirm password" and type it twice',
+    "quoted variable": 'the token "${GITHUB_TOKEN}" comes from the CI secrets',
+    "quoted word": 'the secret "sauce" of this team is code review',
 }
 
 
@@ -283,6 +289,8 @@ def test_secret_shapes_an_audit_found_are_redacted(name: str) -> None:
         "S3cretPass",
         "Xk9mPq2",
         "wJalrXUtn",
+        "horse battery",
+        "sesame 7",
     ):
         assert secret not in out, (name, out)
 
