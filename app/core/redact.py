@@ -273,12 +273,22 @@ def _accept_labelled(m: re.Match[str]) -> bool:
     return any(c.isalpha() for c in value)
 
 
+# What makes a "key" a credential: "api key", "encryption key", "deploy_key" …
+_KEY_OWNER_RE = re.compile(
+    r"(?i)\b(?:api|encryption|signing|master|secret|access|license|deploy|private)[ _-]$"
+)
+
+
 def _accept_quoted_secret(m: re.Match[str]) -> bool:
     """`passphrase 'correct horse battery staple 42'`: a quoted value with a digit or a
     symbol, or of three words or more; not a placeholder, a variable or code."""
     value = m.group("val").strip()
     if len(value) < 6 or _is_placeholder(value) or "$" in value or "{" in value:
         return False
+    if m.group(0)[:3].lower() == "key" and not _KEY_OWNER_RE.search(
+        m.string, max(0, m.start() - 14), m.start()
+    ):
+        return False  # "press the key 'ctrl+shift+p'": only a credential's key counts
     return any(not (c.isalpha() or c.isspace()) for c in value) or len(value.split()) >= 3
 
 
@@ -407,6 +417,12 @@ _RULES: tuple[_Rule, ...] = (
         anchors=("npm_",),
     ),
     _Rule(
+        # HashiCorp Vault service, batch and recovery tokens.
+        "vault_token",
+        _Lazy(r"(?<![A-Za-z0-9_.])hv[sbr]\.[A-Za-z0-9_-]{24,400}(?![A-Za-z0-9_-])"),
+        anchors=("hvs.", "hvb.", "hvr."),
+    ),
+    _Rule(
         "huggingface_token",
         _Lazy(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9])"),
         anchors=("hf_",),
@@ -504,16 +520,46 @@ _RULES: tuple[_Rule, ...] = (
         # 'correct horse battery staple 42'", "the password is "open sesame 7"" (the rules
         # above take one word after "is" or the name, and only an assignment takes quotes).
         _Lazy(
-            r"(?<![\w-])(?:password|passwd|passphrase|secret|token|api[ _-]key)"
-            r"(?:[ \t]{1,2}(?:is|was|of|=|:))?[ \t]{1,2}[\"'“‘](?P<val>[^\"'“”‘’\n]{4,200})"
-            r"[\"'”’]",
+            r"(?:(?<![\w-])(?:password|passwd|passphrase|secret|token)|(?<=[ _-])key)"
+            r"(?:[ \t]{0,2}[=:]|[ \t]{1,2}(?:is|was|of))?[ \t]{1,2}"
+            r"[\"'“‘](?P<val>[^\"'“”‘’\n]{4,200})[\"'”’]",
             re.IGNORECASE,
         ),
         anchors=("pass", "secret", "token", "key"),
         fold=True,
         group=1,
         accept=_accept_quoted_secret,
-        starts=("pass", "secret", "token", "api"),
+        starts=("pass", "secret", "token", "key"),
+    ),
+    _Rule(
+        "password",
+        # Whose it is between the name and the colon: "wifi password for the office:
+        # CoffeeBeans!2024", "the db pass for staging: Summer-2024-Rain".
+        _Lazy(
+            r"(?<![\w-])(?:password|passwd|passphrase|pass|pwd)[ \t]{1,2}(?:of|for)"
+            r"(?:[ \t]{1,2}[\w.-]+){1,4}[ \t]{0,2}[:=][ \t]{0,2}[\"'`]?"
+            r"(?P<val>[^\s\"'`,;]{6,200})",
+            re.IGNORECASE,
+        ),
+        anchors=("pass", "pwd"),
+        fold=True,
+        group=1,
+        accept=_accept_labelled,
+        starts=("pass", "pwd"),
+    ),
+    _Rule(
+        "password",
+        # A user and a password after a label: "prod creds: admin / Xy7!kLm9Qz".
+        _Lazy(
+            r"(?<![\w-])(?:creds|credentials|login)[ \t]{0,2}[:=][ \t]{0,2}[^\s/]{1,60}"
+            r"[ \t]{0,2}/[ \t]{0,2}(?P<val>[^\s\"'`,;]{6,200})",
+            re.IGNORECASE,
+        ),
+        anchors=("cred", "login"),
+        fold=True,
+        group=1,
+        accept=_accept_labelled,
+        starts=("cred", "login"),
     ),
     _Rule(
         "jwt",
@@ -587,6 +633,27 @@ def _positions(lowered: str, literals: tuple[str, ...]) -> list[int]:
     return sorted(found)
 
 
+class _Folded:
+    """The text lowercased and folded as `re.IGNORECASE` reads it, and where each literal
+    occurs in it, found once for all the rules that start at it (until a rule changes the
+    text: many rules start at "pass", "secret" or "token")."""
+
+    __slots__ = ("found", "text")
+
+    def __init__(self, lowered: str) -> None:
+        self.text = lowered.replace("\u017f", "s").replace("\u0131", "i")
+        self.found: dict[str, tuple[int, ...]] = {}
+
+    def positions(self, literals: tuple[str, ...]) -> list[int]:
+        found: set[int] = set()
+        for literal in literals:
+            known = self.found.get(literal)
+            if known is None:
+                known = self.found[literal] = tuple(_positions(self.text, (literal,)))
+            found.update(known)
+        return sorted(found)
+
+
 def _line_starts(text: str, literal: str) -> list[int]:
     """The start of every line that holds `literal`, sorted."""
     found: set[int] = set()
@@ -629,7 +696,9 @@ def _sub_at(
     return "".join(pieces)
 
 
-def _apply(rule: _Rule, text: str, lowered: str | None = None) -> tuple[str, int]:
+def _apply(
+    rule: _Rule, text: str, lowered: str | None = None, folded: _Folded | None = None
+) -> tuple[str, int]:
     count = 0
     fixed_label = f"{MARK}{rule.kind}]"
 
@@ -656,8 +725,8 @@ def _apply(rule: _Rule, text: str, lowered: str | None = None) -> tuple[str, int
         return _sub_at(rule.pattern.get(), text, _line_starts(text, rule.line_with), replace), count
     if rule.starts and lowered is not None and len(lowered) == len(text):
         # Same length: every character lowercased to one, so indexes agree with `text`.
-        folded = lowered.replace("\u017f", "s").replace("\u0131", "i")
-        return _sub_at(rule.pattern.get(), text, _positions(folded, rule.starts), replace), count
+        starts = (folded or _Folded(lowered)).positions(rule.starts)
+        return _sub_at(rule.pattern.get(), text, starts, replace), count
     return rule.pattern.get().sub(replace, text), count
 
 
@@ -789,6 +858,9 @@ def redact_with_count(text: str) -> tuple[str, int]:
 
 def _rules_layer(text: str) -> tuple[str, int]:
     lowered: str | None = None
+    folded: _Folded | None = None
+    # Whether an anchor occurs, asked once per anchor until a rule changes the text.
+    present: dict[tuple[bool, str], bool] = {}
     total = 0
     for rule in _RULES:
         if rule.anchors:
@@ -798,12 +870,22 @@ def _rules_layer(text: str) -> tuple[str, int]:
                 haystack = lowered
             else:
                 haystack = text
-            if not any(anchor in haystack for anchor in rule.anchors):
+            for anchor in rule.anchors:
+                key = (rule.fold, anchor)
+                hit = present.get(key)
+                if hit is None:
+                    hit = present[key] = anchor in haystack
+                if hit:
+                    break
+            else:
                 continue
-        text, count = _apply(rule, text, lowered)
+        if rule.starts and lowered is not None and folded is None and len(lowered) == len(text):
+            folded = _Folded(lowered)
+        text, count = _apply(rule, text, lowered, folded)
         if count:
             total += count
-            lowered = None
+            lowered = folded = None
+            present.clear()
     return text, total
 
 

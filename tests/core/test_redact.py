@@ -257,6 +257,11 @@ MISSED_BEFORE = {
     # A quoted value of several words (twenty-first part of the offline engine's work).
     "quoted passphrase": "use svc-ci with passphrase 'correct horse battery staple 42' nightly",
     "quoted password after is": 'the staging password is "open sesame 7", rotate it monthly',
+    "quoted encryption key": "the encryption key is 'a long random phrase nobody guesses'",
+    "password for whom": "wifi password for the office: CoffeeBeans!2024, ask Kim",
+    "pass for staging": "the db pass for staging: Summer-2024-Rain",
+    "creds user / password": "prod creds: admin / Xy7!kLm9Qz, don't share",
+    "vault token": "our vault token hvs.CAESIJ1xYzAbCdEfGhIjKlMnOpQrStUvWxYz0123456789 expires",
 }
 MUST_SURVIVE = {
     "password prose": "the password is stored in the OS keychain, never in config.json",
@@ -269,6 +274,9 @@ MUST_SURVIVE = {
     "quoted label": 'click the password field "Confirm password" and type it twice',
     "quoted variable": 'the token "${GITHUB_TOKEN}" comes from the CI secrets',
     "quoted word": 'the secret "sauce" of this team is code review',
+    "quoted shortcut": "press the key 'ctrl+shift+p' to open the palette",
+    "password for whom, no value": "the password for the admin user: see 1Password",
+    "creds, no password": "creds: stored in vault / rotated monthly",
 }
 
 
@@ -291,6 +299,11 @@ def test_secret_shapes_an_audit_found_are_redacted(name: str) -> None:
         "wJalrXUtn",
         "horse battery",
         "sesame 7",
+        "random phrase",
+        "CoffeeBeans",
+        "Summer-2024",
+        "Xy7!kLm9",
+        "CAESIJ1",
     ):
         assert secret not in out, (name, out)
 
