@@ -228,7 +228,7 @@ def _accept_env(m: re.Match[str]) -> bool:
 # The secret's name right before "is", or with whose it is in between ("the password of
 # the service user is …", "the token for the staging API is …").
 _PROSE_NAME_RE = re.compile(
-    r"(?i)(?<![\w-])(?:password|passphrase|passwd|pwd|secret(?:[ _-]access)?[ _-]key"
+    r"(?i)(?<![\w-])(?:password|passphrase|passwd|pwd|pw|secret(?:[ _-]access)?[ _-]key"
     r"|api[ _-]key|access[ _-]token|auth[ _-]token|token)"
     r"(?:\s+(?:of|for)\s+(?:the\s+|our\s+|my\s+|a\s+|an\s+)?[\w.-]+(?:\s+[\w.-]+){0,3})?"
     r"\s{0,2}$"
@@ -477,7 +477,7 @@ _RULES: tuple[_Rule, ...] = (
         # secret's name is checked behind it: a long alternation of names tried at every
         # position made this rule the slowest of all.
         _Lazy(r"[ \t](?:is|was)[ \t]{1,3}[\"'`]?(?P<val>[^\s\"'`]{4,200})"),
-        anchors=("pass", "pwd", "secret", "key", "token"),
+        anchors=("pass", "pw", "secret", "key", "token"),
         fold=True,
         group=1,
         accept=_accept_prose_secret,

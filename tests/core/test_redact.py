@@ -262,6 +262,7 @@ MISSED_BEFORE = {
     "pass for staging": "the db pass for staging: Summer-2024-Rain",
     "creds user / password": "prod creds: admin / Xy7!kLm9Qz, don't share",
     "vault token": "our vault token hvs.CAESIJ1xYzAbCdEfGhIjKlMnOpQrStUvWxYz0123456789 expires",
+    "pw in prose": "the root pw is Tr0ub4dor&3 on the old box",
 }
 MUST_SURVIVE = {
     "password prose": "the password is stored in the OS keychain, never in config.json",
