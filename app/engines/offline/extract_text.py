@@ -141,11 +141,25 @@ _PASTED_AFTER_RE = re.compile(
 )
 
 
+# Words every `_PASTED_AFTER_RE` match holds: tested first, the pattern is slow to fail.
+_PASTE_WORDS = ("here", "below", "past", "log", "output", "trace")
+
+
+def _pasted_after(line: str) -> re.Match[str] | None:
+    """Where a paste announced on this line starts after its colon ("…, pasting the log: …")."""
+    if ":" not in line:
+        return None
+    low = line.lower()
+    if not any(word in low for word in _PASTE_WORDS):
+        return None
+    return _PASTED_AFTER_RE.search(line)
+
+
 def announces_paste(stripped: str) -> bool:
     """Whether a user's line announces that the lines after it are pasted material."""
     return bool(
         _ANNOUNCES_PASTE_LINE_RE.match(stripped)
-        or (":" in stripped and _PASTED_AFTER_RE.search(stripped))
+        or _pasted_after(stripped)
         or (stripped.endswith(":") and _ANNOUNCES_PASTE_RE.search(stripped))
     )
 
@@ -161,6 +175,26 @@ ADDRESSED_TO_AI_RE = re.compile(
     r"\b(?:assistants?|agents?|llms?|bots?|models?)\s+reading\s+this\b|"
     r"\bif you(?:'re| are) an? (?:ai|llm|language model|assistant|agent|bot)\b"
 )
+
+
+def addressed_to_ai(line: str) -> bool:
+    """`ADDRESSED_TO_AI_RE` on a line, after a test for the words every match holds (most
+    lines hold none, and the pattern is slow to fail)."""
+    low = line.lower()
+    at = low.find("ai")
+    while at >= 0:
+        if at == 0 or low[at - 1] in _BEFORE_A_WORD:
+            break  # "ai" opening a word
+        at = low.find("ai", at + 1)
+    else:
+        if not ("automated" in low or "llm" in low or "reading this" in low or "if you" in low):
+            return False
+    return ADDRESSED_TO_AI_RE.search(line) is not None
+
+
+_BEFORE_A_WORD = frozenset(" \t(\"'“[*_:-/")
+
+
 _CHAT_AGAIN_RE = re.compile(r"^[a-z][a-z']*[,;.!?]?(?:\s+\S+){3,}")
 _BULLET_RE = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 
@@ -431,7 +465,7 @@ class _TurnReader:
                 in_traceback = False
                 self._flush()
                 continue
-            if self.user and ADDRESSED_TO_AI_RE.search(stripped):
+            if self.user and addressed_to_ai(stripped):
                 self._flush()
                 continue
             if in_traceback:
@@ -462,7 +496,7 @@ class _TurnReader:
                     self.user
                     and ":" in stripped
                     and (
-                        (announced := _PASTED_AFTER_RE.search(stripped))
+                        (announced := _pasted_after(stripped))
                         or (
                             stripped[-1] == ":"
                             and (announced := _ANNOUNCES_PASTE_RE.search(stripped))
