@@ -520,6 +520,16 @@ def test_a_paste_announced_without_a_colon_is_not_the_users_words(
     assert any(kept in i.text for i in items), [i.text for i in items]
 
 
+def test_the_users_own_lines_after_here_are_stay_the_users_words() -> None:
+    # "here are the rules:" brings the user's own words, not a paste.
+    items = run(
+        "User: Here are the rules for this repo:\nAlways run ruff before committing.\n"
+        "Never commit .env files.\n\nAssistant: Noted.\n"
+    ).items
+
+    assert any("ruff before committing" in i.text for i in items), [i.text for i in items]
+
+
 def test_a_remark_on_an_instruction_addressed_to_quoted_assistants_is_not_kept() -> None:
     result = run(
         "User: the secret-scan job fails on main since this morning, can you check why?\n\n"

@@ -23,6 +23,7 @@ from app.engines.offline import extract_rules
 from app.engines.offline.extract_text import (
     _NOISE_ALPHA_RE,
     _NOISE_OTHER_RE,
+    HERE_IS_MATERIAL,
     MAX_PATTERN_LINE,
     Speaker,
     Turn,
@@ -534,7 +535,7 @@ def describes_trouble(text: str) -> bool:
 # "CI is red on main, pasting the log from the build job: Run make …": after the colon comes
 # what the user pasted (a log, output, a trace), not the user's words about the problem.
 _ANNOUNCED_PASTE = re.compile(
-    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:here'?s|here is|here are|below is|"
+    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:" + HERE_IS_MATERIAL + r"|"
     r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
     r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:\s+(?=\S)"
 )

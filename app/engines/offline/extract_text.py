@@ -115,11 +115,19 @@ _NOISE_OTHER_RE = re.compile(
     re.VERBOSE,
 )
 
+# "here's the CI output", "here is my .env", "below is the log": "here's" with what is pasted
+# ("here's what I want:" and "here are the rules:" bring the user's own words).
+HERE_IS_MATERIAL = (
+    r"(?:here'?s|here is|here are|below is)\b[^.:?!\n]{0,40}?\b(?:logs?|output|traces?|"
+    r"traceback|errors?|stack ?trace|readme|docs?|documentation|config|file|diff|dump|e-?mail|"
+    r"response|results?|snippet|schema|stderr|stdout|report|ticket|message|page|changelog|"
+    r"spec|json|yaml|csv|query|workflow|manifest|template|env)\b"
+)
 # A user line that announces what follows as pasted material ("CI is red, pasting the log
 # from the build job:", "here's the output:"): the lines after it are the paste, until a
 # blank line or a line of lower-case chat ("the flash budget is fixed, dont grow it.").
 _ANNOUNCES_PASTE_RE = re.compile(
-    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:here'?s|here is|here are|below is|"
+    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:" + HERE_IS_MATERIAL + r"|"
     r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
     r"stack ?trace|error output)s?\b|(?:from|in)\s+(?:the|our|their|this|that|a|an)\s+"
     r"(?:[\w-]+\s+){0,3}(?:readme|docs?|documentation|wiki|guide|manual|logs?|output|ticket|"
@@ -128,14 +136,14 @@ _ANNOUNCES_PASTE_RE = re.compile(
 # The same announcement as a line of its own with no colon ("pasting the email from ops",
 # "here is the config we ship"): short, opening on the announcement, no sentence end.
 _ANNOUNCES_PASTE_LINE_RE = re.compile(
-    r"(?i)^(?:(?:ok|so|and|also)\W+)?(?:(?:here'?s|here is|here are|below is|"
+    r"(?i)^(?:(?:ok|so|and|also)\W+)?(?:(?:" + HERE_IS_MATERIAL + r"|"
     r"past(?:e|ed|ing|in)\b|(?:got|getting|seeing)\s+this\b)(?:\s+[^\s.!?]+){0,10}|"
     r"(?:the|our|their|this|that|my)\s+(?:[\w./-]+\s+){0,3}"
     r"(?:has|says|prints|printed|shows|contains|reads|gives|spits out)\s+"
     r"(?:this|these|the following)(?:\s+[\w-]+){0,2})$"
 )
 _PASTED_AFTER_RE = re.compile(
-    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:here'?s|here is|here are|below is|"
+    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:" + HERE_IS_MATERIAL + r"|"
     r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
     r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:\s+\S"
 )
