@@ -23,8 +23,8 @@ from app.engines.offline import extract_rules
 from app.engines.offline.extract_text import (
     _NOISE_ALPHA_RE,
     _NOISE_OTHER_RE,
-    HERE_IS_MATERIAL,
     MAX_PATTERN_LINE,
+    PASTED_AFTER_RE,
     Speaker,
     Turn,
     announces_paste,
@@ -532,15 +532,6 @@ def describes_trouble(text: str) -> bool:
     return _DESCRIBED_TROUBLE.search(main_clause(text)) is not None
 
 
-# "CI is red on main, pasting the log from the build job: Run make …": after the colon comes
-# what the user pasted (a log, output, a trace), not the user's words about the problem.
-_ANNOUNCED_PASTE = re.compile(
-    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:" + HERE_IS_MATERIAL + r"|"
-    r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
-    r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:\s+(?=\S)"
-)
-
-
 # "Here's the trace from Crashlytics.": what introduces pasted material says nothing itself.
 INTRODUCES_PASTE = re.compile(
     r"(?i)^\W*(?:here'?s|here is|here are|below is|attached is)\b(?![^.:]{0,60}\b(?:rule|"
@@ -588,7 +579,9 @@ def _symptom(text: str, cause: str = "") -> str:
     """
     text = re.split(r"(?i)\btraceback \(most recent", text, maxsplit=1)[0].rstrip(" :")
     if ":" in text:
-        said = _ANNOUNCED_PASTE.split(text, maxsplit=1)[0].rstrip(" ,:")
+        # "CI is red on main, pasting the log from the build job: Run make …": what comes
+        # after the colon is what the user pasted, not their words about the problem.
+        said = PASTED_AFTER_RE.split(text, maxsplit=1)[0].rstrip(" ,:")
         if len(said.split()) >= 3:
             text = said
     sentences = _sentences(text)

@@ -126,13 +126,19 @@ HERE_IS_MATERIAL = (
 # A user line that announces what follows as pasted material ("CI is red, pasting the log
 # from the build job:", "here's the output:"): the lines after it are the paste, until a
 # blank line or a line of lower-case chat ("the flash budget is fixed, dont grow it.").
-_ANNOUNCES_PASTE_RE = re.compile(
+_ANNOUNCING = (
     r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:" + HERE_IS_MATERIAL + r"|"
     r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
-    r"stack ?trace|error output)s?\b|(?:from|in)\s+(?:the|our|their|this|that|a|an)\s+"
+    r"stack ?trace|error output)s?\b"
+)
+_ANNOUNCES_PASTE_RE = re.compile(
+    _ANNOUNCING + r"|(?:from|in)\s+(?:the|our|their|this|that|a|an)\s+"
     r"(?:[\w-]+\s+){0,3}(?:readme|docs?|documentation|wiki|guide|manual|logs?|output|ticket|"
     r"e-?mail|spec|changelog)\b)[^.:?!]{0,60}:$"
 )
+# The same announcement with the paste after the colon on the same line ("…, pasting the
+# log: Run make …"); the match ends where the paste starts.
+PASTED_AFTER_RE = re.compile(_ANNOUNCING + r")[^.:?!]{0,60}:\s+(?=\S)")
 # The same announcement as a line of its own with no colon ("pasting the email from ops",
 # "here is the config we ship"): short, opening on the announcement, no sentence end.
 _ANNOUNCES_PASTE_LINE_RE = re.compile(
@@ -142,14 +148,9 @@ _ANNOUNCES_PASTE_LINE_RE = re.compile(
     r"(?:has|says|prints|printed|shows|contains|reads|gives|spits out)\s+"
     r"(?:this|these|the following)(?:\s+[\w-]+){0,2})$"
 )
-_PASTED_AFTER_RE = re.compile(
-    r"(?i)(?:^|[,;.]\s*|\s)(?:(?:and|so)\s+)?(?:" + HERE_IS_MATERIAL + r"|"
-    r"past(?:e|ed|ing|in)|(?:the|this|my|our)\s+(?:full\s+|whole\s+)?(?:log|output|trace|"
-    r"stack ?trace|error output)s?\b)[^.:?!]{0,60}:\s+\S"
-)
 
 
-# Words every `_PASTED_AFTER_RE` match holds: tested first, the pattern is slow to fail.
+# Words every `PASTED_AFTER_RE` match holds: tested first, the pattern is slow to fail.
 _PASTE_WORDS = ("here", "below", "past", "log", "output", "trace")
 
 
@@ -160,7 +161,7 @@ def _pasted_after(line: str) -> re.Match[str] | None:
     low = line.lower()
     if not any(word in low for word in _PASTE_WORDS):
         return None
-    return _PASTED_AFTER_RE.search(line)
+    return PASTED_AFTER_RE.search(line)
 
 
 def announces_paste(stripped: str) -> bool:
@@ -185,6 +186,10 @@ ADDRESSED_TO_AI_RE = re.compile(
 )
 
 
+# What may stand right before a word: "ai" after one of these opens a word ("(AI agents …").
+_BEFORE_A_WORD = frozenset(" \t(\"'“[*_:-/")
+
+
 def addressed_to_ai(line: str) -> bool:
     """`ADDRESSED_TO_AI_RE` on a line, after a test for the words every match holds (most
     lines hold none, and the pattern is slow to fail)."""
@@ -198,9 +203,6 @@ def addressed_to_ai(line: str) -> bool:
         if not ("automated" in low or "llm" in low or "reading this" in low or "if you" in low):
             return False
     return ADDRESSED_TO_AI_RE.search(line) is not None
-
-
-_BEFORE_A_WORD = frozenset(" \t(\"'“[*_:-/")
 
 
 _CHAT_AGAIN_RE = re.compile(r"^[a-z][a-z']*[,;.!?]?(?:\s+\S+){3,}")
