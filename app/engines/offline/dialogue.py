@@ -234,12 +234,18 @@ class DialogueTurn:
 
 def _prose(lines: list[str], *, user: bool = False) -> str:
     kept: list[str] = []
-    fence = pasted = False
+    fence = pasted = comment = False
     for line in lines:
+        if comment:
+            comment = "-->" not in line
+            continue
         if pasted:
             if paste_goes_on(line, line.strip()):
                 continue
             pasted = False
+        if line.lstrip().startswith("<!--"):
+            comment = "-->" not in line.lstrip()[4:]
+            continue  # an HTML comment: hidden markup, not the speaker's words
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
             continue

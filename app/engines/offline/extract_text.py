@@ -143,7 +143,9 @@ PASTED_AFTER_RE = re.compile(_ANNOUNCING + r")[^.:?!]{0,60}:\s+(?=\S)")
 # "here is the config we ship"): short, opening on the announcement, no sentence end.
 _ANNOUNCES_PASTE_LINE_RE = re.compile(
     r"(?i)^(?:(?:ok|so|and|also)\W+)?(?:(?:" + HERE_IS_MATERIAL + r"|"
-    r"past(?:e|ed|ing|in)\b|(?:got|getting|seeing)\s+this\b)(?:\s+[^\s.!?]+){0,10}|"
+    r"past(?:e|ed|ing|in)\b|(?:got|getting|seeing)\s+this\b|(?:copied|taken|quoted)\s+from\b)"
+    r"(?:\s+[^\s.!?]+){0,10}|(?:the|our|their|this|that|my)\s+(?:[\w./-]+\s+){0,4}"
+    r"(?:is|are)\s+below|"
     r"(?:the|our|their|this|that|my)\s+(?:[\w./-]+\s+){0,3}"
     r"(?:has|says|prints|printed|shows|contains|reads|gives|spits out)\s+"
     r"(?:this|these|the following)(?:\s+[\w-]+){0,2})$"
@@ -448,7 +450,7 @@ class _TurnReader:
 
     def read(self, lines: list[str]) -> None:
         """Group the prose lines of a turn into units, dropping everything else."""
-        skip_until_tag = ""
+        skip_until = ""  # the end of a block that is no prose: "</think>", "-->"
         in_fence = in_traceback = in_tool = in_paste = False
         depth = 0
         for raw in lines:
@@ -460,9 +462,9 @@ class _TurnReader:
                 if _FENCE_RE.match(raw):
                     in_fence = False
                 continue
-            if skip_until_tag:
-                if f"</{skip_until_tag}>" in raw:
-                    skip_until_tag = ""
+            if skip_until:
+                if skip_until in raw:
+                    skip_until = ""
                 continue
             stripped = raw.strip()
             if in_tool:
@@ -529,11 +531,16 @@ class _TurnReader:
                 self._flush()
                 depth = stripped.count("[") - stripped.count("]")
                 in_tool = depth > 0
+            elif head == "<" and stripped.startswith("<!--"):
+                # An HTML comment: hidden markup, and where planted instructions hide.
+                self._flush()
+                if "-->" not in stripped[4:]:
+                    skip_until = "-->"
             elif head == "<" and (tag := _TAG_OPEN_RE.match(stripped)):
                 self._flush()
                 name = tag.group("tag")
                 if _BLOCK_TAG_RE.match(name) and f"</{name}>" not in stripped[tag.end() :]:
-                    skip_until_tag = name
+                    skip_until = f"</{name}>"
             elif head == ">" or _NOISE_OTHER_RE.match(stripped):
                 self._flush()
             elif head == "#" and (heading := _HEADING_RE.match(stripped)):
