@@ -10,6 +10,7 @@ so a person can decide without opening the transcript; a thread offers at most
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,16 @@ def excerpt(text: str, item: MemoryItem, *, read: list[frozenset[str]] | None = 
         return ""
     start, end = max(0, best - _CONTEXT_LINES), min(len(lines), best + _CONTEXT_LINES + 1)
     return "\n".join(line[:_LINE_CHARS] for line in lines[start:end] if line.strip())
+
+
+def _excerpt_of(
+    excerpts: Mapping[str, str] | Callable[[MemoryItem], str] | None, item: MemoryItem
+) -> str:
+    if excerpts is None:
+        return ""
+    if callable(excerpts):
+        return excerpts(item)
+    return excerpts.get(item.id, "")
 
 
 def queue_reason(item: MemoryItem, commit_at: float) -> str:
@@ -163,7 +174,7 @@ class ReviewQueue:
         *,
         threshold: float,
         promote_at: float,
-        excerpts: dict[str, str] | None = None,
+        excerpts: Mapping[str, str] | Callable[[MemoryItem], str] | None = None,
     ) -> tuple[int, list[MemoryItem]]:
         """Queue items, letting repetitions from other threads add up.
 
@@ -171,12 +182,17 @@ class ReviewQueue:
         instead of queued twice; once its confidence reaches `promote_at` it leaves the queue
         and is returned for committing. One medium-confidence remark is a hint; the same
         remark in three threads is knowledge. Returns (newly queued, promoted).
+
+        `excerpts`: each item's lines of its conversation, by item id or as a function of
+        the item; a function is called only for the items that enter the queue (finding
+        the lines reads the whole conversation). The file is not rewritten when nothing
+        changed (the same thread memorized again).
         """
         if not items:
             return 0, []
         self.path.parent.mkdir(parents=True, exist_ok=True)
         promoted: list[MemoryItem] = []
-        added = 0
+        added = changed = 0
         with self._lock:
             entries = self._load()
             stamp = utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -201,7 +217,7 @@ class ReviewQueue:
                             item=item,
                             queued=stamp,
                             reason=queue_reason(item, promote_at),
-                            excerpt=(excerpts or {}).get(item.id, ""),
+                            excerpt=_excerpt_of(excerpts, item),
                         )
                     )
                     added += 1
@@ -209,10 +225,12 @@ class ReviewQueue:
                 if set(item.sources) <= set(match.item.sources):
                     continue  # the same thread again: no new evidence
                 match.item = _reinforced(match.item, item)
+                changed += 1
                 if match.item.confidence >= promote_at:
                     entries.remove(match)
                     promoted.append(match.item)
-            self._save(entries)
+            if added or changed:
+                self._save(entries)
         return added, promoted
 
     def take(self, item_id: str) -> ReviewEntry:

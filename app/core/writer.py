@@ -110,7 +110,7 @@ class MemoryWriter:
                 queue,
                 threshold=self.config.duplicate_threshold,
                 promote_at=self.config.commit_threshold,
-                excerpts=_excerpts(queue, texts or {}),
+                excerpts=_Excerpts(texts or {}),
             )
             if queue
             else (0, [])
@@ -363,14 +363,19 @@ def _strongest_per_thread(queue: list[MemoryItem]) -> tuple[list[MemoryItem], in
     return kept, len(queue) - len(kept)
 
 
-def _excerpts(queue: list[MemoryItem], texts: dict[str, str]) -> dict[str, str]:
-    """Each candidate's lines in the conversation it came from (when that text is at hand)."""
-    found: dict[str, str] = {}
-    read: dict[str, list[frozenset[str]]] = {}  # each conversation's lines are read once
-    for item in queue:
-        source = next((s for s in item.sources if s in texts), "")
-        if texts.get(source):
-            if source not in read:
-                read[source] = line_words(texts[source])
-            found[item.id] = excerpt(texts[source], item, read=read[source])
-    return found
+class _Excerpts:
+    """Each review candidate's lines in the conversation it came from (when that text is at
+    hand), found when the queue asks: a candidate already queued (the same thread memorized
+    again) needs none, and finding them reads every line of the conversation once."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+        self.read: dict[str, list[frozenset[str]]] = {}  # each conversation's lines, once
+
+    def __call__(self, item: MemoryItem) -> str:
+        source = next((s for s in item.sources if s in self.texts), "")
+        if not self.texts.get(source):
+            return ""
+        if source not in self.read:
+            self.read[source] = line_words(self.texts[source])
+        return excerpt(self.texts[source], item, read=self.read[source])

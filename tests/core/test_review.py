@@ -28,6 +28,29 @@ def test_the_same_thread_twice_is_no_new_evidence(tmp_path: Path) -> None:
     assert [e.item.confidence for e in queue.entries()] == [0.6]
 
 
+def test_the_same_thread_again_neither_rewrites_the_queue_nor_reads_excerpts(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "review-queue.json"
+    queue = ReviewQueue(path)
+    asked: list[str] = []
+
+    def lines_of(item: MemoryItem) -> str:
+        asked.append(item.id)
+        return "User: we follow the SAM pattern"
+
+    queue.offer("b", [_remark("t1")], threshold=0.8, promote_at=0.75, excerpts=lines_of)
+    assert [e.excerpt for e in queue.entries()] == ["User: we follow the SAM pattern"]
+    written = path.read_bytes()
+    path.write_bytes(written + b" ")  # a rewrite would show: the trailing space would go
+    assert queue.offer("b", [_remark("t1")], threshold=0.8, promote_at=0.75, excerpts=lines_of) == (
+        0,
+        [],
+    )
+    assert path.read_bytes() == written + b" "
+    assert len(asked) == 1
+
+
 def test_a_remark_repeated_in_three_threads_is_promoted(tmp_path: Path) -> None:
     queue = ReviewQueue(tmp_path / "review-queue.json")
     queue.offer("b", [_remark("t1")], threshold=0.8, promote_at=0.75)
