@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import pairwise
 
 from app.engines.offline import extract_rules
@@ -32,6 +31,8 @@ from app.engines.offline.extract_text import (
     paste_goes_on,
     split_sentences,
 )
+from app.engines.offline.folding import Folded
+from app.engines.offline.folding import folded as _folded
 
 __all__ = [
     "DialogueTurn",
@@ -72,12 +73,12 @@ PROBLEM_GONE = (
     r"\b(?:works now|no more|that fixed|that did it|it works"
     r"|now .{0,30}(?:works|normal|follow|right|fine)|tested\b.{0,40}\bno more)"
 )
-PROBLEM_GONE_RE = re.compile("(?i)" + PROBLEM_GONE)
+PROBLEM_GONE_RE = Folded("(?i)" + PROBLEM_GONE)
 _CONFIRM = re.compile(
     r"(?i)^\W*(?:ok(?:ay)?\b|great|nice|perfect|awesome|cool|good|thanks|thank you|ty\b|"
     r"yes\b|yep\b|works?\b|fixed\b|🎉|👍|better\b)|" + PROBLEM_GONE
 )
-_DENY = re.compile(
+_DENY = Folded(
     r"(?i)\b(?:still (?:fail|broken|crash|happen|wrong|see)|doesn'?t work|didn'?t "
     r"(?:work|help|fix)|not fixed|same (?:error|problem)|i doubt (?:it|that))"
 )
@@ -91,7 +92,7 @@ _HEDGE = re.compile(
     r"(?i)\b(?:maybe|might|could be|possibly|perhaps|probably|i think|not "
     r"sure|let me check|i suspect|my (?:first )?guess|i guess|guessing)\b"
 )
-_PLAN = re.compile(
+_PLAN = Folded(
     r"(?i)^(?:(?:so )?(?:\w+ )?fix(?:es)?:|i'?ll|i will|i'?d|i set|i replaced|i added|"
     r"i removed|i moved|fixed:?|moving|"
     r"i(?:'ve)? fixed|i (?:changed|memoized|wrapped|switched)|"
@@ -114,17 +115,6 @@ _PROPOSAL = re.compile(
     r"(?:one|a|my) (?:suggestion|recommendation|proposal)|i'?d (?:recommend|go with|use|send|"
     r"make|add|put|keep|pick))\b"
 )
-
-
-@lru_cache(maxsize=4096)
-def _folded(text: str) -> str:
-    """`text` lowercased the way `re.IGNORECASE` matches ASCII letters, one character for one.
-
-    Besides ASCII capitals, four characters match an ASCII letter case-insensitively: `İ`
-    and `ı` (i), `ſ` (s) and the Kelvin sign (k, which `lower` already maps). `İ` is the
-    only character whose lowercase is longer.
-    """
-    return text.replace("\u0130", "i").replace("\u0131", "i").replace("\u017f", "s").lower()
 
 
 @dataclass(frozen=True)
@@ -274,7 +264,9 @@ def read_dialogue(turns: list[Turn]) -> list[DialogueTurn]:
         if _TOOL_RESULT.match(first):
             out.append(DialogueTurn(turn.speaker, turn.index, "result", joined))
             continue
-        calls = [m.group("name") for line in turn.lines if (m := _TOOL_CALL.match(line))]
+        calls = [
+            m.group("name") for line in turn.lines if "[" in line and (m := _TOOL_CALL.match(line))
+        ]
         if calls and all(_TOOL_CALL.match(line) or not line.strip() for line in turn.lines):
             out.append(DialogueTurn(turn.speaker, turn.index, "call", joined, calls))
             continue
@@ -325,7 +317,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
             and not _PLAN.match(s)
             and not _FIRST_PERSON.match(s)
             and not _WOULD.search(s)
-            and not _RULED_OUT.search(s)
+            and not _RULED_OUT_GATED.search(s)
             and len(s.split()) >= 5
         ]
         if confirmed:
@@ -340,7 +332,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         and s != plan
         and not _PLAN.match(s)
         # "…, so the token is fine": a suspect ruled out, not the cause.
-        and not _RULED_OUT.search(s)
+        and not _RULED_OUT_GATED.search(s)
         # "Add a Dependabot config, so the SHAs get updated": advice, not a cause.
         and not is_request(s.split(maxsplit=1)[0] if s.split() else "")
         # "I could keep the old versions too, so nothing breaks": an option offered, not
@@ -356,7 +348,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         causes = [
             _with_antecedent(sentences, k + 1)
             for k, s in enumerate(sentences[:-1])
-            if _RULED_OUT.search(s)
+            if _RULED_OUT_GATED.search(s)
             and not sentences[k + 1].rstrip().endswith("?")
             and not _PLAN.match(sentences[k + 1])
             and len(sentences[k + 1].split()) >= 5
@@ -370,7 +362,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
             for s in before
             if not s.rstrip().endswith("?")
             and len(s.split()) >= 5
-            and not _RULED_OUT.search(s)
+            and not _RULED_OUT_GATED.search(s)
             and not _OFFERS_AN_OPTION.match(s)
         ][-2:]
     if not causes:
@@ -497,7 +489,7 @@ _ASKS_FOR_WORK = re.compile(
 # What went wrong, told as a description: the main clause names trouble ("the build job fails
 # on every pull request", "event never shows up") with no modal or imperative, so it reports a
 # problem rather than setting a rule ("never edit requirements.txt", "X must never …").
-_DESCRIBED_TROUBLE = re.compile(
+_DESCRIBED_TROUBLE = Folded(
     r"(?i)\b(?:fail(?:s|ed|ing)|errors? out|crash(?:es|ed|ing)|broke(?:n)?|wrong|missing|"
     r"slow(?:er|s)?\b|dropp(?:ed|ing)|drops|lost|los(?:es|ing)|no longer|hung|hangs|stuck|"
     r"timing out|times out|timed out|leak(?:s|ed|ing)|flaky|doubled|twice|freez(?:es|ing)|"
@@ -535,7 +527,7 @@ def describes_trouble(text: str) -> bool:
     """Whether a statement reports a problem instead of stating a rule or a choice."""
     if _DIRECTIVE.search(text):
         return False
-    return _DESCRIBED_TROUBLE.search(main_clause(text)) is not None
+    return _DESCRIBED_TROUBLE.search(main_clause(text))
 
 
 # "Here's the trace from Crashlytics.": what introduces pasted material says nothing itself.
@@ -1011,14 +1003,14 @@ _NOT_DONE = re.compile(
 
 
 # Cheap test before the patterns above: one of their words must be there.
-_REPLACE_GATE = re.compile(
+_REPLACE_GATE = Folded(
     r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
     r"away|scratch|instead|rather|retir|no more|forget|rip|remov|kill|abandon|sunset|"
     r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|supersede|used to|"
     r"behind|moving on|moved on|move on|done with|finished with|through with|out\b)"
 )
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
-_CORRECTION = re.compile(
+_CORRECTION = Folded(
     r"(?i)^\W*(?:actually|scratch that|correction|change of plan)\b|\b(?:changed (?:the|"
     r"our) (?:convention|rule|mind|plan|policy)|we changed|from now on|not anymore|any ?more)\b"
 )
@@ -1048,7 +1040,7 @@ _REPORTS_ONLY = re.compile(
 )
 
 
-_CHANGE_MARKER = re.compile(
+_CHANGE_MARKER = Folded(
     r"(?i)\b(?:change|changes) of (?:plan|plans|direction|course)\b|\bplan changed\b|\bnew plan\b"
 )
 _MOVES_TO = re.compile(
@@ -1672,7 +1664,7 @@ _REPORT_REJECT = re.compile(
     r"\b(?:don'?t|do not|shouldn'?t|instead)\b"
 )
 _FACT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
-_CLAIMS_CHANGE = re.compile(
+_CLAIMS_CHANGE = Folded(
     r"(?i)\b(?:i'?ve|i have) (?:now )?(?:created|implemented|built|added|updated|changed|"
     r"written|refactored|moved|replaced)\b|\bimplementation (?:is )?complete\b"
 )
@@ -1786,7 +1778,7 @@ def find_reports(classified: list[DialogueTurn]) -> list[ReportFact]:
             elif turn.kind == "prose":
                 last_prose = turn
                 # Histories that keep only the prose: the agent says it made the change.
-                edited = edited or _CLAIMS_CHANGE.search(turn.text) is not None
+                edited = edited or _CLAIMS_CHANGE.search(turn.text)
             continue
         if turn is not None and (turn.speaker is not Speaker.USER or turn.kind != "prose"):
             continue

@@ -53,6 +53,7 @@ from app.engines.offline.extract_text import (
     read_statements,
     split_turns,
 )
+from app.engines.offline.folding import Folded
 from app.engines.offline.judge import (
     EMPTY_CONTEXT,
     Context,
@@ -829,7 +830,7 @@ _ABOUT_AN_INJECTION = re.compile(
     r"\b(?:notes?|comments?|instructions?|sections?)\W{0,2}\s+for\s+"
     r"(?:an?\s+|the\s+|any\s+)?(?:ai|agents?|assistants?|llms?)\b)"
 )
-_GUESS = re.compile(
+_GUESS = Folded(
     r"(?i)\b(?:maybe|might|could be|probably|perhaps|i think|i guess|not sure|i suspect|"
     r"possibly|my guess|i bet|if (?:we|you|they|i) ever|if one day|some ?day)\b"
     # "… if you ever wanted to know lol": said in jest.
@@ -1330,7 +1331,7 @@ _ANYWHERE = (
     r"in anything|anywhere new|in any (?:of (?:my|our|the) )?(?:code|projects?|repos?|files?|"
     r"components?|services?|apps?)"
 )
-_GENERAL = re.compile(
+_GENERAL = Folded(
     rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|no longer|from "
     rf"now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|"
     r"convention|policy|standard|that'?s the decision)\b"
@@ -1455,7 +1456,7 @@ _NAMES_A_RULE = re.compile(
 # Keeping a choice that was questioned or could change: "we stay on pandas", "commander
 # stays", "nodeIntegration stays off" (what a reading "stays flat" or "stays ~1e-10" does is
 # a measurement, and a report of trouble is left out by the caller).
-_KEEPS_CHOICE = re.compile(
+_KEEPS_CHOICE = Folded(
     r"(?i)(?:^|[,;:—–]\s*)(?:(?:no|nope|nah|and|so|but|yeah|yes|ok(?:ay)?)\W+)*"
     r"(?:we\s+(?:stay|are\s+staying|'re\s+staying)\s+(?:on|with)\s+\S|staying\s+(?:on|with)\s+"
     r"\S|(?!(?:it|this|that|there|which|what|everything|nothing|something)\b)[\w`.@/+-]+"
@@ -1807,7 +1808,7 @@ _VALUE = (
 # from "reduce the noise to a minimum". ("set"/"bump" are left out: "bump version to 0.4.0
 # and tag it" is a task.)
 _SUBJECT = r"[\w./-]+(?:\s+[\w./-]+){0,3}?"
-_CHANGES_A_VALUE = re.compile(
+_CHANGES_A_VALUE = Folded(
     r"(?i)\b(?:rais|lower|widen|narrow|increas|decreas|reduc|cut|extend|shorten|chang|tighten|"
     rf"loosen|stretch|shrink|bring)\w*\s+(?:(?:the|our|its|their|all|every)\s+)?{_SUBJECT}\s+"
     rf"(?:from\s+\S+(?:\s\w+)?\s+)?(?:(?:up|down|back)\s+)?to\s+{_VALUE}\b"
@@ -2993,7 +2994,7 @@ def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge
         changes = (
             any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
             or sets_a_value(c.content)
-            or _CHANGES_A_VALUE.search(c.content) is not None
+            or _CHANGES_A_VALUE.search(c.content)
             or _MAKES_IT.search(c.content.rsplit(". ", 1)[-1]) is not None
         )
         weak = score[id(c)] < floor and not changes
