@@ -14,7 +14,9 @@ allows; must-not: an item holding every word of a `must_not` group):
 - the project's labels (meaning and keywords, first category) against the second
   annotator's items, taken as labels: the same agreement from the other side;
 - the engine's committed items against the project's labels, and against the second
-  annotator's.
+  annotator's;
+- the engine once more: an item is right when either reader kept it, and recall counts
+  only the project's items the second reader kept too (what two readers agree on).
 
 Run: `.venv/bin/python bench/annotator_agreement.py`.
 """
@@ -85,7 +87,7 @@ def _item(category: str, text: str) -> MemoryItem:
 
 def compare(split: str) -> dict[str, Pool]:
     """The four comparisons over the conversations of `split` the second annotator labeled."""
-    pools = {name: Pool() for name in ("second", "project", "engine", "engine-second")}
+    pools = {name: Pool() for name, _ in ROWS}
     files = sorted((AGREEMENT / split).glob("*.items.json"))
     if not files:
         return pools
@@ -112,6 +114,21 @@ def compare(split: str) -> dict[str, Pool]:
         pools["project"].add(project_items, second_labels, [])
         pools["engine"].add(committed, project, must_not)
         pools["engine-second"].add(committed, second_labels, [])
+        # Either reader's item counts as right; recall over what both readers kept.
+        both = [e for e in project if any(e.matches(i) for i in second_items)]
+        consensus = Pool()
+        consensus.add(committed, both, [])
+        pools["engine-either"].items += len(committed)
+        pools["engine-either"].right += sum(
+            any(e.matches(i) for e in project + second_labels) for i in committed
+        )
+        pools["engine-either"].right_any += sum(
+            any(Entry((), e.keywords).matches(i) for e in project + second_labels)
+            for i in committed
+        )
+        pools["engine-either"].labels += consensus.labels
+        pools["engine-either"].found += consensus.found
+        pools["engine-either"].found_any += consensus.found_any
     return pools
 
 
@@ -120,6 +137,8 @@ ROWS = (
     ("project", "project's labels against the second annotator"),
     ("engine", "engine against the project's labels"),
     ("engine-second", "engine against the second annotator"),
+    # precision: right when either reader kept it; recall: of the items both kept
+    ("engine-either", "engine, either reader's item / items both kept"),
 )
 
 
