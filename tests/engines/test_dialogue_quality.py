@@ -174,3 +174,23 @@ def test_later_held_out_batches_do_not_fall(
     assert passed >= sequences, (passed, total)
     assert not report.secrets
     assert len(report.violations()) <= violations, report.violations()
+
+
+def test_the_second_annotators_labels_are_well_formed() -> None:
+    """agreement/ (bench/annotator_agreement.py): one category, keywords from the conversation."""
+    categories = {
+        "coding_preferences",
+        "project_conventions",
+        "architectural_decisions",
+        "bug_patterns",
+        "implementation_notes",
+    }
+    files = sorted((SETS / "agreement").glob("*/*.items.json"))
+    assert len(files) >= 100
+    for path in files:
+        conversation = SETS / path.parent.name / path.name.replace(".items.json", ".txt")
+        text = conversation.read_text(encoding="utf-8").lower()
+        for item in json.loads(path.read_text(encoding="utf-8"))["items"]:
+            assert item["category"] in categories, (path.name, item)
+            assert 1 <= len(item["keywords"]) <= 3, (path.name, item)
+            assert all(k.lower() in text for k in item["keywords"]), (path.name, item)
