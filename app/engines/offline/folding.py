@@ -17,7 +17,12 @@ from functools import lru_cache
 __all__ = ["Folded", "folded"]
 
 
-@lru_cache(maxsize=4096)
+# Texts up to this long are folded once and remembered (sentences and short turns, which
+# several patterns ask about); a longer one is folded each time, so the cache stays small
+# in a long-running app.
+_CACHED_CHARS = 2_000
+
+
 def folded(text: str) -> str:
     """`text` lowercased the way `re.IGNORECASE` matches ASCII letters, one character for one.
 
@@ -25,7 +30,14 @@ def folded(text: str) -> str:
     and `ı` (i), `ſ` (s) and the Kelvin sign (k, which `lower` already maps). `İ` is the
     only character whose lowercase is longer.
     """
+    return _folded_short(text) if len(text) <= _CACHED_CHARS else _fold(text)
+
+
+def _fold(text: str) -> str:
     return text.replace("\u0130", "i").replace("\u0131", "i").replace("\u017f", "s").lower()
+
+
+_folded_short = lru_cache(maxsize=4096)(_fold)
 
 
 # What a pattern's source may hold besides lowercase letters: escapes (`\S`, `\B`) and the
