@@ -2868,6 +2868,17 @@ def test_a_report_asking_why_names_its_symptom_without_a_trouble_word() -> None:
             "take a look?",
             "CI on main has been red since this morning and nobody touched the code.",
         ),
+        # The request that ends the report's sentence is not part of the symptom, and a
+        # check that "has been red" failed.
+        (
+            "Hi! Two things if you have a moment. First, CI on main has been red since "
+            "yesterday and nobody touched the code — could you look?",
+            "First, CI on main has been red since yesterday and nobody touched the code.",
+        ),
+        (
+            "the deploy job is red again, can you check?",
+            "the deploy job is red again.",
+        ),
         # A request for new work asks no "why": nothing went wrong.
         ("need rate limiting on the public api, per api key, 100 req/min.", ""),
     ],

@@ -463,7 +463,9 @@ _TROUBLE = re.compile(
     r"duplicat\w*|twice|"
     r"doubl\w*|blank|freez\w*|stopp?\w*|instead of|only|strange|weird|odd|"
     r"unexpected\w*|keeps?|sometimes|random\w*|intermittent\w*|until|any ?more|"
-    r"problem|issue|bug)\b"
+    r"problem|issue|bug|"
+    # "CI on main has been red since yesterday", "the deploy job is red": a failing check.
+    r"(?:is|are|was|were|been|went|turned|goes|keeps|stays)\s+red|red\s+(?:since|again)|ci\s+red)\b"
 )
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _CORRECTS_THE_AGENT = re.compile(r"(?i)^\W*(?:(?:hmm|hm|uh|um|wait)\W+)?(?:no|nope|nah)\b")
@@ -568,6 +570,13 @@ _TOLD_AS_ASKED = re.compile(
 )
 
 
+_REPORT_THEN_REQUEST = re.compile(
+    r"(?i)^(?P<said>(?!\W*(?:why|how|what|when|where|which|who|is|are|can|could|should|would|"
+    r"will|do|does|did|any)\b)\S+(?:\s+\S+){3,}?)\s*(?:[—–]|\s-|,|;)\s*(?:(?:so|and|but)\s+)?"
+    r"(?:could|can|would|will)\s+(?:you|u|ya)\b[^?]{0,60}\?+\s*$"
+)
+
+
 def _symptom(text: str, cause: str = "") -> str:
     """The sentence of a problem report that says what goes wrong.
 
@@ -582,7 +591,9 @@ def _symptom(text: str, cause: str = "") -> str:
         said = PASTED_AFTER_RE.split(text, maxsplit=1)[0].rstrip(" ,:")
         if len(said.split()) >= 3:
             text = said
-    sentences = _sentences(text)
+    # "CI on main has been red since yesterday — could you look?": the report, without the
+    # request that ends its sentence.
+    sentences = [_REPORT_THEN_REQUEST.sub(r"\g<said>.", x) for x in _sentences(text)]
     if not sentences:
         return text
     explained = set(_WORD.findall(cause.lower()))
