@@ -2879,6 +2879,13 @@ def test_a_report_asking_why_names_its_symptom_without_a_trouble_word() -> None:
             "the deploy job is red again, can you check?",
             "the deploy job is red again.",
         ),
+        # NaN is what goes wrong in numeric code; "a problem" only says there is one.
+        (
+            "Hello, I have a problem with our box model. Since we added the new mechanism the "
+            "concentrations are going to NaN after about 40 seconds.",
+            "Since we added the new mechanism the concentrations are going to NaN after about "
+            "40 seconds.",
+        ),
         # A request for new work asks no "why": nothing went wrong.
         ("need rate limiting on the public api, per api key, 100 req/min.", ""),
     ],

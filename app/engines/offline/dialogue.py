@@ -465,7 +465,9 @@ _TROUBLE = re.compile(
     r"unexpected\w*|keeps?|sometimes|random\w*|intermittent\w*|until|any ?more|"
     r"problem|issue|bug|"
     # "CI on main has been red since yesterday", "the deploy job is red": a failing check.
-    r"(?:is|are|was|were|been|went|turned|goes|keeps|stays)\s+red|red\s+(?:since|again)|ci\s+red)\b"
+    r"(?:is|are|was|were|been|went|turned|goes|keeps|stays)\s+red|red\s+(?:since|again)|ci\s+red|"
+    # "the concentrations are going to NaN after 40 s", "loss goes nan at step 3k"
+    r"nans?)\b"
 )
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _CORRECTS_THE_AGENT = re.compile(r"(?i)^\W*(?:(?:hmm|hm|uh|um|wait)\W+)?(?:no|nope|nah)\b")
