@@ -93,13 +93,16 @@ HELD_OUT_FLOORS = [
     # Three more annotators: unseen on arrival 0.40 / 0.44; 0.471 / 0.488 and 8 violations
     # after the thirteenth part; trained on since the fourteenth (0.506 / 0.524); 0.518 /
     # 0.524, 24 sequence checks and 7 violations after the seventeenth (0.531 at its end);
-    # 0.568 / 0.549 after the nineteenth; 0.618 / 0.561 with the hold model (twentieth).
-    ("holdout4", 0.61, 0.56, 24, 7),
+    # 0.568 / 0.549 after the nineteenth; 0.618 / 0.561 with the hold model (twentieth);
+    # 0.632 / 0.573 once a fixed bug takes in more of the agent's closing account
+    # (twenty-second).
+    ("holdout4", 0.63, 0.57, 24, 7),
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
-    # 0.504 / 0.482 after the seventeenth; 0.545 / 0.491 with the hold model (twentieth).
-    ("holdout5", 0.54, 0.49, 20, 9),
+    # 0.504 / 0.482 after the seventeenth; 0.545 / 0.491 with the hold model (twentieth);
+    # 0.564 / 0.509 with more of the closing account (twenty-second).
+    ("holdout5", 0.56, 0.50, 20, 9),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
@@ -131,13 +134,15 @@ HELD_OUT_FLOORS = [
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
     # 0.474 after the seventeenth (0.411 / 0.474 and 26 sequence checks after the
     # eighteenth, once the review queue is settled by later threads); 0.429 / 0.495 after
-    # the nineteenth; 0.462 / 0.495 with the hold model (twentieth).
-    ("holdout9", 0.46, 0.49, 26, 14),
+    # the nineteenth; 0.462 / 0.495 with the hold model (twentieth); 0.476 / 0.505 with
+    # more of the closing account (twenty-second).
+    ("holdout9", 0.47, 0.50, 26, 14),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
     # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth; 0.547 /
-    # 0.500 with the hold model (twentieth).
-    ("holdout10", 0.54, 0.50, 31, 12),
+    # 0.500 with the hold model (twentieth); 0.557 / 0.509 with more of the closing account
+    # (twenty-second).
+    ("holdout10", 0.55, 0.50, 31, 12),
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
     # 0.354 after the part's last change; 0.359 and 16 sequence checks with the hold model.
@@ -150,8 +155,9 @@ HELD_OUT_FLOORS = [
     # Three more, written for the nineteenth part: unseen on arrival 0.360 / 0.352, 8
     # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine);
     # 0.378 / 0.352 with the hold model (twentieth); 0.388 and 6 must-not once lines written
-    # for an AI reader are nobody's words (twenty-first).
-    ("holdout13", 0.38, 0.35, 11, 6),
+    # for an AI reader are nobody's words (twenty-first); 0.400 / 0.364 with more of the
+    # closing account (twenty-second).
+    ("holdout13", 0.40, 0.36, 11, 6),
     # Three more, written for the twenty-first part: unseen on arrival 0.417 / 0.406, 17
     # must-not, 11 of 36 sequence checks; 0.421 after that part's changes.
     ("holdout14", 0.42, 0.40, 11, 17),

@@ -2563,6 +2563,34 @@ def test_one_failure_told_twice_is_one_bug_pattern_with_the_fix_as_made() -> Non
     assert "parse_float=Decimal" in bugs[0].text
 
 
+def test_the_closing_account_of_a_fix_completes_its_cause_and_fix() -> None:
+    """The first diagnosis is a guess at where the time goes; the agent's summary names the
+    cause (two words shared with the report) and the fix that goes with it."""
+    bugs = [
+        i
+        for i in run(
+            "User: The endpoint GET /invoices is very slow since two weeks, around 4 seconds "
+            "for one page.\n\n"
+            'Assistant: [tool: Read {"file_path": "app/repositories/invoices.py"}]\n\n'
+            "User: [tool result: stmt = select(Invoice)]\n\n"
+            "Assistant: The query itself takes 0.2 ms, so the time must go somewhere else. "
+            "I'll count the SQL statements one request runs.\n\n"
+            'Assistant: [tool: Edit {"file_path": "app/repositories/invoices.py"}]\n\n'
+            'Assistant: [tool: Bash {"command": "pytest -q"}]\n\n'
+            "User: [tool result: 45 passed]\n\n"
+            "Assistant: Summary:\n"
+            "- Cause of the slow GET /invoices: N+1 lazy loading of every invoice's lines.\n"
+            "- Fix: InvoiceRepository.list uses selectinload for lines and payments.\n\n"
+            "User: Thank you, very helpful!\n"
+        ).items
+        if i.category is Category.BUG_PATTERNS
+    ]
+
+    assert len(bugs) == 1, [b.content for b in bugs]
+    assert "N+1" in (bugs[0].root_cause or ""), bugs[0].root_cause
+    assert "selectinload" in (bugs[0].fix or ""), bugs[0].fix
+
+
 def test_a_bug_report_told_with_question_marks_still_names_the_symptom() -> None:
     items = run(
         "User: logs from payments namespace missing in loki since yesterday evening, other "

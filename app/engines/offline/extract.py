@@ -186,7 +186,9 @@ def _with_closing_accounts(found: list[Candidate], statements: list[Statement]) 
     fix is confirmed, the agent's summary often names the cause and fix as settled
     ("Cause: … -Xmx1g …, so the pods were OOMKilled", "Fix: `json.load(f,
     parse_float=Decimal)`"). A labelled cause or fix after the unit, about the same failure
-    (three word stems shared with it), is added to it; two at most.
+    (two word stems shared with it), is added to it, and so is the fix line of the account
+    whose cause was taken in ("Cause of the slow GET /invoices: N+1 …" then "Fix: …
+    selectinload …"); two at most.
     """
     units = [c for c in found if c.family is Family.BUG and c.root_cause]
     if not units:
@@ -204,19 +206,26 @@ def _with_closing_accounts(found: list[Candidate], statements: list[Statement]) 
         told = stems(" ".join((c.content, c.root_cause, c.fix)))
         low = f"{c.root_cause} {c.fix}".lower()
         added = 0
+        told_in = -1  # the turn whose closing cause was taken in: its fix line goes with it
         for turn, text, fix in labelled:
-            if turn <= c.turn or text.lower() in low or len(stems(text) & told) < 3:
+            if turn <= c.turn or text.lower() in low:
+                continue
+            if len(stems(text) & told) < CLOSING_SHARED and not (fix and turn == told_in):
                 continue
             if fix:
                 done = _CLOSING_FIX.sub("", text, count=1).rstrip(".")
                 c.fix = joined_detail(c.fix, done)
             else:
                 c.root_cause = joined_detail(c.root_cause, text.rstrip("."))
+                told_in = turn
             low += text.lower()
             added += 1
             if added == 2:
                 break
 
+
+# Word stems a closing account shares with a fixed bug's item to be about the same failure.
+CLOSING_SHARED = 2
 
 # A joined item stays a readable statement, not a paragraph.
 MAX_JOINED_WORDS = 70
