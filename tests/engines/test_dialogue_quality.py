@@ -118,8 +118,9 @@ HELD_OUT_FLOORS = [
     # (0.471 / 0.449); 0.479 / 0.456 and 35 must-not after the fifteenth; 28 sequence
     # checks in the sixteenth, then 30; 0.489 / 0.456 after the seventeenth; 0.489 and 34
     # must-not after the nineteenth; 0.515 / 0.456 with the hold model (twentieth); 33
-    # must-not once lines written for an AI reader are nobody's words (twenty-first).
-    ("holdout7", 0.51, 0.45, 30, 33),
+    # must-not once lines written for an AI reader are nobody's words (twenty-first); 0.523 /
+    # 0.463 once the latest closing account after the report completes a bug (twenty-second).
+    ("holdout7", 0.52, 0.46, 30, 33),
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to

@@ -2591,6 +2591,34 @@ def test_the_closing_account_of_a_fix_completes_its_cause_and_fix() -> None:
     assert "selectinload" in (bugs[0].fix or ""), bugs[0].fix
 
 
+def test_a_summary_before_the_users_thanks_is_the_settled_account() -> None:
+    """The user confirms after the agent's summary: its "Cause:" line, which names the slot,
+    still completes the cause first diagnosed."""
+    bugs = [
+        i
+        for i in run(
+            "User: disk alert on ledger-db-1: pg_wal is at 140GB and growing. can you check?\n\n"
+            'Assistant: [tool: Bash {"command": "psql -c \\"select * from pg_replication_slots'
+            '\\""}]\n\n'
+            "User: [tool result: cdc_ledger | logical | f | 140 GB]\n\n"
+            "Assistant: Confirmed root cause: the `cdc-ledger` connector was paused by "
+            "deploy-bot on Friday and was never resumed. I'll cap the slot's WAL.\n\n"
+            'Assistant: [tool: Edit {"file_path": "deploy/postgres.tf"}]\n\n'
+            "User: [tool result: The file deploy/postgres.tf has been updated.]\n\n"
+            "Assistant: Summary:\n"
+            "- Cause: `cdc-ledger` was paused by deploy-bot during the upgrade and never "
+            "resumed, so its logical slot `cdc_ledger` kept 140 GB of WAL.\n"
+            "- Fix: resumed the connector, and max_slot_wal_keep_size caps what a dead slot "
+            "can keep.\n\n"
+            "User: great, thanks, disk is going down\n"
+        ).items
+        if i.category is Category.BUG_PATTERNS
+    ]
+
+    assert len(bugs) == 1, [b.content for b in bugs]
+    assert "logical slot" in (bugs[0].root_cause or ""), bugs[0].root_cause
+
+
 def test_a_bug_report_told_with_question_marks_still_names_the_symptom() -> None:
     items = run(
         "User: logs from payments namespace missing in loki since yesterday evening, other "

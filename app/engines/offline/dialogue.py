@@ -527,6 +527,11 @@ def is_directive(text: str) -> bool:
     return _DIRECTIVE.search(text) is not None
 
 
+def is_hedged(text: str) -> bool:
+    """Whether a statement only guesses ("probably", "I think", "might")."""
+    return _HEDGE.search(text) is not None
+
+
 def describes_trouble(text: str) -> bool:
     """Whether a statement reports a problem instead of stating a rule or a choice."""
     if _DIRECTIVE.search(text):

@@ -146,6 +146,7 @@ def _with_dialogue_units(
         for c in found
         if not (c.category is Category.BUG_PATTERNS and any(a <= c.turn <= b for a, b in spans))
     ]
+    starts: dict[int, int] = {}  # each fix unit's candidate -> the turn its report began
     for fix in fixes:
         index = next((i for i, s in enumerate(statements) if s.turn >= fix.end), len(statements))
         symptom = fix.symptom or fix.cause
@@ -165,7 +166,8 @@ def _with_dialogue_units(
                 occurrences=recurrence(statements, report[0], report[-1] + 1) if report else 1,
             )
         )
-    _with_closing_accounts(kept, statements)
+        starts[id(kept[-1])] = fix.start
+    _with_closing_accounts(kept, statements, starts)
     kept.sort(key=lambda c: c.index)
     return kept
 
@@ -179,17 +181,22 @@ _CLOSING_CAUSE = re.compile(
 _CLOSING_FIX = re.compile(r"(?i)^\W*(?:the )?(?:fix(?:ed)?|solution|resolution)\W*[:—–]\W*")
 
 
-def _with_closing_accounts(found: list[Candidate], statements: list[Statement]) -> None:
+def _with_closing_accounts(
+    found: list[Candidate], statements: list[Statement], starts: dict[int, int] | None = None
+) -> None:
     """A fixed bug's item takes in the agent's closing account of it.
 
     The unit's cause is the diagnosis as first made ("Loki is returning 429 …"); once the
     fix is confirmed, the agent's summary often names the cause and fix as settled
     ("Cause: … -Xmx1g …, so the pods were OOMKilled", "Fix: `json.load(f,
-    parse_float=Decimal)`"). A labelled cause or fix after the unit, about the same failure
+    parse_float=Decimal)`"). A labelled, unhedged cause or fix after the report of the
+    failure (`starts`: each unit's first turn; else after the unit), about the same failure
     (two word stems shared with it), is added to it, and so is the fix line of the account
     whose cause was taken in ("Cause of the slow GET /invoices: N+1 …" then "Fix: …
     selectinload …"); two at most.
     """
+    from app.engines.offline.dialogue import is_hedged
+
     units = [c for c in found if c.family is Family.BUG and c.root_cause]
     if not units:
         return
@@ -200,28 +207,28 @@ def _with_closing_accounts(found: list[Candidate], statements: list[Statement]) 
             continue
         text = s.text.strip()
         fix = _CLOSING_FIX.match(text) is not None
-        if (fix or _CLOSING_CAUSE.match(text)) and len(text.split()) >= 5:
+        if (fix or _CLOSING_CAUSE.match(text)) and len(text.split()) >= 5 and not is_hedged(text):
             labelled.append((s.turn, text, fix))
     for c in units:
         told = stems(" ".join((c.content, c.root_cause, c.fix)))
         low = f"{c.root_cause} {c.fix}".lower()
-        added = 0
+        after = (starts or {}).get(id(c), c.turn)
+        taken: list[tuple[str, bool]] = []
         told_in = -1  # the turn whose closing cause was taken in: its fix line goes with it
         for turn, text, fix in labelled:
-            if turn <= c.turn or text.lower() in low:
+            if turn <= after or text.lower() in low:
                 continue
             if len(stems(text) & told) < CLOSING_SHARED and not (fix and turn == told_in):
                 continue
+            taken.append((text, fix))
+            if not fix:
+                told_in = turn
+        # The latest two: the closing summary is the settled account.
+        for text, fix in taken[-2:]:
             if fix:
-                done = _CLOSING_FIX.sub("", text, count=1).rstrip(".")
-                c.fix = joined_detail(c.fix, done)
+                c.fix = joined_detail(c.fix, _CLOSING_FIX.sub("", text, count=1).rstrip("."))
             else:
                 c.root_cause = joined_detail(c.root_cause, text.rstrip("."))
-                told_in = turn
-            low += text.lower()
-            added += 1
-            if added == 2:
-                break
 
 
 # Word stems a closing account shares with a fixed bug's item to be about the same failure.
