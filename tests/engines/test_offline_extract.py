@@ -2591,6 +2591,19 @@ def test_the_closing_account_of_a_fix_completes_its_cause_and_fix() -> None:
     assert "selectinload" in (bugs[0].fix or ""), bugs[0].fix
 
 
+def test_a_cause_word_inside_a_quoted_error_is_no_cause() -> None:
+    items = run(
+        "User: since two weeks the nightly job dies around 02:40 with an executor OOM — "
+        '"ExecutorLostFailure (executor 17 exited caused by one of the running tasks) Reason: '
+        'Container killed by YARN for exceeding memory limits". any idea?\n\n'
+        "Assistant: Let me look at the stage metrics first.\n"
+    ).items
+
+    assert not any("running tasks" in (i.root_cause or "") for i in items), [
+        (i.content, i.root_cause) for i in items
+    ]
+
+
 def test_a_summary_before_the_users_thanks_is_the_settled_account() -> None:
     """The user confirms after the agent's summary: its "Cause:" line, which names the slot,
     still completes the cause first diagnosed."""

@@ -745,14 +745,32 @@ def _follow(ctx: _Context, i: int, pattern: re.Pattern[str]) -> tuple[int, str] 
     return None
 
 
+def _quoted_at(text: str, at: int) -> bool:
+    """Whether position `at` of `text` is inside a quotation ("…", “…”) or a code span."""
+    before = text[:at]
+    return (
+        before.count('"') % 2 == 1
+        or before.count("`") % 2 == 1
+        or (before.count("\u201c") > before.count("\u201d"))
+    )
+
+
 def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | None:
     text = core
     fix = root = symptom = ""
     fix_match = r.FIX.search(text, text.lower())
+    if fix_match is not None and _quoted_at(text, fix_match.start()):
+        fix_match = None
     if fix_match is not None:
         fix = text[fix_match.end() :].strip()
         text = text[: fix_match.start()].strip()
     root_match = r.ROOT.search(text, text.lower())
+    if root_match is not None and _quoted_at(text, root_match.start()):
+        # '… with an executor OOM — "ExecutorLostFailure (… caused by one of the running
+        # tasks)"': a quoted error message's words, not the speaker's account of a cause.
+        if fix_match is None:
+            return None
+        root_match = None
     if root_match is not None:
         root = text[root_match.end() :].strip()
         before = text[: root_match.start()].strip(" ,;:")
