@@ -2948,6 +2948,13 @@ def test_a_report_asking_why_names_its_symptom_without_a_trouble_word() -> None:
             "the deploy job is red again, can you check?",
             "the deploy job is red again.",
         ),
+        # Results that differ between two places are the trouble, not the repo's stack.
+        (
+            "our heat transport solver gives slightly different answers on the cluster vs my "
+            "laptop. repo is thermoflow, python + numpy/scipy, one small fortran kernel.",
+            "our heat transport solver gives slightly different answers on the cluster vs my "
+            "laptop.",
+        ),
         # NaN is what goes wrong in numeric code; "a problem" only says there is one.
         (
             "Hello, I have a problem with our box model. Since we added the new mechanism the "

@@ -467,7 +467,9 @@ _TROUBLE = re.compile(
     # "CI on main has been red since yesterday", "the deploy job is red": a failing check.
     r"(?:is|are|was|were|been|went|turned|goes|keeps|stays)\s+red|red\s+(?:since|again)|ci\s+red|"
     # "the concentrations are going to NaN after 40 s", "loss goes nan at step 3k"
-    r"nans?)\b"
+    r"nans?|"
+    # "the solver gives slightly different answers on the cluster vs my laptop"
+    r"different\s+(?:answers|results|outputs?|numbers|values)|(?:results|answers|outputs?)\s+differ)\b"
 )
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _CORRECTS_THE_AGENT = re.compile(r"(?i)^\W*(?:(?:hmm|hm|uh|um|wait)\W+)?(?:no|nope|nah)\b")
