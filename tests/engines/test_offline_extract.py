@@ -2948,6 +2948,19 @@ def test_a_report_asking_why_names_its_symptom_without_a_trouble_word() -> None:
             "the deploy job is red again, can you check?",
             "the deploy job is red again.",
         ),
+        # A request for new work asks no "why": nothing went wrong.
+        ("need rate limiting on the public api, per api key, 100 req/min.", ""),
+    ],
+)
+def test_what_a_request_for_a_diagnosis_reports(report: str, symptom: str) -> None:
+    from app.engines.offline import dialogue
+
+    assert dialogue._symptom(report, "the runner image moved to a new toolchain") == symptom
+
+
+@pytest.mark.parametrize(
+    ("report", "symptom"),
+    [
         # Results that differ between two places are the trouble, not the repo's stack.
         (
             "our heat transport solver gives slightly different answers on the cluster vs my "
@@ -2957,16 +2970,15 @@ def test_a_report_asking_why_names_its_symptom_without_a_trouble_word() -> None:
         ),
         # NaN is what goes wrong in numeric code; "a problem" only says there is one.
         (
-            "Hello, I have a problem with our box model. Since we added the new mechanism the "
+            "Hello, I have a problem with our box model. Since we added the ozone mechanism the "
             "concentrations are going to NaN after about 40 seconds.",
-            "Since we added the new mechanism the concentrations are going to NaN after about "
+            "Since we added the ozone mechanism the concentrations are going to NaN after about "
             "40 seconds.",
         ),
-        # A request for new work asks no "why": nothing went wrong.
-        ("need rate limiting on the public api, per api key, 100 req/min.", ""),
     ],
 )
-def test_what_a_request_for_a_diagnosis_reports(report: str, symptom: str) -> None:
+def test_the_symptom_is_the_sentence_that_names_the_trouble(report: str, symptom: str) -> None:
+    """With no word shared with the diagnosis to go by, the trouble decides."""
     from app.engines.offline import dialogue
 
-    assert dialogue._symptom(report, "the runner image moved to a new toolchain") == symptom
+    assert dialogue._symptom(report, "") == symptom
