@@ -2563,28 +2563,28 @@ def test_one_failure_told_twice_is_one_bug_pattern_with_the_fix_as_made() -> Non
     assert "parse_float=Decimal" in bugs[0].text
 
 
+def _bugs(conversation: str) -> list[MemoryItem]:
+    return [i for i in run(conversation).items if i.category is Category.BUG_PATTERNS]
+
+
 def test_the_closing_account_of_a_fix_completes_its_cause_and_fix() -> None:
     """The first diagnosis is a guess at where the time goes; the agent's summary names the
     cause (two words shared with the report) and the fix that goes with it."""
-    bugs = [
-        i
-        for i in run(
-            "User: The endpoint GET /invoices is very slow since two weeks, around 4 seconds "
-            "for one page.\n\n"
-            'Assistant: [tool: Read {"file_path": "app/repositories/invoices.py"}]\n\n'
-            "User: [tool result: stmt = select(Invoice)]\n\n"
-            "Assistant: The query itself takes 0.2 ms, so the time must go somewhere else. "
-            "I'll count the SQL statements one request runs.\n\n"
-            'Assistant: [tool: Edit {"file_path": "app/repositories/invoices.py"}]\n\n'
-            'Assistant: [tool: Bash {"command": "pytest -q"}]\n\n'
-            "User: [tool result: 45 passed]\n\n"
-            "Assistant: Summary:\n"
-            "- Cause of the slow GET /invoices: N+1 lazy loading of every invoice's lines.\n"
-            "- Fix: InvoiceRepository.list uses selectinload for lines and payments.\n\n"
-            "User: Thank you, very helpful!\n"
-        ).items
-        if i.category is Category.BUG_PATTERNS
-    ]
+    bugs = _bugs(
+        "User: The endpoint GET /invoices is very slow since two weeks, around 4 seconds "
+        "for one page.\n\n"
+        'Assistant: [tool: Read {"file_path": "app/repositories/invoices.py"}]\n\n'
+        "User: [tool result: stmt = select(Invoice)]\n\n"
+        "Assistant: The query itself takes 0.2 ms, so the time must go somewhere else. "
+        "I'll count the SQL statements one request runs.\n\n"
+        'Assistant: [tool: Edit {"file_path": "app/repositories/invoices.py"}]\n\n'
+        'Assistant: [tool: Bash {"command": "pytest -q"}]\n\n'
+        "User: [tool result: 45 passed]\n\n"
+        "Assistant: Summary:\n"
+        "- Cause of the slow GET /invoices: N+1 lazy loading of every invoice's lines.\n"
+        "- Fix: InvoiceRepository.list uses selectinload for lines and payments.\n\n"
+        "User: Thank you, very helpful!\n"
+    )
 
     assert len(bugs) == 1, [b.content for b in bugs]
     assert "N+1" in (bugs[0].root_cause or ""), bugs[0].root_cause
@@ -2607,26 +2607,22 @@ def test_a_cause_word_inside_a_quoted_error_is_no_cause() -> None:
 def test_a_summary_before_the_users_thanks_is_the_settled_account() -> None:
     """The user confirms after the agent's summary: its "Cause:" line, which names the slot,
     still completes the cause first diagnosed."""
-    bugs = [
-        i
-        for i in run(
-            "User: disk alert on ledger-db-1: pg_wal is at 140GB and growing. can you check?\n\n"
-            'Assistant: [tool: Bash {"command": "psql -c \\"select * from pg_replication_slots'
-            '\\""}]\n\n'
-            "User: [tool result: cdc_ledger | logical | f | 140 GB]\n\n"
-            "Assistant: Confirmed root cause: the `cdc-ledger` connector was paused by "
-            "deploy-bot on Friday and was never resumed. I'll cap the slot's WAL.\n\n"
-            'Assistant: [tool: Edit {"file_path": "deploy/postgres.tf"}]\n\n'
-            "User: [tool result: The file deploy/postgres.tf has been updated.]\n\n"
-            "Assistant: Summary:\n"
-            "- Cause: `cdc-ledger` was paused by deploy-bot during the upgrade and never "
-            "resumed, so its logical slot `cdc_ledger` kept 140 GB of WAL.\n"
-            "- Fix: resumed the connector, and max_slot_wal_keep_size caps what a dead slot "
-            "can keep.\n\n"
-            "User: great, thanks, disk is going down\n"
-        ).items
-        if i.category is Category.BUG_PATTERNS
-    ]
+    bugs = _bugs(
+        "User: disk alert on ledger-db-1: pg_wal is at 140GB and growing. can you check?\n\n"
+        'Assistant: [tool: Bash {"command": "psql -c \\"select * from pg_replication_slots'
+        '\\""}]\n\n'
+        "User: [tool result: cdc_ledger | logical | f | 140 GB]\n\n"
+        "Assistant: Confirmed root cause: the `cdc-ledger` connector was paused by "
+        "deploy-bot on Friday and was never resumed. I'll cap the slot's WAL.\n\n"
+        'Assistant: [tool: Edit {"file_path": "deploy/postgres.tf"}]\n\n'
+        "User: [tool result: The file deploy/postgres.tf has been updated.]\n\n"
+        "Assistant: Summary:\n"
+        "- Cause: `cdc-ledger` was paused by deploy-bot during the upgrade and never "
+        "resumed, so its logical slot `cdc_ledger` kept 140 GB of WAL.\n"
+        "- Fix: resumed the connector, and max_slot_wal_keep_size caps what a dead slot "
+        "can keep.\n\n"
+        "User: great, thanks, disk is going down\n"
+    )
 
     assert len(bugs) == 1, [b.content for b in bugs]
     assert "logical slot" in (bugs[0].root_cause or ""), bugs[0].root_cause
