@@ -1528,6 +1528,60 @@ def test_a_point_left_open_between_two_options_names_them() -> None:
     assert _left_open(run(text).items, "Vitest")
 
 
+def test_a_source_the_user_names_against_an_earlier_rule_is_left_open() -> None:
+    # One side is this thread's source, in the user's words; the other is the earlier
+    # thread's rule, which the open entry names.
+    memory = _evolved(
+        "User: all date handling goes through date-fns from now on, moment is gone.\n",
+        "User: Marta sent me the guild notes. pasting the relevant part:\n\n"
+        "> - Decision: Day.js is the standard date library across frontend repos.\n\n"
+        "so the guild says Day.js, and I just moved the admin panel to date-fns.\n\n"
+        "Assistant: Do you want me to start the portal with one of them, or hold?\n\n"
+        "User: hold. I don't know yet which one wins, I'll talk to the guild first.\n",
+    )
+    rule = next(i for i in memory.all_items() if "date-fns" in i.text)
+    [entry] = [c for c in memory.contradictions if c.status == "open"]
+    assert rule.id in entry.refs
+    assert "Day.js" in entry.items[0].text
+    assert not any("Day.js" in i.text for i in memory.all_items())
+
+
+def test_a_conflict_the_agent_found_keeps_the_values_it_gave() -> None:
+    text = (
+        "Assistant: Button uses the control radius token, which radius.json defines as 4px. "
+        "The Figma export has Radius/Control = 6px. So the tokens disagree with Figma.\n\n"
+        "User: hm, no, don't change anything. I'm not sure which one is right, I'll ask"
+        " Mira when she's back.\n"
+    )
+    [item] = run(text).items
+    assert "undecided" in item.tags and "4px" in item.content and "6px" in item.content
+
+
+def test_an_earlier_cue_may_name_the_two_sides_the_last_one_does_not() -> None:
+    memory = _evolved(
+        "User: keep ruff line-length at 120 in this repo, never 88.\n",
+        "User: I genuinely haven't made up my mind between fighting for 120 and just going"
+        " with 88. It's on Thursday's agenda. until then it stays open.\n",
+    )
+    rule = next(i for i in memory.all_items() if "120" in i.text)
+    [entry] = [c for c in memory.contradictions if c.status == "open"]
+    assert rule.id in entry.refs and "between fighting for 120" in entry.items[0].text
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "User: so I want a proper eval harness. one thing I'm unsure about: should the judge"
+        " be the same model? I'll ask Ana.\n",
+        "User: here's what our wiki page says about it. no idea who's right, I'll ask Ana.\n",
+        'User: the docs page our platform team wrote, it says: "All DAGs MUST set catchup=True'
+        ".\" not sure who's right, I'll ask Ana.\n",
+    ],
+)
+def test_the_user_wanting_something_or_announcing_a_quote_gives_no_side(turn: str) -> None:
+    assert not any("undecided" in i.tags for i in run(turn).items)
+
+
 @pytest.mark.parametrize(
     "turn",
     [

@@ -1299,7 +1299,8 @@ class OpenPoint:
 
 # The user leaving a question of who is right to someone else or to later.
 _UNDECIDED = re.compile(
-    r"(?i)\b(?:(?:no idea|(?:i )?(?:don'?t|do not) know|not sure|unclear) (?:who'?s|who is|who|"
+    r"(?i)\b(?:(?:no idea|(?:i )?(?:don'?t|do not) know|not sure|unclear) (?:yet |still |really "
+    r")?(?:who'?s|who is|who|"
     r"which (?:one|of them|is|\w+ (?=wins|is right|applies))) ?(?:right|wins|correct|applies)?|"
     r"who wins|(?:haven'?t|have not|hasn'?t|has not) made up (?:my|our|their|his|her) minds?|"
     r"(?:not|won'?t) (?:going to |gonna )?decide (?:this|that|it)\b|not my (?:decision|call)|"
@@ -1320,6 +1321,11 @@ _TWO_SIDES = re.compile(
     r"with|inconsistent with|at odds with)\b|\bbut (?:earlier|before|last time) you said\b"
 )
 _ONE_SIDE = re.compile(rf"(?i)\b{_SIDE}\b")
+# A source someone else speaks for, with what it says in the same breath: "the guild says
+# Day.js", "the DPO says crash reporting has to be opt-in" (not "I want", not "it says:").
+_ONE_SOURCE = re.compile(
+    r"(?i)\b(?<!\bi )(?<!\bwe )(?<!\byou )(?:says|said|requires)\b(?!\s*(?:[:\"“]|about\b))"
+)
 # (… or "X (whose) vs Y (whose)": "retention is disputed: 30 days (platform, cost) vs 90
 # days (security standard v2)"; a bare "the 3 vs 5 question" names no side)
 _BOTH_SIDES = re.compile(
@@ -1337,6 +1343,12 @@ _UNDECIDED_GATED = _Gated(
         "idea",
         "know who",
         "know which",
+        "yet which",
+        "yet who",
+        "still which",
+        "still who",
+        "really which",
+        "really who",
         "sure who",
         "sure which",
         "unclear",
@@ -1442,11 +1454,19 @@ _OPEN_GENERIC = frozenset(
 )
 
 
+# A value the two sides give ("88", "120", "4px", "1mb"): as distinctive as a name.
+_VALUE = re.compile(r"\d{2,}[a-z]{0,3}|\d[a-z]{1,3}")
+
+
 def _open_names(text: str) -> list[str]:
     words = re.findall(r"[\w.+#-]+", text.lower())
     names = [w.strip(".") for w in words]
     return list(
-        dict.fromkeys(w for w in names if len(w) > 3 and w not in _OPEN_GENERIC and w.isascii())
+        dict.fromkeys(
+            w
+            for w in names
+            if (len(w) > 3 or _VALUE.fullmatch(w)) and w not in _OPEN_GENERIC and w.isascii()
+        )
     )[:8]
 
 
@@ -1507,22 +1527,76 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
             for k, before in enumerate(earlier):
                 if k and before.speaker is not Speaker.USER:
                     continue
-                sides = next((t for t in before.sentences if _TWO_SIDES.search(t)), None)
-                if sides is not None:
+                at = next((n for n, t in enumerate(before.sentences) if _TWO_SIDES.search(t)), None)
+                if at is not None:
+                    sides = _with_values(before.sentences, at)
                     break
-        between = _BETWEEN.search(sentences[cue]) if sides is None else None
+        # "I haven't made up my mind between fighting for 120 and just going with 88":
+        # with no sides given anywhere else, a cue names them itself (the names come from
+        # that clause, the point reads as the whole sentence); the last cue may be a
+        # shorter one ("until then it stays open").
+        cues = (k for k in reversed(range(cue + 1)) if _UNDECIDED.search(sentences[k]))
+        between = (
+            None
+            if sides is not None
+            else next(
+                ((k, b) for k in cues if (b := _BETWEEN.search(sentences[k])) is not None), None
+            )
+        )
         if between is not None:
-            # "I haven't made up my mind between fighting for 120 and just going with 88":
-            # with no sides given anywhere else, the cue names them itself (the names come
-            # from that clause, the point reads as the whole sentence).
-            found.append(OpenPoint(turn.index, sentences[cue].strip(), _open_names(between[0])))
+            k, clause = between
+            found.append(OpenPoint(turn.index, sentences[k].strip(), _open_names(clause[0])))
             continue
+        if sides is None:
+            # "so the guild says Day.js, and I just moved the admin panel to date-fns": one
+            # source the user named, in their own words (a paste is not their words), set
+            # against a rule of an earlier thread; the evolution links that rule by its names.
+            own = [*sentences[:cue], *_earlier_user_prose(classified, i)]
+            sides = next((side for t in own if (side := _source_clause(t))), None)
         if sides is None:
             continue
         names = _open_names(sides)
         if names:
             found.append(OpenPoint(turn.index, sides.strip(), names))
     return found
+
+
+def _source_clause(sentence: str) -> str:
+    """The sentence from the last clause where a source speaks ("… pasting the relevant
+    part: so the guild says Day.js, …" gives "so the guild says Day.js, …"), or ""."""
+    pieces = sentence.split(": ")
+    for k in reversed(range(len(pieces))):
+        rest = ": ".join(pieces[k:])
+        found = _ONE_SOURCE.search(rest)
+        if found is not None and found.start() < len(pieces[k]):
+            return rest
+    return ""
+
+
+def _earlier_user_prose(classified: list[DialogueTurn], i: int) -> list[str]:
+    """The sentences of the user's prose turns just before turn `i`, latest first."""
+    earlier = [t for t in reversed(classified[:i]) if t.kind == "prose"][:_SIDES_BACK]
+    return [
+        sentence
+        for before in earlier
+        if before.speaker is Speaker.USER
+        for sentence in reversed(before.sentences)
+    ]
+
+
+def _with_values(sentences: list[str], at: int) -> str:
+    """Sentence `at` stating a disagreement ("the tokens disagree with Figma"), after the
+    ones just before it that give the values in question ("… defines it as 4px", "Figma has
+    6px") and share a name with it: a point that names no value cannot be decided."""
+    names = set(_open_names(sentences[at]))
+    lead: list[str] = []
+    for sentence in reversed(sentences[max(0, at - 2) : at]):
+        words = set(_open_names(sentence))
+        if not (words & names and any(_VALUE.fullmatch(w) for w in words)):
+            break
+        lead.insert(0, sentence.strip())
+        names |= words
+    return " ".join([*lead, sentences[at].strip()])
 
 
 # -- dependency swaps ---------------------------------------------------------------------
