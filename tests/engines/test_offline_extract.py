@@ -1557,6 +1557,55 @@ def test_a_conflict_the_agent_found_keeps_the_values_it_gave() -> None:
     assert "undecided" in item.tags and "4px" in item.content and "6px" in item.content
 
 
+def test_a_conflict_found_while_chasing_a_report_is_no_bug_while_left_open() -> None:
+    # The later fix (of something else) passes its tests; the radius was never fixed.
+    text = (
+        'User: Hi again. Designers say the Button in Storybook "looks too sharp" '
+        "compared to Figma. Can you check the radius and fix whatever is wrong?\n"
+        "\n"
+        'Assistant: [tool: Read {"file_path": "packages/ui/src/Button/Button.css.ts"}]\n'
+        "\n"
+        "User: [tool result: base: [focusRing, { borderRadius: vars.radius.control }]]\n"
+        "\n"
+        'Assistant: [tool: Bash {"command": "grep -n control '
+        'packages/tokens/src/radius.json"}]\n'
+        "\n"
+        'User: [tool result: 12:    "control": {"value": "4px"}]\n'
+        "\n"
+        "Assistant: Found the mismatch. Button uses vars.radius.control, which "
+        "packages/tokens/src/radius.json defines as 4px. The Figma export has "
+        "Radius/Control = 6px. So the code is consistent with the tokens; the tokens "
+        "disagree with Figma. Shall I set the token to 6px?\n"
+        "\n"
+        "User: No, don't change anything. I'm not sure which one is right, I'll ask "
+        "Mira.\n"
+        "\n"
+        "Assistant: Understood, I won't touch radius.json. I did notice the Alert "
+        "component sets `style={{ borderLeftWidth: 4 }}` directly.\n"
+        "\n"
+        "User: Ah, that goes against our rule: no inline style props in library "
+        "components. Please fix it.\n"
+        "\n"
+        'Assistant: [tool: Edit {"file_path": "packages/ui/src/Alert/Alert.tsx"}]\n'
+        "\n"
+        "User: [tool result: edited 1 occurrence]\n"
+        "\n"
+        'Assistant: [tool: Bash {"command": "pnpm vitest run src/Alert"}]\n'
+        "\n"
+        "User: [tool result:  ✓ src/Alert/Alert.test.tsx (3)\n"
+        " Test Files  1 passed (1)]\n"
+        "\n"
+        "Assistant: Done. The Alert's border width now comes from the recipe; tests "
+        "pass.\n"
+        "\n"
+    )
+    items = run(text).items
+    assert not any(i.category is Category.BUG_PATTERNS for i in items), [
+        (i.content, i.root_cause) for i in items
+    ]
+    assert _left_open(items, "6px")
+
+
 def test_an_earlier_cue_may_name_the_two_sides_the_last_one_does_not() -> None:
     memory = _evolved(
         "User: keep ruff line-length at 120 in this repo, never 88.\n",

@@ -126,7 +126,8 @@ def _with_dialogue_units(
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
     found = _folded_retirements(found)
     found = _with_disputes(found, find_disputes(dialogue))
-    found = _with_open_points(found, find_open_points(dialogue), statements)
+    points = find_open_points(dialogue)
+    found = _with_open_points(found, points, statements)
     found = _with_answers(found, find_proposals(dialogue), statements)
     found = _with_reports(found, find_reports(dialogue), statements)
     found = _with_approved_plans(found, turns, statements)
@@ -137,7 +138,16 @@ def _with_dialogue_units(
     found = _with_value_changes(found, statements)
     found = _without_refusals(found, statements)
     found = _with_terse_choices(_joined_runs(_cleaned(found, statements)), statements)
-    fixes = find_fixes(dialogue)
+    # "Found the mismatch: the tokens say 4px, Figma 6px" and the user declines to choose:
+    # the disagreement is the finding, the open point holds it, and nothing was fixed.
+    fixes = [
+        f
+        for f in find_fixes(dialogue)
+        if f.fix
+        or not any(
+            f.start <= p.turn and len(tokens(f.cause) & tokens(p.text)) >= 2 for p in points
+        )
+    ]
     if not fixes:
         return found
     spans = [(f.start, f.end) for f in fixes]
