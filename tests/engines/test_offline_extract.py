@@ -1557,6 +1557,23 @@ def test_a_conflict_the_agent_found_keeps_the_values_it_gave() -> None:
     assert "undecided" in item.tags and "4px" in item.content and "6px" in item.content
 
 
+@pytest.mark.parametrize(
+    ("text", "chosen", "over"),
+    [
+        (
+            "Styling is vanilla-extract (.css.ts files). We picked it over styled-components"
+            " because we want zero runtime CSS-in-JS.",
+            "vanilla-extract",
+            "styled-components",
+        ),
+        ("We use Postgres. We chose it over MySQL for the JSON support.", "Postgres", "MySQL"),
+    ],
+)
+def test_a_choice_of_it_takes_the_sentence_naming_it(text: str, chosen: str, over: str) -> None:
+    [item] = run(f"User: {text}\n").items
+    assert chosen in item.content and over in item.content, item.content
+
+
 def test_a_conflict_found_while_chasing_a_report_is_no_bug_while_left_open() -> None:
     # The later fix (of something else) passes its tests; the radius was never fixed.
     text = (

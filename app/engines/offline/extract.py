@@ -144,9 +144,7 @@ def _with_dialogue_units(
         f
         for f in find_fixes(dialogue)
         if f.fix
-        or not any(
-            f.start <= p.turn and len(tokens(f.cause) & tokens(p.text)) >= 2 for p in points
-        )
+        or not any(f.start <= p.turn and len(tokens(f.cause) & tokens(p.text)) >= 2 for p in points)
     ]
     if not fixes:
         return found
@@ -757,7 +755,10 @@ _LEAD_FILLER = re.compile(r"(?i)^\W*(?:(?:yeah|yes|ok(?:ay)?|also|and|but|so|btw
 # "It lives only in .env", "That folder is old stuff": the subject is in what came before.
 # ("This project is managed with uv" names where the user works: it points nowhere.)
 _POINTS_BACK = re.compile(
-    r"(?i)^(?:[—–-]|(?:it|its|it'?s|this|that|they|these|those|them)\b)"
+    r"(?i)^(?:[—–-]|(?:it|its|it'?s|this|that|they|these|those|them)\b|"
+    # "We picked it over styled-components because …": the choice is named before.
+    r"(?:so\s+)?(?:we|i)(?:'ve|\s+have)?\s+(?:chose|picked|selected|went\s+with|opted\s+for|"
+    r"settled\s+on|adopted)\s+(?:it|them|this|that|those|these)\b)"
     r"(?!\s+(?:is|was)\s+(?:important|why|how))"
     r"(?!\s+(?:repo|repository|project|codebase|code base|service|app|team|company|org|"
     r"monorepo|workspace|firmware|package|library|cluster|pipeline)s?\b)"

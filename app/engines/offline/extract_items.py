@@ -146,7 +146,9 @@ _DECISION_LEADS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"^(?:so\s+)?(?:we|i|the\ team)(?:'ve|\ have)?\s+(?:chose|picked|selected|went\ with"
-            r"|opted\ for|settled\ on|adopted|standardi[sz]ed\ on)\s+",
+            r"|opted\ for|settled\ on|adopted|standardi[sz]ed\ on)\s+"
+            # ("we picked it over styled-components": what "it" is was said before)
+            r"(?!(?:it|this|that|them|these|those|one)\b)",
             "Use ",
         ),
         (r"^(?:the\ )?decision(?:\ is|\ was)?\s*:?\s*(?:to\s+)?", ""),
