@@ -1386,6 +1386,29 @@ def test_natural_replacements_name_what_they_replace(turn: str, old: str) -> Non
     ]
 
 
+def test_moving_off_it_replaces_what_the_complaint_before_named() -> None:
+    memory = _evolved(
+        "User: go with redux toolkit, and rtk query for the api, we know both already.\n",
+        "User: two weeks in and the redux toolkit setup is way too much ceremony for five"
+        " screens. actions, slices, the middleware dance... we're moving off it. client state"
+        " goes into zustand stores and server state into tanstack query.\n\n"
+        "Assistant: Got it.\n",
+    )
+    [rule] = [i for i in memory.all_items() if "zustand" in i.content]
+    assert "ceremony" in rule.rationale  # the complaint is why, not a rule of its own
+    assert len(memory.all_items()) == 1, [i.content for i in memory.all_items()]
+    [entry] = [c for c in memory.contradictions if c.status == "superseded"]
+    assert "go with redux toolkit" in entry.items[0].text.lower()
+
+
+def test_no_more_as_the_condition_of_a_step_is_no_correction() -> None:
+    result = run(
+        "User: start with budgets, and once nothing imports the store or the api anymore,"
+        " delete them.\nAssistant: Will do."
+    )
+    assert not any(t.startswith("replaces:") for i in result.items for t in i.tags)
+
+
 def test_fire_and_forget_is_not_a_replacement() -> None:
     result = run(
         "User: gotcha worth remembering: qasync does not keep strong references to tasks, "

@@ -999,6 +999,73 @@ _REPLACES = (
         rf"previously)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
 )
+# What a reversal may name by pointing back ("we're moving off it").
+_POINTERS = frozenset({"it", "that", "this", "them"})
+# The subject of a sentence that judges something ("the redux toolkit setup is way too much
+# ceremony", "the amplitude thing didn't survive the budget review").
+_JUDGED_SUBJECT = re.compile(
+    r"(?i)(?:^|\band\s+|\bso\s+|,\s*)(?:the|our|this|that)\s+(?P<np>(?:[\w.+#/@-]+\s+){0,2}?"
+    r"[\w.+#/@-]+)\s+(?:is|was|has\s+been|feels|felt|turned\s+out|did\s*n[o']?t|does\s*n[o']?t|"
+    r"is\s*n[o']?t|was\s*n[o']?t)\b"
+)
+# Heads that say what kind of thing the name is, not which.
+_KIND_WORDS = frozenset(
+    {
+        "setup",
+        "thing",
+        "stuff",
+        "approach",
+        "integration",
+        "config",
+        "library",
+        "lib",
+        "package",
+        "part",
+        "service",
+        "solution",
+        "tool",
+        "plugin",
+        "stack",
+        "way",
+        "idea",
+        "one",
+    }
+)
+
+
+def points_back(sentence: str) -> bool:
+    """Whether a sentence drops or replaces something it only points to ("we're moving off
+    it", "PostHog replaces it")."""
+    return _REPLACE_GATE.search(sentence) is not None and any(
+        m.group("old").lower().strip(".,") in _POINTERS
+        for rx in _REPLACES
+        for m in rx.finditer(sentence)
+    )
+
+
+_PLAIN_ADJECTIVES = frozenset(
+    {"old", "new", "current", "existing", "whole", "entire", "legacy", "custom", "homegrown"}
+)
+
+
+def _antecedent(before: list[str]) -> tuple[str, str]:
+    """The name a pointing word stands for: the judged subject of the nearest sentence
+    before it in the same turn, without its kind word ("the redux toolkit setup" gives
+    "redux toolkit"), with that sentence; or two empty strings."""
+    for sentence in reversed(before):
+        found = _JUDGED_SUBJECT.search(sentence)
+        if found is None:
+            continue
+        words = found.group("np").split()
+        while words and words[-1].lower() in _KIND_WORDS:
+            words.pop()
+        if any(w.lower() not in _PLAIN_ADJECTIVES for w in words) and words[0].lower() not in (
+            _NOT_NAMES
+        ):
+            return sentence, " ".join(words)
+    return "", ""
+
+
 # Someone other than the speaker (and their team as a whole) doing or wanting the change.
 _HEARSAY = re.compile(
     r"(?i)\b(?:people|someone|somebody|folks|others|half (?:of )?(?:my|our|the) \w+|some of (?:my|"
@@ -1035,6 +1102,11 @@ _CORRECTION = Folded(
     r"our) (?:convention|rule|mind|plan|policy)|we changed|from now on|not anymore|any ?more)\b"
 )
 _FROM_NOW_ON = re.compile(r"(?i)\bfrom now on\b")
+# "once nothing imports the store anymore, delete it": a condition for a step of the work,
+# not a correction of anything.
+_WHEN_NO_MORE = re.compile(
+    r"(?i)\b(?:once|when|whenever|until|after|as soon as)\b[^,.;:]*?\bany ?more\b"
+)
 # ("any" and "earlier" are the tags of a reversal that names nothing.)
 _NOT_NAMES = frozenset(
     {"it", "that", "this", "them", "there", "now", "everything", "all", "any", "earlier"}
@@ -1051,6 +1123,9 @@ class Reversal:
     # Only "from now on" marks it: a rule for the future, which replaces what earlier
     # threads said on its subject but restates, rather than reverses, what this one said.
     earlier_only: bool = False
+    # The sentence a pointing word was read from ("the redux toolkit setup is way too much
+    # ceremony" before "we're moving off it"): why the choice goes, not a rule of its own.
+    reason: str = ""
 
 
 # A sentence with no word of a decision in it: what it says is gone is news, not a choice.
@@ -1138,13 +1213,30 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 else []
             )
             old = [m.group("old").strip("`'\".,") for m in matches]
+            reason = ""
+            if not agent and any(o.lower() in _POINTERS for o in old):
+                # "the redux toolkit setup is way too much ceremony. … we're moving off it."
+                reason, resolved = _antecedent(sentences[max(0, k - 2) : k])
+                if resolved:
+                    # (its first distinctive word names it, as the other patterns' names do)
+                    old = [
+                        *old,
+                        next(w for w in resolved.split() if w.lower() not in _PLAIN_ADJECTIVES),
+                    ]
+                    at = next(
+                        m.start("old")
+                        for m in matches
+                        if m.group("old").lower().strip(".,") in _POINTERS
+                    )
+                    end = at + len(re.match(r"\w+", sentence[at:])[0])  # type: ignore[index]
+                    sentence = f"{sentence[:at]}{resolved}{sentence[end:]}"
             old = [o for o in old if o.lower() not in _NOT_NAMES]
             if agent:
                 # A name, not a word: capitalised, or with a digit, a symbol or code quotes.
                 old = [o for o in old if re.search(r"[A-Z\d_./@+-]", o)]
                 if not old or _OFFERED.search(sentence) or _HEDGE.search(sentence):
                     continue
-            if not old and not _CORRECTION.search(sentence):
+            if not old and not _CORRECTION.search(_WHEN_NO_MORE.sub(" ", sentence)):
                 if not _CHANGE_MARKER.search(sentence):
                     continue
                 # "change of direction on the order events. … So order events move onto NATS
@@ -1191,8 +1283,10 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 if then is not None:
                     text = f"{sentence} {sentences[then]}"
                     joined_next = then
-            earlier_only = not old and not _CORRECTION.search(_FROM_NOW_ON.sub(" ", sentence))
-            found.append(Reversal(text, turn.index, list(dict.fromkeys(old)), earlier_only))
+            earlier_only = not old and not _CORRECTION.search(
+                _WHEN_NO_MORE.sub(" ", _FROM_NOW_ON.sub(" ", sentence))
+            )
+            found.append(Reversal(text, turn.index, list(dict.fromkeys(old)), earlier_only, reason))
     return found
 
 

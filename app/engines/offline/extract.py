@@ -138,6 +138,7 @@ def _with_dialogue_units(
     found = _with_value_changes(found, statements)
     found = _without_refusals(found, statements)
     found = _with_terse_choices(_joined_runs(_cleaned(found, statements)), statements)
+    found = _without_reasons(found, reversals, statements)
     # "Found the mismatch: the tokens say 4px, Figma 6px" and the user declines to choose:
     # the disagreement is the finding, the open point holds it, and nothing was fixed.
     fixes = [
@@ -1049,6 +1050,7 @@ def _with_reversals(
         anything = EARLIER if reversal.earlier_only else ANY
         tags = [REPLACES + (name.lower() if name else anything) for name in reversal.old or [""]]
         words = tokens(reversal.text)
+
         same = [
             c
             for c in found
@@ -1082,9 +1084,51 @@ def _with_reversals(
                 family=Family.DIRECTIVE,
                 topic_tags=tags,
                 speakers={Speaker.USER},
+                rationale=_sentence_of(reversal.reason).rstrip(".") if reversal.reason else "",
             )
         )
     found.sort(key=lambda c: c.index)
+    return found
+
+
+def _without_reasons(
+    found: list[Candidate], reversals: list[Reversal], statements: list[Statement]
+) -> list[Candidate]:
+    """Without the complaint a reversal's pointing word was read from ("the redux toolkit
+    setup is way too much ceremony …" before "we're moving off it"), nor what the user
+    added to it before the pointing sentence: the reversal's reason, not rules of their own
+    (the reversal holds it as its rationale)."""
+    from app.engines.offline.dialogue import points_back
+
+    for reversal in reversals:
+        if not reversal.reason:
+            continue
+        start = next(
+            (
+                i
+                for i, s in enumerate(statements)
+                if s.turn == reversal.turn and s.text.strip() == reversal.reason.strip()
+            ),
+            None,
+        )
+        if start is None:
+            continue
+        end = next(
+            (
+                i
+                for i in range(start + 1, len(statements))
+                if statements[i].turn != reversal.turn or points_back(statements[i].text)
+            ),
+            start + 1,
+        )
+        found = [
+            c
+            for c in found
+            if not start <= c.index < end
+            or c.speaker is not Speaker.USER
+            or c.category is Category.BUG_PATTERNS
+            or any(t.startswith(REPLACES) for t in c.topic_tags)
+        ]
     return found
 
 
