@@ -1113,14 +1113,14 @@ def _without_reasons(
         )
         if start is None:
             continue
-        end = next(
-            (
-                i
-                for i in range(start + 1, len(statements))
-                if statements[i].turn != reversal.turn or points_back(statements[i].text)
-            ),
-            start + 1,
-        )
+        # (Up to the pointing sentence; the complaint alone when the turn never reaches it.)
+        end = start + 1
+        for i in range(start + 1, len(statements)):
+            if statements[i].turn != reversal.turn:
+                break
+            if points_back(statements[i].text):
+                end = i
+                break
         found = [
             c
             for c in found
