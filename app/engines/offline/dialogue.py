@@ -1107,6 +1107,18 @@ _FROM_NOW_ON = re.compile(r"(?i)\bfrom now on\b")
 _WHEN_NO_MORE = re.compile(
     r"(?i)\b(?:once|when|whenever|until|after|as soon as)\b[^,.;:]*?\bany ?more\b"
 )
+
+
+def _corrects(sentence: str) -> bool:
+    """Whether a sentence corrects something said before, without naming it."""
+    if not _CORRECTION.search(sentence):
+        return False
+    # (The condition can only matter where "anymore" is what made it a correction.)
+    return "more" not in sentence.lower() or bool(
+        _CORRECTION.search(_WHEN_NO_MORE.sub(" ", sentence))
+    )
+
+
 # ("any" and "earlier" are the tags of a reversal that names nothing.)
 _NOT_NAMES = frozenset(
     {"it", "that", "this", "them", "there", "now", "everything", "all", "any", "earlier"}
@@ -1236,7 +1248,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 old = [o for o in old if re.search(r"[A-Z\d_./@+-]", o)]
                 if not old or _OFFERED.search(sentence) or _HEDGE.search(sentence):
                     continue
-            if not old and not _CORRECTION.search(_WHEN_NO_MORE.sub(" ", sentence)):
+            if not old and not _corrects(sentence):
                 if not _CHANGE_MARKER.search(sentence):
                     continue
                 # "change of direction on the order events. … So order events move onto NATS
@@ -1283,9 +1295,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 if then is not None:
                     text = f"{sentence} {sentences[then]}"
                     joined_next = then
-            earlier_only = not old and not _CORRECTION.search(
-                _WHEN_NO_MORE.sub(" ", _FROM_NOW_ON.sub(" ", sentence))
-            )
+            earlier_only = not old and not _corrects(_FROM_NOW_ON.sub(" ", sentence))
             found.append(Reversal(text, turn.index, list(dict.fromkeys(old)), earlier_only, reason))
     return found
 
