@@ -1646,6 +1646,18 @@ def test_a_conflict_found_while_chasing_a_report_is_no_bug_while_left_open() -> 
     assert _left_open(items, "6px")
 
 
+def test_a_disagreement_keeps_the_side_it_answers() -> None:
+    text = (
+        "User: so, config format debate. Marta opened an issue saying the config should be"
+        " TOML, not YAML, because of the norway problem. I mostly disagree: the README"
+        " documents config.yaml and the existing users already have yaml configs.\n\n"
+        "Assistant: Both sides have merit.\n\n"
+        "User: yeah. we haven't decided and I don't want to decide it alone. just note that"
+        " it's open.\n"
+    )
+    assert _left_open(run(text).items, "TOML")
+
+
 def test_an_earlier_cue_may_name_the_two_sides_the_last_one_does_not() -> None:
     memory = _evolved(
         "User: keep ruff line-length at 120 in this repo, never 88.\n",

@@ -1691,7 +1691,9 @@ def _earlier_user_prose(classified: list[DialogueTurn], i: int) -> list[str]:
 def _with_values(sentences: list[str], at: int) -> str:
     """Sentence `at` stating a disagreement ("the tokens disagree with Figma"), after the
     ones just before it that give the values in question ("… defines it as 4px", "Figma has
-    6px") and share a name with it: a point that names no value cannot be decided."""
+    6px") and share a name with it: a point that names no value cannot be decided. With no
+    such values, a sentence giving one side ("Marta opened an issue saying …") leads the
+    disagreement that answers it ("I mostly disagree: …")."""
     names = set(_open_names(sentences[at]))
     lead: list[str] = []
     for sentence in reversed(sentences[max(0, at - 2) : at]):
@@ -1700,6 +1702,15 @@ def _with_values(sentences: list[str], at: int) -> str:
             break
         lead.insert(0, sentence.strip())
         names |= words
+    if (
+        not lead
+        and at
+        and not _ONE_SIDE.search(sentences[at])
+        and _ONE_SIDE.search(sentences[at - 1])
+    ):
+        # "Marta opened an issue saying the config should be TOML, not YAML. I mostly
+        # disagree: …": the side the disagreement answers is the sentence before.
+        lead = [sentences[at - 1].strip()]
     return " ".join([*lead, sentences[at].strip()])
 
 
