@@ -1401,6 +1401,20 @@ def test_moving_off_it_replaces_what_the_complaint_before_named() -> None:
     assert "go with redux toolkit" in entry.items[0].text.lower()
 
 
+@pytest.mark.parametrize(
+    ("turn", "tag"),
+    [
+        ("our celery workers keep dying. we are moving off it and onto dramatiq.", "celery"),
+        ("the amplitude thing didn't survive the budget review. PostHog replaces it.", "amplitude"),
+        ("the thing is broken. we're dropping it, zustand from now on.", None),
+    ],
+)
+def test_a_pointing_word_names_what_the_sentence_before_judged(turn: str, tag: str | None) -> None:
+    tags = {t for i in run(f"User: {turn}\n").items for t in i.tags if t.startswith("replaces:")}
+    named = {t for t in tags if t not in ("replaces:any", "replaces:earlier")}
+    assert named == ({f"replaces:{tag}"} if tag else set()), tags
+
+
 def test_no_more_as_the_condition_of_a_step_is_no_correction() -> None:
     result = run(
         "User: start with budgets, and once nothing imports the store or the api anymore,"
