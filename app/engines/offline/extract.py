@@ -12,6 +12,7 @@ date always give the same items.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
@@ -1044,6 +1045,7 @@ def _with_reversals(
         if reversals
         else set()
     )
+    turn_of = [s.turn for s in statements]  # in reading order, so sorted
     for reversal in reversals:
         if reversal.turn in tainted or is_unsafe(reversal.text):
             continue
@@ -1069,9 +1071,7 @@ def _with_reversals(
                 if candidate.category is Category.IMPLEMENTATION_NOTES:
                     candidate.category = rule_category(candidate.content)
             continue
-        index = next(
-            (i for i, s in enumerate(statements) if s.turn >= reversal.turn), len(statements)
-        )
+        index = bisect.bisect_left(turn_of, reversal.turn)  # its turn's first statement
         category: Category | None = rule_category(reversal.text)
         found.append(
             Candidate(
@@ -1100,36 +1100,30 @@ def _without_reasons(
     (the reversal holds it as its rationale)."""
     from app.engines.offline.dialogue import points_back
 
+    turn_of = [s.turn for s in statements]  # in reading order, so sorted
+    dropped: set[int] = set()
     for reversal in reversals:
         if not reversal.reason:
             continue
-        start = next(
-            (
-                i
-                for i, s in enumerate(statements)
-                if s.turn == reversal.turn and s.text.strip() == reversal.reason.strip()
-            ),
-            None,
-        )
+        first = bisect.bisect_left(turn_of, reversal.turn)
+        last = bisect.bisect_right(turn_of, reversal.turn)
+        reason = reversal.reason.strip()
+        start = next((i for i in range(first, last) if statements[i].text.strip() == reason), None)
         if start is None:
             continue
         # (Up to the pointing sentence; the complaint alone when the turn never reaches it.)
-        end = start + 1
-        for i in range(start + 1, len(statements)):
-            if statements[i].turn != reversal.turn:
-                break
-            if points_back(statements[i].text):
-                end = i
-                break
-        found = [
-            c
-            for c in found
-            if not start <= c.index < end
-            or c.speaker is not Speaker.USER
-            or c.category is Category.BUG_PATTERNS
-            or any(t.startswith(REPLACES) for t in c.topic_tags)
-        ]
-    return found
+        end = next((i for i in range(start + 1, last) if points_back(statements[i].text)), None)
+        dropped.update(range(start, start + 1 if end is None else end))
+    if not dropped:
+        return found
+    return [
+        c
+        for c in found
+        if c.index not in dropped
+        or c.speaker is not Speaker.USER
+        or c.category is Category.BUG_PATTERNS
+        or any(t.startswith(REPLACES) for t in c.topic_tags)
+    ]
 
 
 SWAPPED = 0.8
