@@ -1565,22 +1565,40 @@ def test_a_point_left_open_between_two_options_names_them() -> None:
     assert _left_open(run(text).items, "Vitest")
 
 
-def test_a_source_the_user_names_against_an_earlier_rule_is_left_open() -> None:
-    # One side is this thread's source, in the user's words; the other is the earlier
-    # thread's rule, which the open entry names.
-    memory = _evolved(
-        "User: all date handling goes through date-fns from now on, moment is gone.\n",
-        "User: Marta sent me the guild notes. pasting the relevant part:\n\n"
-        "> - Decision: Day.js is the standard date library across frontend repos.\n\n"
-        "so the guild says Day.js, and I just moved the admin panel to date-fns.\n\n"
-        "Assistant: Do you want me to start the portal with one of them, or hold?\n\n"
-        "User: hold. I don't know yet which one wins, I'll talk to the guild first.\n",
-    )
-    rule = next(i for i in memory.all_items() if "date-fns" in i.text)
+@pytest.mark.parametrize(
+    ("earlier", "later", "rule_word", "side"),
+    [
+        # One side is this thread's source, in the user's words; the other is the earlier
+        # thread's rule, which the open entry names.
+        (
+            "User: all date handling goes through date-fns from now on, moment is gone.\n",
+            "User: Marta sent me the guild notes. pasting the relevant part:\n\n"
+            "> - Decision: Day.js is the standard date library across frontend repos.\n\n"
+            "so the guild says Day.js, and I just moved the admin panel to date-fns.\n\n"
+            "Assistant: Do you want me to start the portal with one of them, or hold?\n\n"
+            "User: hold. I don't know yet which one wins, I'll talk to the guild first.\n",
+            "date-fns",
+            "the guild says Day.js",
+        ),
+        # The last cue names nothing; an earlier one names both sides, by their values.
+        (
+            "User: keep ruff line-length at 120 in this repo, never 88.\n",
+            "User: I genuinely haven't made up my mind between fighting for 120 and just"
+            " going with 88. It's on Thursday's agenda. until then it stays open.\n",
+            "120",
+            "between fighting for 120",
+        ),
+    ],
+)
+def test_a_point_left_open_names_the_earlier_rule_it_disputes(
+    earlier: str, later: str, rule_word: str, side: str
+) -> None:
+    memory = _evolved(earlier, later)
+    rule = next(i for i in memory.all_items() if rule_word in i.text)
     [entry] = [c for c in memory.contradictions if c.status == "open"]
     assert rule.id in entry.refs
-    assert "Day.js" in entry.items[0].text
-    assert not any("Day.js" in i.text for i in memory.all_items())
+    assert side in entry.items[0].text
+    assert not any(side in i.text for i in memory.all_items())
 
 
 def test_a_conflict_the_agent_found_keeps_the_values_it_gave() -> None:
@@ -1670,17 +1688,6 @@ def test_a_disagreement_keeps_the_side_it_answers() -> None:
         " it's open.\n"
     )
     assert _left_open(run(text).items, "TOML")
-
-
-def test_an_earlier_cue_may_name_the_two_sides_the_last_one_does_not() -> None:
-    memory = _evolved(
-        "User: keep ruff line-length at 120 in this repo, never 88.\n",
-        "User: I genuinely haven't made up my mind between fighting for 120 and just going"
-        " with 88. It's on Thursday's agenda. until then it stays open.\n",
-    )
-    rule = next(i for i in memory.all_items() if "120" in i.text)
-    [entry] = [c for c in memory.contradictions if c.status == "open"]
-    assert rule.id in entry.refs and "between fighting for 120" in entry.items[0].text
 
 
 @pytest.mark.parametrize(
