@@ -1052,7 +1052,6 @@ def _with_reversals(
         anything = EARLIER if reversal.earlier_only else ANY
         tags = [REPLACES + (name.lower() if name else anything) for name in reversal.old or [""]]
         words = tokens(reversal.text)
-
         same = [
             c
             for c in found
@@ -1100,11 +1099,12 @@ def _without_reasons(
     (the reversal holds it as its rationale)."""
     from app.engines.offline.dialogue import points_back
 
+    explained = [r for r in reversals if r.reason]
+    if not explained:
+        return found
     turn_of = [s.turn for s in statements]  # in reading order, so sorted
     dropped: set[int] = set()
-    for reversal in reversals:
-        if not reversal.reason:
-            continue
+    for reversal in explained:
         first = bisect.bisect_left(turn_of, reversal.turn)
         last = bisect.bisect_right(turn_of, reversal.turn)
         reason = reversal.reason.strip()
