@@ -1005,8 +1005,8 @@ _POINTERS = frozenset({"it", "that", "this", "them"})
 # ceremony", "the amplitude thing didn't survive the budget review").
 _JUDGED_SUBJECT = re.compile(
     r"(?i)(?:^|\band\s+|\bso\s+|,\s*)(?:the|our|this|that)\s+(?P<np>(?:[\w.+#/@-]+\s+){0,2}?"
-    r"[\w.+#/@-]+)\s+(?:is|was|has\s+been|feels|felt|turned\s+out|keeps?|kept|did\s*n[o']?t|does\s*n[o']?t|"
-    r"is\s*n[o']?t|was\s*n[o']?t)\b"
+    r"[\w.+#/@-]+)\s+(?:is|was|has\s+been|feels|felt|turned\s+out|keeps?|kept|"
+    r"did\s*n[o']?t|does\s*n[o']?t|is\s*n[o']?t|was\s*n[o']?t)\b"
 )
 # Heads that say what kind of thing the name is, not which.
 _KIND_WORDS = frozenset(
