@@ -2035,6 +2035,24 @@ def test_scratch_reverses_only_as_a_verb(said: str, reversal: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "reversal"),
+    [
+        ("We're dropping Redis, the cache goes into Postgres.", True),
+        ("The platform team is moving off Celery.", True),
+        ("The arm controllers are dropping CAN frames again under load.", False),
+        ("Bitbang with irqs off is obviously killing usb.", False),
+        ("We lost data twice when the app was killed during write.", False),
+        ("Each PR builds into its own schema, and it gets dropped when the PR closes.", False),
+    ],
+)
+def test_what_a_thing_does_to_something_is_no_choice_dropped(said: str, reversal: bool) -> None:
+    from app.engines.offline.dialogue import find_reversals, read_dialogue
+
+    found = find_reversals(read_dialogue(split_turns(f"User: {said}")))
+    assert bool(found) is reversal
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "Validation schemas go in src/schemas/, one file per form.",

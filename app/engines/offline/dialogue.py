@@ -1079,10 +1079,23 @@ def _said_by_others(sentence: str, match: re.Match[str]) -> bool:
     up to the change (its own verb included: "people switching from dbt to SQLMesh")."""
     if _NOT_DONE.search(sentence, max(0, match.start() - 30), match.start()):
         return True  # "Nobody dropped the slot.", "we never ditched X": nothing changed
+    if not match.group(0).lower().startswith(("not", "no ")) and _THING_DOES.search(
+        sentence, max(0, match.start() - 40), match.start()
+    ):
+        return True  # "the controllers are dropping CAN frames": what a thing does
     found = _HEARSAY.search(sentence, 0, match.end())
     return found is not None and found.start() < match.start()
 
 
+# A change verb after a subject that is no person of the conversation and a form of "be",
+# "keep" or "get": "the controllers are dropping CAN frames again", "bitbang with irqs off is
+# obviously killing usb", "the app gets killed in the background" tell what a thing does or
+# suffers, where "we're dropping X", "the team is moving off X" and "drop X" are a choice.
+_THING_DOES = re.compile(
+    r"(?i)(?<![\w'])(?!(?:we|i|you|us|let|team|company|org|everyone|everybody)\b)[\w-]+\s+"
+    r"(?:is|are|was|were|keeps|kept|gets|got|"
+    r"has been|have been)\s+(?:\w+ly\s+|still\s+|just\s+|now\s+|also\s+)?$"
+)
 _NOT_DONE = re.compile(
     r"(?i)\b(?:nobody|no one|never|did ?n[o']?t|have ?n[o']?t|has ?n[o']?t|had ?n[o']?t|"
     r"was ?n[o']?t|were ?n[o']?t)\s+(?:\w+\s+)?$"
@@ -1122,6 +1135,13 @@ def _corrects(sentence: str) -> bool:
 # ("any" and "earlier" are the tags of a reversal that names nothing.)
 _NOT_NAMES = frozenset(
     {"it", "that", "this", "them", "there", "now", "everything", "all", "any", "earlier"}
+    # Words that join or place, never a name: "the app was killed during write", "gets
+    # dropped when the PR closes".
+    | {
+        *("in", "at", "during", "by", "for", "to", "into", "onto", "without", "after"),
+        *("before", "over", "under", "through", "when", "while", "because", "if", "again"),
+        *("too", "and", "or", "but", "so", "as", "since", "until", "of", "up", "down", "then"),
+    }
 )
 
 
