@@ -2043,6 +2043,8 @@ def test_scratch_reverses_only_as_a_verb(said: str, reversal: bool) -> None:
         ("Bitbang with irqs off is obviously killing usb.", False),
         ("We lost data twice when the app was killed during write.", False),
         ("Each PR builds into its own schema, and it gets dropped when the PR closes.", False),
+        ("I want the build to catch this instead of us finding out at 3am.", False),
+        ("No larger runners, finance will kill me.", False),
     ],
 )
 def test_what_a_thing_does_to_something_is_no_choice_dropped(said: str, reversal: bool) -> None:

@@ -1141,6 +1141,9 @@ _NOT_NAMES = frozenset(
         *("in", "at", "during", "by", "for", "to", "into", "onto", "without", "after"),
         *("before", "over", "under", "through", "when", "while", "because", "if", "again"),
         *("too", "and", "or", "but", "so", "as", "since", "until", "of", "up", "down", "then"),
+        # nor a person or a quantity: "finance will kill me", "instead of us finding out"
+        *("i", "me", "us", "we", "you", "him", "her", "they", "some", "every", "each"),
+        *("whatever", "whichever", "many", "much", "few", "several"),
     }
 )
 
