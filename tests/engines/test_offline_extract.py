@@ -2045,6 +2045,7 @@ def test_scratch_reverses_only_as_a_verb(said: str, reversal: bool) -> None:
         ("Each PR builds into its own schema, and it gets dropped when the PR closes.", False),
         ("I want the build to catch this instead of us finding out at 3am.", False),
         ("No larger runners, finance will kill me.", False),
+        ("The skip link jumps to #content, which doesn't exist anymore since the refactor.", False),
     ],
 )
 def test_what_a_thing_does_to_something_is_no_choice_dropped(said: str, reversal: bool) -> None:

@@ -1116,9 +1116,11 @@ _CORRECTION = Folded(
 )
 _FROM_NOW_ON = re.compile(r"(?i)\bfrom now on\b")
 # "once nothing imports the store anymore, delete it": a condition for a step of the work,
-# not a correction of anything.
+# not a correction of anything; nor is a clause describing a thing ("it jumps to #content,
+# which doesn't exist anymore since the refactor").
 _WHEN_NO_MORE = re.compile(
-    r"(?i)\b(?:once|when|whenever|until|after|as soon as)\b[^,.;:]*?\bany ?more\b"
+    r"(?i)\b(?:once|when|whenever|until|after|as soon as|which|where|who)\b[^,.;:]*?"
+    r"\bany ?more\b"
 )
 
 
