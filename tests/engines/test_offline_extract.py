@@ -3175,3 +3175,26 @@ def test_the_symptom_is_the_sentence_that_names_the_trouble(report: str, symptom
     from app.engines.offline import dialogue
 
     assert dialogue._symptom(report, "") == symptom
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Okay, let's make that our approach: component-level responsiveness uses container "
+        "queries, media queries only for the page layout.",
+        "Yes, let's make that the rule for the team: after moving or renaming assets, run Fix "
+        "Up Redirectors before you submit.",
+    ],
+)
+def test_what_the_user_calls_the_rule_after_a_request_is_kept_whatever_its_words(
+    said: str,
+) -> None:
+    conversation = (
+        "User: The card grid breaks in the sidebar, can you look?\n\n"
+        "Assistant: A common split is media queries for the page, container queries inside "
+        "components. After moving assets, Fix Up Redirectors resaves the referencers.\n\n"
+        f"User: {said}\n\nAssistant: Noted.\n"
+    )
+    kept = [i.content for i in run(conversation, source="t").items if i.confidence >= COMMIT]
+    rule = said.split(": ", 1)[1]
+    assert any(rule[:40].lower() in c.lower() for c in kept), kept

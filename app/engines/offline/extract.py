@@ -1772,8 +1772,13 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         clause_ban = _CLAUSE_BAN.search(s.text) is not None
         banned = clause_ban or _PROHIBITION.match(s.text) is not None
         placed = shaped = False
+        # "Make it a rule: …", "So the rule would be: …", "…, that's the rule here": the
+        # speaker says it is a rule, whatever its wording otherwise suggests.
+        named = _NAMES_A_RULE.search(s.text) is not None
         if banned and words < MIN_RULE_WORDS:
             pass  # "no viper." is a rule; its reason follows
+        elif named and MIN_RULE_WORDS <= words <= MAX_RULE_WORDS:
+            pass  # "let's make that our approach: components use container queries, …"
         elif 3 <= words <= MAX_RULE_WORDS and _comes_from(s.text):
             shaped = True  # "Secrets come from Vault via spring-cloud-vault …"
         elif 3 <= words <= MAX_RULE_WORDS and _MIGRATES.search(s.text):
@@ -1797,9 +1802,6 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
                 continue
         elif not _STRONG_GENERAL.search(s.text) and not _MODAL.search(s.text) and not banned:
             continue  # "all" alone ("update the file to match all the changes") is a task
-        # "Make it a rule: …", "So the rule would be: …", "…, that's the rule here": the
-        # speaker says it is a rule, whatever its wording otherwise suggests.
-        named = _NAMES_A_RULE.search(s.text) is not None
         if (_TENTATIVE.search(s.text) and not named) or _ASKS.match(s.text):
             continue
         if _SCOPED.search(s.text):
@@ -1817,8 +1819,10 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             if not (named and not rest) and not clause_ban:
                 if (
                     len(rest.split()) < 4
-                    or not (_STRONG_GENERAL.search(rest) or _PROHIBITION.match(rest))
-                    or _opens_with_request(rest)
+                    # ("let's make that our approach: components use …": named, the rest is
+                    # the rule whatever its words)
+                    or not (named or _STRONG_GENERAL.search(rest) or _PROHIBITION.match(rest))
+                    or (_opens_with_request(rest) and not named)
                 ):
                     continue
                 text = rest
@@ -3097,8 +3101,8 @@ def _doubted(c: Candidate, context: Context, judge: Judge) -> bool:
     """
     if judge.hold <= 0.0 or c.plain or Speaker.USER not in (c.speakers or {c.speaker}):
         return False
-    if _VERDICT_NAMED.search(c.content) or _EMPHATIC.search(c.content):
-        return False
+    if _VERDICT_NAMED.search(c.content) or _EMPHATIC.search(c.content) or c.named_rule:
+        return False  # (nor one its speaker called a rule: "let's make that our approach: …")
     return judge.hold_score(features(c, context, extra=False, rules=True)) < judge.hold
 
 
