@@ -3198,3 +3198,14 @@ def test_what_the_user_calls_the_rule_after_a_request_is_kept_whatever_its_words
     kept = [i.content for i in run(conversation, source="t").items if i.confidence >= COMMIT]
     rule = said.split(": ", 1)[1]
     assert any(rule[:40].lower() in c.lower() for c in kept), kept
+
+
+def test_a_rule_compared_to_the_agents_work_is_a_rule_not_a_verdict() -> None:
+    conversation = (
+        "User: Add an IPC channel for opening markdown files.\n\n"
+        "Assistant: Added `files:open-markdown` in src/shared/ipc.ts.\n\n"
+        "User: Channel names: always `domain:action` kebab-case like you did, and every "
+        "channel declared in src/shared/ipc.ts.\n\nAssistant: Noted.\n"
+    )
+    kept = [i.content for i in run(conversation, source="t").items if i.confidence >= COMMIT]
+    assert any("kebab-case" in c for c in kept), kept

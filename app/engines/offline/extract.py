@@ -770,7 +770,9 @@ _BACK_LABEL = re.compile(r"(?i)^[^:]{0,40}\b(?:it|that|this)\b[^:]{0,20}:\s+(?=\
 UNANCHORED = 0.6
 # "the overlay you edited — right file": feedback on the agent's work, not a rule.
 _ABOUT_YOUR_WORK = re.compile(
-    r"(?i)\byou(?:'ve| have| just)? (?:\w+ed|wrote|made|did|put|set|built)\b|\byour (?:change|"
+    # (not a comparison: "always `domain:action` kebab-case like you did" sets the rule)
+    r"(?i)(?<!\blike )(?<!\bas )(?<!\bway )\byou(?:'ve| have| just)? (?:\w+ed|wrote|made|did|put|"
+    r"set|built)\b|\byour (?:change|"
     r"fix|edit|patch|pr|diff|code|version|approach|plan)s?\b"
 )
 # What a user says about the conversation rather than the project: their own next step
