@@ -101,8 +101,10 @@ HELD_OUT_FLOORS = [
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
     # 0.504 / 0.482 after the seventeenth; 0.545 / 0.491 with the hold model (twentieth);
-    # 0.564 / 0.509 with more of the closing account (twenty-second).
-    ("holdout5", 0.56, 0.50, 20, 9),
+    # 0.564 / 0.509 with more of the closing account (twenty-second); 0.559 once "No
+    # captcha tho, product will literally kill me" is no reversal of "me" and stands alone, a
+    # true rule whose words its label files under another item (twenty-fourth).
+    ("holdout5", 0.55, 0.50, 20, 9),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
