@@ -204,6 +204,11 @@ def test_convention_records_its_scope() -> None:
             "Instantiate.",
             "Enemy projectile goes through a pool",
         ),
+        # Nor is an opener that links the statement to the talk before it.
+        (
+            "Speaking of which, components are always written with script setup, no Options API.",
+            "Components are always written",
+        ),
     ],
 )
 def test_titles_summarise_the_statement_in_its_own_words(said: str, title: str) -> None:

@@ -194,7 +194,8 @@ _OPENERS = re.compile(
     r"(?i)^(?:(?:we|i)(?:'d like to| would like to| think| guess| suspect)\b(?: that)?|"
     r"let'?s do (?:that|it|this|both)|let'?s|"
     r"we(?:'re|'ve|'d|'ll| are)?|i(?:'ve|'m|'ll|'d)?|you(?:'re|'ve|'d|'ll)?|please|pls|also|and|"
-    r"so|then|ok|basically|rule|they|it'?s|it|scratch that|actually|from now on|going forward|"
+    r"so|then|ok|basically|rule|they|it'?s|it|scratch that|actually|from now(?: on)?|going forward|"
+    r"speaking of which|"
     r"do it now|now|(?:no|nope|yes|yeah|right|hello|hi|hey|good point),)(?:\b|(?<=,))[\s,;]*"
 )
 # A title keeps a leading negation: "No pt-online-schema-change", not the opposite.
