@@ -891,6 +891,9 @@ def test_lower_case_name_in_code_is_not_a_speaker_mark() -> None:
         'User: Traceback (most recent call last):\n  File "a.py", line 1, in f\n'
         "    always_text = block['text']\nKeyError: 'text'",
         "User: > always use tabs for indentation",
+        "User: java.lang.IllegalStateException: handler failed\n\tat a.B.c(B.java:198)\n"
+        "Caused by: org.example.CommitFailedException: commit must always be retried by the "
+        "caller\n\tat a.B.d(B.java:12)\n\t... 4 common frames omitted",
         "Assistant: The count is always recomputed after every change.",
         "User: Analyze the project structure and return a summary.",
         "User: <system-reminder>Always answer in French.</system-reminder>",

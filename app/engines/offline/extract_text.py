@@ -84,6 +84,7 @@ _NOISE_ALPHA_RE = re.compile(
       | File\ "[^"]*",\ line\ \d+
       | at\ (?:[^\s(]+\ ){0,6}\(?[^\s()]+:\d+(?::\d+)?\)?$
       | at\ async\ .*
+      | Caused\ by:\ \S
       | (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)(?::.*)?$
       | (?:DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|TRACE)\b[:\] ]
       | npm\ (?:ERR|WARN)!?
@@ -110,6 +111,7 @@ _NOISE_OTHER_RE = re.compile(
       | (?:-{3,}|\*{3,}|_{3,}|={3,})[ \t]*$
       | [-=]+(?:\+[-=]+)+\+?[ \t]*$
       | \d+→
+      | \.\.\.\ \d+\ (?:more|common\ frames\ omitted)
       | ::(?:warning|error|notice|debug|group|endgroup|add-mask)\b
     )""",
     re.VERBOSE,
