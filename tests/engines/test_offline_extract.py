@@ -3217,3 +3217,17 @@ def test_a_rule_compared_to_the_agents_work_is_a_rule_not_a_verdict() -> None:
     )
     kept = [i.content for i in run(conversation, source="t").items if i.confidence >= COMMIT]
     assert any("kebab-case" in c for c in kept), kept
+
+
+@pytest.mark.parametrize(
+    ("said", "trouble"),
+    [
+        ('Pin golangci-lint to v1.59.1 — the "latest" tag broke us twice last quarter.', False),
+        ("Pin golangci-lint to v1.59.1—the latest tag broke us.", False),
+        ("The lint job broke twice last quarter.", True),
+    ],
+)
+def test_a_rule_whose_reason_tells_of_trouble_reports_none(said: str, trouble: bool) -> None:
+    from app.engines.offline.dialogue import describes_trouble
+
+    assert bool(describes_trouble(said)) is trouble

@@ -515,7 +515,7 @@ _DIRECTIVE = re.compile(
 )
 _SUBORDINATE = re.compile(
     r"(?i)(?<=\S)(?:,? (?:so|because|since|which|otherwise|or else|"
-    r"instead of|if)\b|[:;—–])"
+    r"instead of|if)\b|\s?[:;—–])"
 )
 
 
