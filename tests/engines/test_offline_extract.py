@@ -3225,6 +3225,7 @@ def test_a_rule_compared_to_the_agents_work_is_a_rule_not_a_verdict() -> None:
         ('Pin golangci-lint to v1.59.1 — the "latest" tag broke us twice last quarter.', False),
         ("Pin golangci-lint to v1.59.1—the latest tag broke us.", False),
         ("The lint job broke twice last quarter.", True),
+        ("The only retry we allow is for exit_status -1 (agent lost), limit 2.", False),
     ],
 )
 def test_a_rule_whose_reason_tells_of_trouble_reports_none(said: str, trouble: bool) -> None:

@@ -534,11 +534,15 @@ def is_hedged(text: str) -> bool:
     return _HEDGE.search(text) is not None
 
 
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
 def describes_trouble(text: str) -> bool:
     """Whether a statement reports a problem instead of stating a rule or a choice."""
     if _DIRECTIVE.search(text):
         return False
-    return _DESCRIBED_TROUBLE.search(main_clause(text))
+    # (an aside in brackets is no report: "retries only for exit_status -1 (agent lost)")
+    return _DESCRIBED_TROUBLE.search(_ASIDE.sub("", main_clause(text)))
 
 
 # "Here's the trace from Crashlytics.": what introduces pasted material says nothing itself.
