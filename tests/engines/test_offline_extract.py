@@ -3226,6 +3226,8 @@ def test_a_rule_compared_to_the_agents_work_is_a_rule_not_a_verdict() -> None:
         ("Pin golangci-lint to v1.59.1—the latest tag broke us.", False),
         ("The lint job broke twice last quarter.", True),
         ("The only retry we allow is for exit_status -1 (agent lost), limit 2.", False),
+        ("If the camera is wrong, we configure Cinemachine, not a new script.", False),
+        ("When I open the camera view it is wrong, the framing jumps.", True),
     ],
 )
 def test_a_rule_whose_reason_tells_of_trouble_reports_none(said: str, trouble: bool) -> None:

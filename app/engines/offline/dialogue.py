@@ -520,8 +520,16 @@ _SUBORDINATE = re.compile(
 
 
 def main_clause(text: str) -> str:
-    """The statement up to its first subordinate clause ("…, so …", "because …", ": …")."""
+    """The statement up to its first subordinate clause ("…, so …", "because …", ": …"),
+    after an "if" that leads it ("If the camera is wrong, we configure Cinemachine"; a
+    leading "when …" tells what happens)."""
+    lead = _CONDITION_LEAD.match(text)
+    if lead is not None:
+        text = text[lead.end() :]
     return _SUBORDINATE.split(text, maxsplit=1)[0]
+
+
+_CONDITION_LEAD = re.compile(r"(?i)^\W*(?:if|unless)\b[^,;:.]{3,80},\s*(?=\S)")
 
 
 def is_directive(text: str) -> bool:
