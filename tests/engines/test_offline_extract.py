@@ -3234,3 +3234,19 @@ def test_a_rule_whose_reason_tells_of_trouble_reports_none(said: str, trouble: b
     from app.engines.offline.dialogue import describes_trouble
 
     assert bool(describes_trouble(said)) is trouble
+
+
+def test_what_the_agent_will_do_next_is_no_note_of_what_is() -> None:
+    conversation = (
+        "User: The orders list is slow.\n\n"
+        "Assistant: Done: the orders list now prefetches items with one query, so it issues "
+        "two queries instead of 51. I'll also add tests/api/test_orders_queries.py files for "
+        "the other list endpoints in a follow-up if you want.\n\n"
+        "User: thanks\n"
+    )
+    from app.engines.offline.extract import read_candidates
+
+    candidates, _context, _notes = read_candidates(conversation, plain=True)
+    texts = [c.content for c in candidates]
+    assert any(t.startswith("Done: the orders list") for t in texts), texts
+    assert not any(t.startswith("I'll also add") for t in texts), texts

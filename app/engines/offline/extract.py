@@ -2849,6 +2849,12 @@ def read_candidates(
     return candidates, context, notes
 
 
+# What the agent is about to do, not what is: "I'll also add … in a follow-up", "Next I'm
+# going to …", "The PR will contain: …", "Summary of what I'll work with: …".
+_AGENT_NEXT_STEP = re.compile(
+    r"(?i)^\W*(?:(?:next|then|now|also|and|so)\W+)*(?:i'?ll|i will|i'?m going to|i am going to|"
+    r"let me|we'?ll|we will)\b|^[^.:]{0,40}\b(?:will contain|what i'?ll|what i will)\b"
+)
 # Plain statements worth showing the judge: prose of a sensible length that is not a
 # question, a label, a slash command or a tool call.
 _PLAIN_WORDS = (4, 60)
@@ -2887,6 +2893,8 @@ def _plain_candidates(
             continue
         if not _PLAIN_WORDS[0] <= len(text.split()) <= _PLAIN_WORDS[1]:
             continue
+        if s.speaker is Speaker.AGENT and _AGENT_NEXT_STEP.match(text):
+            continue  # "I'll also add … in a follow-up", "PR will contain: …": not done yet
         user = s.speaker is Speaker.USER
         eligible.append((i, s, _sentence_of(_unhedged(text) if user else text.replace("`", ""))))
     if judge is not None and not judge.rules:
