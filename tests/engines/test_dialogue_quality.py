@@ -121,8 +121,10 @@ HELD_OUT_FLOORS = [
     # checks in the sixteenth, then 30; 0.489 / 0.456 after the seventeenth; 0.489 and 34
     # must-not after the nineteenth; 0.515 / 0.456 with the hold model (twentieth); 33
     # must-not once lines written for an AI reader are nobody's words (twenty-first); 0.523 /
-    # 0.463 once the latest closing account after the report completes a bug (twenty-second).
-    ("holdout7", 0.52, 0.46, 30, 33),
+    # 0.463 once the latest closing account after the report completes a bug (twenty-second);
+    # 0.531 / 0.469 once a rule compared to the agent's work ("like you did") is a rule
+    # (twenty-fourth).
+    ("holdout7", 0.53, 0.46, 30, 33),
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
@@ -139,14 +141,16 @@ HELD_OUT_FLOORS = [
     # eighteenth, once the review queue is settled by later threads); 0.429 / 0.495 after
     # the nineteenth; 0.462 / 0.495 with the hold model (twentieth); 0.476 / 0.505 with
     # more of the closing account (twenty-second); 28 sequence checks once a disagreement
-    # keeps the side it answers (twenty-third).
-    ("holdout9", 0.47, 0.50, 28, 14),
+    # keeps the side it answers (twenty-third); 29 once what a thing does to something is no
+    # choice dropped (twenty-fourth).
+    ("holdout9", 0.47, 0.50, 29, 14),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
     # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth; 0.547 /
     # 0.500 with the hold model (twentieth); 0.557 / 0.509 with more of the closing account
-    # (twenty-second).
-    ("holdout10", 0.55, 0.50, 31, 12),
+    # (twenty-second); 0.567 and 11 must-not once a person or a quantity names nothing a
+    # reversal drops (twenty-fourth).
+    ("holdout10", 0.56, 0.50, 31, 11),
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
     # 0.354 after the part's last change; 0.359 and 16 sequence checks with the hold model.
@@ -164,8 +168,9 @@ HELD_OUT_FLOORS = [
     # closing account (twenty-second).
     ("holdout13", 0.40, 0.36, 11, 6),
     # Three more, written for the twenty-first part: unseen on arrival 0.417 / 0.406, 17
-    # must-not, 11 of 36 sequence checks; 0.421 after that part's changes.
-    ("holdout14", 0.42, 0.40, 11, 17),
+    # must-not, 11 of 36 sequence checks; 0.421 after that part's changes; 0.427 / 0.417 and
+    # 13 sequence checks after the twenty-fourth.
+    ("holdout14", 0.42, 0.41, 13, 17),
 ]
 
 
