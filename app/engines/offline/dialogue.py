@@ -519,6 +519,10 @@ _SUBORDINATE = re.compile(
 )
 
 
+# "If the camera is wrong, …": a condition leading the statement.
+_CONDITION_LEAD = re.compile(r"(?i)^\W*(?:if|unless)\b[^,;:.]{3,80},\s*(?=\S)")
+
+
 def main_clause(text: str) -> str:
     """The statement up to its first subordinate clause ("…, so …", "because …", ": …"),
     after an "if" that leads it ("If the camera is wrong, we configure Cinemachine"; a
@@ -527,9 +531,6 @@ def main_clause(text: str) -> str:
     if lead is not None:
         text = text[lead.end() :]
     return _SUBORDINATE.split(text, maxsplit=1)[0]
-
-
-_CONDITION_LEAD = re.compile(r"(?i)^\W*(?:if|unless)\b[^,;:.]{3,80},\s*(?=\S)")
 
 
 def is_directive(text: str) -> bool:

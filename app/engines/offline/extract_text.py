@@ -84,7 +84,7 @@ _NOISE_ALPHA_RE = re.compile(
       | File\ "[^"]*",\ line\ \d+
       | at\ (?:[^\s(]+\ ){0,6}\(?[^\s()]+:\d+(?::\d+)?\)?$
       | at\ async\ .*
-      | Caused\ by:\ \S
+      | Caused\ by:\ [\w$]+(?:\.[\w$]+)+
       | (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)(?::.*)?$
       | (?:DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|TRACE)\b[:\] ]
       | npm\ (?:ERR|WARN)!?
