@@ -2044,6 +2044,9 @@ def test_a_later_thread_retiring_what_a_rule_already_turned_down_agrees_with_it(
         ("I want the build to catch this instead of us finding out at 3am.", False),
         ("No larger runners, finance will kill me.", False),
         ("The skip link jumps to #content, which doesn't exist anymore since the refactor.", False),
+        ("Thumbnails stay stale after a merchandiser replaces the image in the admin.", False),
+        ("When we moved off Heroku, deploys got slower.", True),
+        ("Once the team dropped Redis, the cache moved into Postgres.", True),
     ],
 )
 def test_a_reversal_needs_a_choice_dropped(said: str, reversal: bool) -> None:
@@ -2594,11 +2597,22 @@ def test_an_item_read_from_escaped_tool_text_ends_at_its_line_break() -> None:
     assert _first_line("Plain statement stays as it is.") == "Plain statement stays as it is."
 
 
+def test_what_keeps_happening_is_no_preference() -> None:
+    assert not run(
+        'User: We keep getting reviews saying "app logs me out every morning".\n\n'
+        "Assistant: Looking into it.\n"
+    ).items
+    kept = run("User: We keep the settings in spectra.ini next to the binary.\n\nAssistant: Ok.\n")
+    assert kept.items
+
+
 @pytest.mark.parametrize(
     "text",
     [
         "Spring boot app won't start locally anymore: what does that mean.",
         "Remind me, whats the actual difference between typer.Option and typer.Argument.",
+        "Was it always that slow.",
+        "Do we always run the linter before every commit.",
     ],
 )
 def test_a_question_without_its_mark_is_not_an_item(text: str) -> None:

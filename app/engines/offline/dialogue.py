@@ -1108,6 +1108,11 @@ _THING_DOES = re.compile(
     r"(?i)(?<![\w'])(?!(?:we|i|you|us|let|team|company|org|everyone|everybody)\b)[\w-]+\s+"
     r"(?:is|are|was|were|keeps|kept|gets|got|"
     r"has been|have been)\s+(?:\w+ly\s+|still\s+|just\s+|now\s+|also\s+)?$"
+    # "after a merchandiser replaces the image", "when the user removes a card": a clause of
+    # time whose subject is someone outside the conversation tells how things go
+    r"|(?<![\w'])(?:after|when|whenever|once|each time|every time|until|before|as soon as)\s+"
+    r"(?:a|an|the|some|any|every|each|our|their|my|your)\s+"
+    r"(?!(?:team|company|org)\b)[\w-]+\s+(?:\w+ly\s+)?$"
 )
 _NOT_DONE = re.compile(
     r"(?i)\b(?:nobody|no one|never|did ?n[o']?t|have ?n[o']?t|has ?n[o']?t|had ?n[o']?t|"

@@ -36,6 +36,7 @@ from app.engines.offline.extract_items import (
     MAX_CONTENT_CHARS,
     Candidate,
     Family,
+    asked_without_mark,
     capitalize,
     find_candidates,
     is_style_rule,
@@ -1767,6 +1768,8 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
     for i, s in enumerate(statements):
         if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
             continue
+        if asked_without_mark(s.text):
+            continue
         if s.text.startswith(("/", "<", "[")):
             continue  # a slash command or markup the agent's tool put in the user's turn
         # The cheap tests first: most sentences are not general statements at all.
@@ -2012,7 +2015,12 @@ def _with_acknowledged(
             words = len(s.text.split())
             if not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or _opens_with_request(s.text):
                 continue
-            if _TENTATIVE.search(s.text) or _ASKS.match(s.text) or is_unsafe(s.text):
+            if (
+                _TENTATIVE.search(s.text)
+                or _ASKS.match(s.text)
+                or asked_without_mark(s.text)
+                or is_unsafe(s.text)
+            ):
                 continue
             if PROBLEM_GONE_RE.search(s.text):  # "tested, no more crashes": a fix confirmed
                 continue

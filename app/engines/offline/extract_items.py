@@ -90,6 +90,20 @@ LOCAL_PENALTY = 0.25
 GENERIC_PENALTY = 0.25
 
 _QUESTION_END_RE = re.compile(r"\?[\"')\]]*$")
+# A question asked without its mark: "Was it always that slow.", "do we still need the shim".
+# The verb before its subject is English's question order; a request ("can you …") is not
+# in it, being as often a polite rule ("Could you always run the linter first.").
+_INVERTED_QUESTION_RE = re.compile(
+    r"(?i)^\W*(?:(?:and|so|but|also|hm+|ok(?:ay)?|wait)\W+)?(?:is|are|was|were|do|does|did|has|"
+    r"have)\s+(?:it|there|this|that|we|they)\b(?!\s+(?:is|are|was|were)\b)"
+)
+
+
+def asked_without_mark(text: str) -> bool:
+    """Whether a sentence is a question in its word order though it ends with no mark."""
+    return _INVERTED_QUESTION_RE.match(text) is not None
+
+
 _INTRO_RE = re.compile(
     r"\b(?:a\ few|some|several|the\ following|these|following|a\ couple\ of)\s+(?:\w+\s+)?"
     r"(?:conventions|rules|things|notes|points|preferences|guidelines)\b|:$",
@@ -1049,7 +1063,7 @@ def _classify(ctx: _Context, i: int) -> Candidate | None:
                 ctx, s, _build_named_design(ctx, i, s, named.group("name").strip()), s.section
             )
     text = s.text
-    if len(text) < MIN_CLASSIFY_CHARS or _QUESTION_END_RE.search(text):
+    if len(text) < MIN_CLASSIFY_CHARS or _QUESTION_END_RE.search(text) or asked_without_mark(text):
         return None
     if not _may_signal(ctx, s):
         return None

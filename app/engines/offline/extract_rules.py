@@ -360,12 +360,13 @@ PREFERENCE: Final = (
     ),
 )
 # From an agent these are plans or steps ("Use `useEffect` to ...", "We'll keep `float`"), not
-# preferences; from the user they are.
+# preferences; from the user they are. "We keep getting reviews …" says what happens again
+# and again ("keep" before a verb's -ing form), not what the team keeps.
 PREFERENCE_USER: Final = (
     _R(r"\binstead\b", "instead"),
     _R(
         r"""\b(?:let'?s|we(?:'ll|\ will|\ should)?|please)\s+(?:use|keep\ using|stick\ (?:with|to)
-           |standardi[sz]e\ on|rely\ on|adopt|keep)\b""",
+           |standardi[sz]e\ on|rely\ on|adopt|keep(?!\s+(?!\w*thing\b|string\b)\w+ing\b))\b""",
         *_phrases(
             ("let's", "lets", "we'll", "we will", "we should", "we", "please"),
             ("use", "keep", "stick", "standardi", "rely", "adopt"),
