@@ -1084,6 +1084,21 @@ def test_field_labels_inside_statements_do_not_split_the_bullet() -> None:
     assert parse(render(memory), branch_id="b").items[item.category] == [item]
 
 
+def test_points_numbered_inside_a_paragraph_lose_their_numbers() -> None:
+    said = (
+        "User: Thank you. 1) You're right about conflicts. 2) No undo migrations; if "
+        "something is wrong we write a new migration. (3) Keep 2 replicas."
+    )
+    texts = [s.text for s in read_statements(split_turns(said)).statements]
+
+    assert texts == [
+        "Thank you.",
+        "You're right about conflicts.",
+        "No undo migrations; if something is wrong we write a new migration.",
+        "Keep 2 replicas.",
+    ]
+
+
 # ------------------------------------------------------------------------------ rule gates
 
 

@@ -382,6 +382,12 @@ def looks_like_code(sentence: str) -> bool:
     return sentence.endswith((";", "{", "}", "=>", "->"))
 
 
+# "Thank you. 1) You're right … 2) No undo migrations; …": points numbered inside a paragraph
+# start their sentences with the number, which says nothing.
+_INLINE_NUMBER_RE = re.compile(r"^\(?\d{1,2}\)\s+(?=\S)")
+_INLINE_NUMBER_FIRST = frozenset("(0123456789")
+
+
 def split_sentences(paragraph: str) -> list[str]:
     """Sentences of one paragraph (abbreviations such as \"e.g.\" do not end one)."""
     pieces = _SENTENCE_SPLIT_RE.split(paragraph)
@@ -615,6 +621,8 @@ def read_statements(
             for piece in pieces:
                 if len(piece) > MAX_RAW_SENTENCE_CHARS:
                     continue  # markup cannot shrink it to a sentence; skip the cleaning work
+                if piece[:1] in _INLINE_NUMBER_FIRST:
+                    piece = _INLINE_NUMBER_RE.sub("", piece, count=1)
                 sentence = _clean_inline(piece)
                 if not MIN_SENTENCE_CHARS <= len(sentence) <= MAX_SENTENCE_CHARS:
                     continue
