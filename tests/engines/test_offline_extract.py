@@ -588,6 +588,22 @@ def test_a_reporters_guess_at_the_cause_is_not_the_symptom() -> None:
     assert dialogue._symptom(report, cause).startswith("Thumbnailer pods keep getting")
 
 
+def test_a_symptom_that_points_back_takes_the_sentence_it_points_to() -> None:
+    from app.engines.offline import dialogue
+
+    report = (
+        "we're losing OrderCreated events. order gets saved, event never shows up in kafka. "
+        "it happens whenever kafka has a hiccup: two broker restarts last week."
+    )
+    cause = "the event is sent to kafka inside the transaction, so a hiccup drops it"
+    assert dialogue._symptom(report, cause).startswith("order gets saved, event never shows up")
+    ruled_out = "Hard reload no, incognito no. It's not the browser."
+    assert dialogue._symptom(ruled_out, "the CDN caches the avatar") in (
+        "",
+        "It's not the browser.",
+    )
+
+
 def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
     from app.engines.offline import dialogue
 

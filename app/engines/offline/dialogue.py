@@ -599,6 +599,13 @@ _REPORT_THEN_REQUEST = re.compile(
 )
 
 
+# "It happens whenever kafka has a hiccup": what goes wrong, told by pointing back (not a
+# suspect ruled out: "it's not the browser").
+_POINTS_BACK_TO_TROUBLE = re.compile(
+    r"(?i)^\W*(?:it|they)\b(?!'?s not\b|'re not\b| is not\b| are not\b| isn'?t\b| aren'?t\b)"
+)
+
+
 def _symptom(text: str, cause: str = "") -> str:
     """The sentence of a problem report that says what goes wrong.
 
@@ -653,8 +660,20 @@ def _symptom(text: str, cause: str = "") -> str:
     if _RULE_SAID.search(sentences[best]) or not (prose and (named or other)):
         # "money is Decimal, never float": a rule said with the report is no symptom
         return _asked_why(content)
+    said = sentences[best]
+    # "Order gets saved, event never shows up in kafka. It happens whenever kafka has a
+    # hiccup": a sentence that points back needs the one it points to.
+    if best > 0 and _POINTS_BACK_TO_TROUBLE.match(said):
+        before = sentences[best - 1]
+        if not (
+            _GREETING.match(before)
+            or before.rstrip().endswith("?")
+            or _ASKS_FOR_WORK.match(before)
+            or _ASKS_WHY.search(before)
+        ):
+            said = f"{before.rstrip()} {said}"
     # (a report told with a question mark reads as a statement in the memory)
-    return re.sub(r"\s*\?+[!?]*$", ".", sentences[best].rstrip())
+    return re.sub(r"\s*\?+[!?]*$", ".", said.rstrip())
 
 
 # The user asks for a diagnosis, not for work: "can you find out why", "figure out what
