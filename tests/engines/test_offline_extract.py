@@ -259,6 +259,24 @@ def test_a_fix_labelled_fix_is_the_fix_not_the_cause() -> None:
     assert "jitter" in bug.fix and "jitter" not in bug.root_cause
 
 
+def test_a_fixed_bugs_symptom_is_no_rule_for_its_always() -> None:
+    result = run(
+        "User: The nightly orders_etl flow failed again on prefect, third time in two weeks, "
+        "always on a different day's file. Can you look?\n\n"
+        + _looked(
+            "Bash",
+            '{"command": "prefect flow-run logs last"}',
+            "ComputeError: could not parse 12.50 as dtype i64 at column amount",
+        )
+        + "Assistant: Confirmed. The schema is inferred from the first 100 rows, so a file "
+        "whose early amounts are whole numbers gets an integer column.\n\n"
+        "Fix: pass an explicit schema for amount as Decimal.\n\n"
+        + _edited_and_passed("etl/transform.py", "pytest -q", "12 passed in 0.8s")
+    )
+
+    assert [i.category for i in result.items] == [Category.BUG_PATTERNS], result.items
+
+
 def _looked(tool: str, args: str, output: str) -> str:
     """An agent's tool call that only looks, and what it returned."""
     return f"Assistant: [tool: {tool} {args}]\n\nUser: [tool result: {output}]\n\n"

@@ -546,6 +546,12 @@ def is_hedged(text: str) -> bool:
 _ASIDE = re.compile(r"\([^()]*\)")
 
 
+def reports_trouble(text: str) -> bool:
+    """Whether the main clause of a statement names a failure, whatever rule words it has
+    ("failed again …, always on a different day's file")."""
+    return _DESCRIBED_TROUBLE.search(_ASIDE.sub("", main_clause(text)))
+
+
 def describes_trouble(text: str) -> bool:
     """Whether a statement reports a problem instead of stating a rule or a choice."""
     if _DIRECTIVE.search(text):

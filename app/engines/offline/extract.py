@@ -24,6 +24,7 @@ from app.core.models import Category, ExtractionResult, MemoryItem, clean_token,
 from app.engines.offline.dialogue import (
     INTRODUCES_PASTE,
     Dispute,
+    Fix,
     OpenPoint,
     Proposal,
     ReportFact,
@@ -178,9 +179,46 @@ def _with_dialogue_units(
             )
         )
         starts[id(kept[-1])] = fix.start
+    kept = _without_told_symptoms(kept, fixes, statements)
     _with_closing_accounts(kept, statements, starts)
     kept.sort(key=lambda c: c.index)
     return kept
+
+
+# "symptoms: the host sees gaps …": a label that names what follows as trouble.
+_TROUBLE_LABEL = re.compile(
+    r"(?i)^\W*(?:symptoms?|problem|issue|bug|error|what (?:i|we) see)\s*:\s*"
+)
+
+
+def _without_told_symptoms(
+    found: list[Candidate], fixes: list[Fix], statements: list[Statement]
+) -> list[Candidate]:
+    """A sentence a fixed bug took as its symptom is no rule as well when it reports trouble.
+
+    "The nightly `orders_etl` flow failed again on prefect, always on a different day's
+    file": "always" tells when it fails, and the fix that followed shows the sentence
+    reported trouble. A rule said in the same sentence as the report ("This project is
+    managed with uv — run everything through `uv run`") names no failure and stays.
+    """
+    from app.engines.offline.dialogue import reports_trouble
+
+    told = {" ".join(f.symptom.lower().rstrip(".!? ").split()) for f in fixes if f.symptom}
+    told.discard("")
+    if not told:
+        return found
+
+    def is_symptom(c: Candidate) -> bool:
+        if c.family is Family.BUG or not 0 <= c.index < len(statements):
+            return False
+        said = statements[c.index].text
+        flat = " ".join(said.lower().split())
+        if not any(t in flat for t in told):
+            return False
+        label = _TROUBLE_LABEL.match(said)
+        return reports_trouble(said[label.end() :] if label else said)
+
+    return [c for c in found if not is_symptom(c)]
 
 
 # The agent's closing account of a failure it fixed: "Cause (confirmed by …): …", "Root
