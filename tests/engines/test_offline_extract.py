@@ -615,6 +615,13 @@ def test_a_symptom_that_points_back_takes_the_sentence_it_points_to() -> None:
     )
     cause = "the event is sent to kafka inside the transaction, so a hiccup drops it"
     assert dialogue._symptom(report, cause).startswith("order gets saved, event never shows up")
+    with_rule = (
+        "The eval gives different numbers for the same checkpoint: macro-F1 0.812 on one run, "
+        "0.807 on the next. This project is managed with uv — run everything through uv run."
+    )
+    assert dialogue._symptom(with_rule, "benchmark mode picks algorithms per run").startswith(
+        "The eval gives different numbers"
+    )
     ruled_out = "Hard reload no, incognito no. It's not the browser."
     assert dialogue._symptom(ruled_out, "the CDN caches the avatar") in (
         "",

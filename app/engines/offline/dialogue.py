@@ -612,6 +612,10 @@ _POINTS_BACK_TO_TROUBLE = re.compile(
 )
 
 
+# Where one clause of a sentence ends and another begins: a spaced dash, a semicolon, ", and".
+_CLAUSE_BREAK = re.compile(r"\s[—–-]+\s|;\s|,\s+(?:and|but)\s+")
+
+
 def _symptom(text: str, cause: str = "") -> str:
     """The sentence of a problem report that says what goes wrong.
 
@@ -642,6 +646,9 @@ def _symptom(text: str, cause: str = "") -> str:
             and not INTRODUCES_PASTE.match(sentence)
             # "Probably we're missing an index …": the reporter's guess at the cause
             and not _GUESSES_THE_CAUSE.match(sentence)
+            # "This project is managed with uv — run everything through `uv run`": a rule
+            # said with the report, in a clause of its own
+            and not any(_RULE_SAID.search(c) for c in _CLAUSE_BREAK.split(sentence)[1:])
         )
         # A named failure ("missing", "fails") says more than "I have a problem". In a rule
         # ("money is Decimal, never float") "never" and "only" set the rule, not trouble.
