@@ -606,7 +606,7 @@ def test_a_reporters_guess_at_the_cause_is_not_the_symptom() -> None:
     assert dialogue._symptom(report, cause).startswith("Thumbnailer pods keep getting")
 
 
-def test_a_symptom_that_points_back_takes_the_sentence_it_points_to() -> None:
+def test_a_symptom_is_what_went_wrong_with_what_it_points_to_and_no_rule() -> None:
     from app.engines.offline import dialogue
 
     report = (
