@@ -629,6 +629,22 @@ def test_a_symptom_is_what_went_wrong_with_what_it_points_to_and_no_rule() -> No
     )
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Your shell already has a vault login session, so I'll work with that for the setup.",
+        "There's no way to see jitter in batch mode directly, so I'm adding a play-mode probe.",
+        "The logs are rotated hourly, so let me pull the archived ones from last night first.",
+    ],
+)
+def test_the_reason_for_the_agents_next_step_is_no_cause(said: str) -> None:
+    from app.engines.offline import dialogue
+
+    assert dialogue._diagnosis([said], looked=True) is None
+    cause = "The key expires after 60 s, so the retry reads a missing entry."
+    assert dialogue._diagnosis([cause], looked=True) is not None
+
+
 def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
     from app.engines.offline import dialogue
 

@@ -341,6 +341,9 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         # "Makes sense; I'll trigger it from the confirmation screen, so it only happens
         # once": the agent taking on a request, not explaining a failure.
         and not _TAKES_IT_ON.match(s)
+        # "Your shell already has a vault session, so I'll work with that": the reason for
+        # the agent's next step, not for the failure.
+        and not _SO_I_WILL.search(s)
     ]
     if not causes:
         # "The messages do arrive, so the token is fine. The system suppresses them: …": what
@@ -364,6 +367,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
             and len(s.split()) >= 5
             and not _RULED_OUT_GATED.search(s)
             and not _OFFERS_AN_OPTION.match(s)
+            and not _SO_I_WILL.search(s)
         ][-2:]
     if not causes:
         return None
@@ -385,6 +389,10 @@ _OFFERS_AN_OPTION = re.compile(
 _TAKES_IT_ON = re.compile(
     r"(?i)^\W*(?:ok(?:ay)?|sure|makes sense|understood|got it|sounds good|noted|will do|"
     r"good (?:call|point|idea))\b"
+)
+_SO_I_WILL = re.compile(
+    r"(?i)\bso\s+(?:i|we)(?:'ll|'m|'d| will| am| would| can| need to| have to)\s"
+    r"|\bso\s+let(?: me|'s)\b"
 )
 _FOUND_IT = re.compile(
     r"(?i)^\W*(?:that confirms it|confirmed|found it|there it is|that'?s the (?:culprit|cause|"
