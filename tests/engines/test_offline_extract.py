@@ -2669,6 +2669,19 @@ def test_an_item_read_from_escaped_tool_text_ends_at_its_line_break() -> None:
     assert _first_line("Plain statement stays as it is.") == "Plain statement stays as it is."
 
 
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "We need to move all transactional email sending out of the request path in every service.",
+        "Hallo, we must finally do Content-Security-Policy for all our shop frontends.",
+        "Need naming rules for rabbitmq before the third team starts publishing, every team.",
+    ],
+)
+def test_the_need_a_conversation_opens_with_is_its_task_not_a_rule(opening: str) -> None:
+    said = f"User: {opening}\n\nAssistant: Understood.\n\nUser: Use pnpm in every package.\n"
+    assert [i.content for i in run(said).items] == ["Use pnpm in every package."]
+
+
 def test_what_keeps_happening_is_no_preference() -> None:
     assert not run(
         'User: We keep getting reviews saying "app logs me out every morning".\n\n'

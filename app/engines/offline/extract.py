@@ -2861,6 +2861,31 @@ def _sentence_of(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
+# "We need to move transactional email out of the request path", "Hallo, we must finally do
+# Content-Security-Policy", "Need naming rules for rabbitmq": what the conversation is for.
+_STATES_A_NEED = re.compile(
+    r"(?i)^\W*(?:(?:hi|hello|hallo|hey|ok(?:ay)?|so)\W+)*(?:we\s+|i\s+)?(?:really\s+)?"
+    r"(?:need(?:s)?|must\s+finally|have\s+to\s+finally|want\s+to\s+finally)\b(?!\s+to\s+keep\b)"
+)
+
+
+def _without_opening_task(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """The conversation's first user sentence, when it states a need, is the task it opens
+    with, not a rule: "We need to move transactional email sending out of the request
+    path", "Need naming rules for rabbitmq before the third team starts publishing"."""
+    first = next((i for i, s in enumerate(statements) if s.speaker is Speaker.USER), -1)
+    if first < 0 or not _STATES_A_NEED.match(statements[first].text):
+        return found
+    return [
+        c
+        for c in found
+        if c.index != first
+        or c.family is Family.BUG
+        or c.named_rule
+        or any(t.startswith(REPLACES) for t in c.topic_tags)
+    ]
+
+
 def read_candidates(
     text: str, *, plain: bool = False, judge: Judge | None = None
 ) -> tuple[list[Candidate], Context, list[str]]:
@@ -2877,6 +2902,7 @@ def read_candidates(
     reading = read_statements(turns, skip_section)
     found, notes = find_candidates(reading)
     found = _with_dialogue_units(found, turns, reading.statements)
+    found = _without_opening_task(found, reading.statements)
     candidates = finalize(_screened(found), reading.statements)
     if not plain:
         return candidates, EMPTY_CONTEXT, notes  # no judge: nothing reads the context
