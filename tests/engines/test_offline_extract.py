@@ -2118,6 +2118,7 @@ def test_a_later_thread_retiring_what_a_rule_already_turned_down_agrees_with_it(
         ("The skip link jumps to #content, which doesn't exist anymore since the refactor.", False),
         ("Thumbnails stay stale after a merchandiser replaces the image in the admin.", False),
         ("When we moved off Heroku, deploys got slower.", True),
+        ("Spark job sessions_enrich takes 3h, used to be 25min.", False),
         ("Once the team dropped Redis, the cache moved into Postgres.", True),
     ],
 )
@@ -2680,6 +2681,11 @@ def test_an_item_read_from_escaped_tool_text_ends_at_its_line_break() -> None:
 def test_the_need_a_conversation_opens_with_is_its_task_not_a_rule(opening: str) -> None:
     said = f"User: {opening}\n\nAssistant: Understood.\n\nUser: Use pnpm in every package.\n"
     assert [i.content for i in run(said).items] == ["Use pnpm in every package."]
+
+
+def test_how_long_something_takes_is_no_rule() -> None:
+    said = "User: Ci takes 14 min on every PR.\n\nAssistant: Looking into it.\n"
+    assert not run(said).items
 
 
 def test_what_keeps_happening_is_no_preference() -> None:

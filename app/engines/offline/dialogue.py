@@ -1277,6 +1277,19 @@ def _accepted_turns(classified: list[DialogueTurn]) -> set[int]:
     return accepted
 
 
+# "Ci takes 14 min on every PR", "Spark job sessions_enrich takes 3h, used to be 25min": a
+# main clause that gives how long something takes reports a measurement, not a choice.
+_MEASURES = re.compile(
+    r"(?i)^\W*(?:[\w`'./-]+\s+){1,5}(?:takes?|took|is taking|are taking)\s+"
+    r"(?:~|about\s+|like\s+|almost\s+|over\s+|under\s+|up to\s+)?\d"
+)
+
+
+def measures(sentence: str) -> bool:
+    """Whether the main clause of a sentence reports how long something takes."""
+    return _MEASURES.match(main_clause(sentence)) is not None
+
+
 def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
     """User sentences that drop or replace an earlier choice, with what they replace, and the
     agent's report of a replacement it made ("Biome now does both, replacing ESLint and
@@ -1292,7 +1305,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
         sentences = turn.sentences
         joined_next = -1
         for k, sentence in enumerate(sentences):
-            if sentence.rstrip().endswith("?") or k == joined_next:
+            if sentence.rstrip().endswith("?") or k == joined_next or measures(sentence):
                 continue
             agent = turn.speaker is not Speaker.USER
             matches = (

@@ -31,6 +31,7 @@ from app.engines.offline.dialogue import (
     Reversal,
     Swap,
     main_clause,
+    measures,
 )
 from app.engines.offline.extract_items import (
     DEFAULT_SCOPE,
@@ -1849,7 +1850,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue
         if _SCOPED.search(s.text):
             continue
-        if _TELLS_WHAT_HAPPENED.search(s.text) or _describes_some(s.text):
+        if _TELLS_WHAT_HAPPENED.search(s.text) or _describes_some(s.text) or measures(s.text):
             continue
         text = s.text
         if _opens_with_request(text) and not placed:
