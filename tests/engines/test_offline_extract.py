@@ -2683,6 +2683,15 @@ def test_the_need_a_conversation_opens_with_is_its_task_not_a_rule(opening: str)
     assert [i.content for i in run(said).items] == ["Use pnpm in every package."]
 
 
+def test_alternatives_lettered_in_one_sentence_are_no_decision() -> None:
+    said = (
+        "User: we need a checkpoint format.\n\nAssistant: The options are roughly (a) "
+        "safetensors for all model weights, (b) torch.distributed.checkpoint for everything, "
+        "(c) plain torch.save as we always do.\n\nUser: let me think about it.\n"
+    )
+    assert not run(said).items
+
+
 def test_how_long_something_takes_is_no_rule() -> None:
     said = "User: Ci takes 14 min on every PR.\n\nAssistant: Looking into it.\n"
     assert not run(said).items

@@ -647,6 +647,10 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
     return found
 
 
+# Alternatives lettered inside one sentence: "(a) subprocess plugins …, (b) WASM plugins …".
+_LISTS_OPTIONS = re.compile(r"(?i)(?:^|[\s:;,])\(?a\)\s.+?[\s;,]\(?b\)\s")
+
+
 def _screened(found: list[Candidate]) -> list[Candidate]:
     """Candidates cut to what a reader can keep, and those that are no statement dropped.
 
@@ -666,6 +670,8 @@ def _screened(found: list[Candidate]) -> list[Candidate]:
             continue  # "Here's what CI said on the PR."
         if _ASKS_WITHOUT_MARK.search(c.content):
             continue  # "…: what does that mean.", "Remind me, whats the difference …"
+        if c.category is not Category.BUG_PATTERNS and _LISTS_OPTIONS.search(c.content):
+            continue  # "The options I laid out: (a) safetensors …, (b) DCP …": none chosen
         c.rationale = _without_marked_sentences(c.rationale)
         c.root_cause = _about_the_problem(_without_marked_sentences(c.root_cause))
         c.fix = _about_the_problem(_without_marked_sentences(c.fix))
