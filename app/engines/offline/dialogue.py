@@ -1287,6 +1287,9 @@ _MEASURES = re.compile(
 
 def measures(sentence: str) -> bool:
     """Whether the main clause of a sentence reports how long something takes."""
+    low = sentence.lower()
+    if "tak" not in low and "took" not in low:
+        return False  # (most sentences: no clause to read)
     return _MEASURES.match(main_clause(sentence)) is not None
 
 
