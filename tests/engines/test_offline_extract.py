@@ -622,6 +622,14 @@ def test_a_symptom_is_what_went_wrong_with_what_it_points_to_and_no_rule() -> No
     assert dialogue._symptom(with_rule, "benchmark mode picks algorithms per run").startswith(
         "The eval gives different numbers"
     )
+    advice = (
+        "Invoice PDF generation runs inside the request and POST /invoices/{id}/finalize "
+        "takes 6-8 seconds. We already run RabbitMQ for the ledger events, so use Celery "
+        "with RabbitMQ as the broker."
+    )
+    assert dialogue._symptom(advice, "the pdf rendering blocks the request").startswith(
+        "Invoice PDF generation"
+    )
     ruled_out = "Hard reload no, incognito no. It's not the browser."
     assert dialogue._symptom(ruled_out, "the CDN caches the avatar") in (
         "",

@@ -620,8 +620,9 @@ _POINTS_BACK_TO_TROUBLE = re.compile(
 )
 
 
-# Where one clause of a sentence ends and another begins: a spaced dash, a semicolon, ", and".
-_CLAUSE_BREAK = re.compile(r"\s[—–-]+\s|;\s|,\s+(?:and|but)\s+")
+# Where one clause of a sentence ends and another begins: a spaced dash, a semicolon, ", and",
+# ", so".
+_CLAUSE_BREAK = re.compile(r"\s[—–-]+\s|;\s|,\s+(?:and|but|so)\s+")
 
 
 def _symptom(text: str, cause: str = "") -> str:
