@@ -2691,6 +2691,18 @@ def test_the_need_a_conversation_opens_with_is_its_task_not_a_rule(opening: str)
     assert [i.content for i in run(said).items] == ["Use pnpm in every package."]
 
 
+def test_a_choice_told_as_the_consequence_of_a_fact_keeps_the_fact_as_its_reason() -> None:
+    said = (
+        "User: We already run RabbitMQ for the ledger events, so use Celery with RabbitMQ "
+        "as the broker.\n\nAssistant: Will do.\n"
+    )
+    item = only(run(said))
+    assert item.content == "Use Celery with RabbitMQ as the broker."
+    assert item.rationale.startswith("We already run RabbitMQ")
+    maybe = "User: The queue is small, so maybe use Redis for now.\n\nAssistant: Ok.\n"
+    assert not run(maybe).items
+
+
 def test_alternatives_lettered_in_one_sentence_are_no_decision() -> None:
     said = (
         "User: we need a checkpoint format.\n\nAssistant: The options are roughly (a) "

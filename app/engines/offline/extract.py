@@ -124,6 +124,7 @@ def _with_dialogue_units(
     found = [c for c in found if c.index not in taken_back]
     found = _with_reversals(found, reversals, statements)
     found = _with_standing_rules(found, statements)
+    found = _with_advice_after_so(found, statements)
     found = _with_marked(found, statements)
     found = _with_acknowledged(found, turns, statements)
     _moves_replace_earlier(found)
@@ -1789,6 +1790,45 @@ def _moves_replace_earlier(found: list[Candidate]) -> None:
             and _MIGRATES.search(c.content)
         ):
             c.topic_tags = [*c.topic_tags, REPLACES + EARLIER]
+
+
+# "We already run RabbitMQ for the ledger events, so use Celery with RabbitMQ as the broker":
+# the choice after ", so", with what leads to it as its reason.
+_ADVICE_AFTER_SO = re.compile(
+    r"(?i)^(?P<why>\S.{12,}?),\s+so\s+(?:please\s+|pls\s+)?(?P<rule>(?:use|keep|prefer|pin|"
+    r"stick (?:with|to)|stay (?:on|with)|go with|put|store|run)\s.{8,})$"
+)
+
+
+def _with_advice_after_so(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """A user's choice told as the consequence of a fact ("…, so use Celery …")."""
+    from app.core.screen import is_unsafe
+
+    used = {c.index for c in found}
+    for i, s in enumerate(statements):
+        if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
+            continue
+        if ", so " not in s.text.lower():
+            continue
+        m = _ADVICE_AFTER_SO.match(s.text)
+        if m is None or _TENTATIVE.search(s.text) or is_unsafe(s.text):
+            continue
+        content = _sentence_of(m.group("rule"))
+        found.append(
+            Candidate(
+                category=rule_category(content),
+                speaker=Speaker.USER,
+                turn=s.turn,
+                index=i,
+                content=content,
+                confidence=STANDING_RULE,
+                family=Family.DIRECTIVE,
+                speakers={Speaker.USER},
+                rationale=_sentence_of(m.group("why")),
+            )
+        )
+    found.sort(key=lambda c: c.index)
+    return found
 
 
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
