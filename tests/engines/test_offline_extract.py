@@ -259,6 +259,18 @@ def test_a_fix_labelled_fix_is_the_fix_not_the_cause() -> None:
     assert "jitter" in bug.fix and "jitter" not in bug.root_cause
 
 
+def test_a_rule_said_beside_the_report_is_not_the_bugs_symptom() -> None:
+    result = run(
+        "User: hi, the /invoices/:id/pdf endpoint gives 500 for draft invoices. please fix. "
+        "also, we send all exceptions to Rollbar, make sure this route reports to it too.\n\n"
+        "Assistant: Fixed: draft invoices without a customer now render with Draft in the "
+        "title instead of throwing.\n"
+    )
+    assert not any(i.content.startswith("We send all exceptions") for i in result.items), [
+        i.content for i in result.items
+    ]
+
+
 def test_a_fixed_bugs_symptom_is_no_rule_for_its_always() -> None:
     result = run(
         "User: The nightly orders_etl flow failed again on prefect, third time in two weeks, "

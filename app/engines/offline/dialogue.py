@@ -583,6 +583,11 @@ _RULE_SAID = re.compile(
 )
 
 
+def said_as_rule(text: str) -> bool:
+    """Whether a statement carries a rule's own wording ("must", "make sure", "never …")."""
+    return _RULE_SAID.search(text) is not None
+
+
 _GUESSES_THE_CAUSE = re.compile(
     r"(?i)^\W*(?:(?:so|and|but|also|hmm+|ok)\W+)?(?:probably|maybe|perhaps|i think|i guess|"
     r"i suspect|i bet|pretty sure|my guess|could it be|might be)\b"

@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from app.core.models import Category
 from app.engines.offline import extract_rules as r
+from app.engines.offline.dialogue import said_as_rule
 from app.engines.offline.extract_text import Reading, Speaker, Statement
 
 __all__ = [
@@ -819,7 +820,13 @@ def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | No
                 continue
             if _QUESTION_END_RE.search(prior.text) or r.PROCEDURAL.match(prior.text):
                 continue
-            if r.SYMPTOM.search(prior.text, prior.low) and not _any(r.BUG, prior.text, prior.low):
+            if (
+                r.SYMPTOM.search(prior.text, prior.low)
+                and not _any(r.BUG, prior.text, prior.low)
+                # "we send all exceptions to Rollbar, make sure this route reports too": a
+                # rule said near the report is not the report
+                and not said_as_rule(prior.text)
+            ):
                 symptom = strip_fillers(prior.text)
                 ctx.symptom_used.add(j)
                 break
