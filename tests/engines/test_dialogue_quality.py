@@ -70,8 +70,9 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # after the seventh part (0.44 / 0.46, 1 violation), after the eighth (0.50 / 0.459), and
     # after the tenth (0.515 / 0.459), after the sixteenth (0.529 / 0.486), and after the
     # seventeenth (0.588 / 0.541), and after the nineteenth (0.606 / 0.541), and once the
-    # hold model sends doubted user rules to review (twentieth: 0.645 / 0.541).
-    assert report.precision() >= 0.64, report.precision()
+    # hold model sends doubted user rules to review (twentieth: 0.645 / 0.541), and once a
+    # fixed bug's symptom is no rule as well (twenty-fifth: 0.667 / 0.541).
+    assert report.precision() >= 0.66, report.precision()
     assert report.recall() >= 0.54, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
@@ -88,8 +89,9 @@ HELD_OUT_FLOORS = [
     # raised after the eighth, the twelfth and the thirteenth; trained on since the
     # fourteenth (0.457 / 0.377; scored out of batch 0.42 / 0.36 before it joined); 0.447
     # in the sixteenth, when a decision it lists under another category was first found;
-    # 0.477 after the seventeenth; 0.488 with the hold model (twentieth).
-    ("holdout3", 0.48, 0.37, 7, 0),
+    # 0.477 after the seventeenth; 0.488 with the hold model (twentieth); 0.500 once the
+    # need a conversation opens with is its task (twenty-fifth).
+    ("holdout3", 0.49, 0.37, 7, 0),
     # Three more annotators: unseen on arrival 0.40 / 0.44; 0.471 / 0.488 and 8 violations
     # after the thirteenth part; trained on since the fourteenth (0.506 / 0.524); 0.518 /
     # 0.524, 24 sequence checks and 7 violations after the seventeenth (0.531 at its end);
@@ -142,14 +144,14 @@ HELD_OUT_FLOORS = [
     # the nineteenth; 0.462 / 0.495 with the hold model (twentieth); 0.476 / 0.505 with
     # more of the closing account (twenty-second); 28 sequence checks once a disagreement
     # keeps the side it answers (twenty-third); 29 once what a thing does to something is no
-    # choice dropped (twenty-fourth).
-    ("holdout9", 0.47, 0.50, 29, 14),
+    # choice dropped (twenty-fourth); 0.485 after the twenty-fifth.
+    ("holdout9", 0.48, 0.50, 29, 14),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
     # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth; 0.547 /
     # 0.500 with the hold model (twentieth); 0.557 / 0.509 with more of the closing account
     # (twenty-second); 0.567 and 11 must-not once a person or a quantity names nothing a
-    # reversal drops (twenty-fourth).
+    # reversal drops (twenty-fourth); 0.562 after the twenty-fifth (one wrong item more).
     ("holdout10", 0.56, 0.50, 31, 11),
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
@@ -165,12 +167,13 @@ HELD_OUT_FLOORS = [
     # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine);
     # 0.378 / 0.352 with the hold model (twentieth); 0.388 and 6 must-not once lines written
     # for an AI reader are nobody's words (twenty-first); 0.400 / 0.364 with more of the
-    # closing account (twenty-second).
-    ("holdout13", 0.40, 0.36, 11, 6),
+    # closing account (twenty-second); 5 must-not once the reason for the agent's next step
+    # is no cause (twenty-fifth).
+    ("holdout13", 0.40, 0.36, 11, 5),
     # Three more, written for the twenty-first part: unseen on arrival 0.417 / 0.406, 17
     # must-not, 11 of 36 sequence checks; 0.421 after that part's changes; 0.427 / 0.417 and
-    # 13 sequence checks after the twenty-fourth.
-    ("holdout14", 0.42, 0.41, 13, 17),
+    # 13 sequence checks after the twenty-fourth; 0.457 / 0.438 after the twenty-fifth.
+    ("holdout14", 0.45, 0.43, 13, 17),
 ]
 
 
