@@ -128,17 +128,14 @@ class _Gated:
 
     pattern: re.Pattern[str]
     literals: tuple[str, ...]
-    # The literals as one alternation: a single scan in C instead of one per literal.
-    gate: re.Pattern[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        gate = re.compile("|".join(map(re.escape, self.literals)))
-        object.__setattr__(self, "gate", gate)
 
     def search(self, text: str) -> re.Match[str] | None:
-        if self.gate.search(_folded(text)) is None:
-            return None
-        return self.pattern.search(text)
+        # (A substring test per literal is about twice as fast as one alternation of them.)
+        low = _folded(text)
+        for literal in self.literals:
+            if literal in low:
+                return self.pattern.search(text)
+        return None
 
 
 _PROPOSAL_GATED = _Gated(
