@@ -32,6 +32,7 @@ from app.engines.offline.dialogue import (
     Swap,
     main_clause,
     measures,
+    reports_trouble,
 )
 from app.engines.offline.extract_items import (
     DEFAULT_SCOPE,
@@ -203,8 +204,6 @@ def _without_told_symptoms(
     reported trouble. A rule said in the same sentence as the report ("This project is
     managed with uv — run everything through `uv run`") names no failure and stays.
     """
-    from app.engines.offline.dialogue import reports_trouble
-
     told = {" ".join(f.symptom.lower().rstrip(".!? ").split()) for f in fixes if f.symptom}
     told.discard("")
     if not told:
@@ -1796,7 +1795,7 @@ def _moves_replace_earlier(found: list[Candidate]) -> None:
 # the choice after ", so", with what leads to it as its reason.
 _ADVICE_AFTER_SO = re.compile(
     r"(?i)^(?P<why>\S.{12,}?),\s+so\s+(?:please\s+|pls\s+)?(?P<rule>(?:use|keep|prefer|pin|"
-    r"stick (?:with|to)|stay (?:on|with)|go with|put|store|run)\s.{8,})$"
+    r"stick (?:with|to)|stay (?:on|with)|go with)\s.{8,})$"
 )
 
 
