@@ -1812,22 +1812,36 @@ def _with_advice_after_so(found: list[Candidate], statements: list[Statement]) -
         m = _ADVICE_AFTER_SO.match(s.text)
         if m is None or _TENTATIVE.search(s.text) or is_unsafe(s.text):
             continue
-        content = _sentence_of(m.group("rule"))
         found.append(
-            Candidate(
-                category=rule_category(content),
-                speaker=Speaker.USER,
-                turn=s.turn,
-                index=i,
-                content=content,
-                confidence=STANDING_RULE,
-                family=Family.DIRECTIVE,
-                speakers={Speaker.USER},
-                rationale=_sentence_of(m.group("why")),
-            )
+            _users_rule(i, s, _sentence_of(m.group("rule")), rationale=_sentence_of(m.group("why")))
         )
     found.sort(key=lambda c: c.index)
     return found
+
+
+def _users_rule(
+    i: int,
+    s: Statement,
+    content: str,
+    *,
+    confidence: float = STANDING_RULE,
+    family: Family = Family.DIRECTIVE,
+    rationale: str = "",
+    named: bool = False,
+) -> Candidate:
+    """A rule the user stated in statement `i`, its category read from its words."""
+    return Candidate(
+        category=rule_category(content),
+        speaker=Speaker.USER,
+        turn=s.turn,
+        index=i,
+        content=content,
+        confidence=confidence,
+        family=family,
+        speakers={Speaker.USER},
+        rationale=rationale,
+        named_rule=named,
+    )
 
 
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
@@ -1938,19 +1952,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             and not _opens_with_request(after.text)
         ):
             content = f"{content} {_sentence_of(after.text)}"  # "No viper. Too much magic."
-        found.append(
-            Candidate(
-                category=rule_category(content),
-                speaker=Speaker.USER,
-                turn=s.turn,
-                index=i,
-                content=content,
-                confidence=STANDING_RULE,
-                family=Family.DIRECTIVE,
-                speakers={Speaker.USER},
-                named_rule=named,
-            )
-        )
+        found.append(_users_rule(i, s, content, named=named))
     found.sort(key=lambda c: c.index)
     return found
 
@@ -2013,18 +2015,7 @@ def _with_value_changes(found: list[Candidate], statements: list[Statement]) -> 
         content = _sentence_of(_unhedged(s.text))
         if of_before and before is not None:
             content = f"{_sentence_of(before.text)} {content}"
-        found.append(
-            Candidate(
-                category=rule_category(content),
-                speaker=Speaker.USER,
-                turn=s.turn,
-                index=i,
-                content=content,
-                confidence=VALUE_CHANGED,
-                family=Family.DECISION,
-                speakers={Speaker.USER},
-            )
-        )
+        found.append(_users_rule(i, s, content, confidence=VALUE_CHANGED, family=Family.DECISION))
     found.sort(key=lambda c: c.index)
     return found
 
