@@ -692,9 +692,13 @@ def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
             "Every migration starts with SET lock_timeout = '5s', so deploys fail fast.",
             "Migration starts with SET lock_timeout",
         ),
+        (
+            "I talked with Lena and we're moving the invoice jobs off Celery and onto Dramatiq.",
+            "Moving the invoice jobs off Celery",
+        ),
     ],
 )
-def test_a_title_does_not_end_on_an_operator(said: str, title: str) -> None:
+def test_a_title_names_the_subject(said: str, title: str) -> None:
     from app.engines.offline.extract_merge import _phrase_title
 
     assert _phrase_title(said) == title

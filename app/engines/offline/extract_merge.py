@@ -192,6 +192,8 @@ _OPENERS = re.compile(
     # (A contraction goes with its pronoun: "We'd like to move …" is not "D like to move".)
     # "I think someone left …", "We'd like to move …": the subject comes after.
     r"(?i)^(?:(?:we|i)(?:'d like to| would like to| think| guess| suspect)\b(?: that)?|"
+    # "I talked with Lena and we're moving …": who was asked is not the subject
+    r"(?:we|i) (?:talked|spoke|synced|chatted|checked|met) (?:with|to) (?:\S+ ){1,3}?and|"
     r"let'?s do (?:that|it|this|both)|let'?s|"
     r"we(?:'re|'ve|'d|'ll| are)?|i(?:'ve|'m|'ll|'d)?|you(?:'re|'ve|'d|'ll)?|please|pls|also|and|"
     r"so|then|ok|basically|rule|they|it'?s|it|scratch that|actually|from now(?: on)?|going forward|"
