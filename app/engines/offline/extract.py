@@ -2275,19 +2275,24 @@ def _option_item(line: str) -> _Option | None:
 
 
 _LIST_MARK = re.compile(r"\s*(?:[-*+]|\d+[.)]|\(?[a-e]\))\s")
+_MARK_FIRST = frozenset("-*+0123456789(abcde")
 
 
 def _option_lists(lines: list[str]) -> list[list[_Option]]:
     """Runs of list items an agent turn offers as alternatives. A run counts when every
     item is named in bold, or when the line before or after it speaks of a choice; a plan
     or a report does not. At least two items of a run must be named."""
-    if sum(1 for line in lines if _LIST_MARK.match(line)) < 2:
+    # (A list item opens with a mark's first character: most lines need no regex.)
+    marked = [
+        line.lstrip()[:1] in _MARK_FIRST and _LIST_MARK.match(line) is not None for line in lines
+    ]
+    if sum(marked) < 2:
         return []
     runs: list[list[_Option]] = []
     current: list[_Option] = []
     before = ""
-    for line in [*lines, "."]:
-        item = _option_item(line) if _LIST_MARK.match(line) else None
+    for line, mark in zip([*lines, "."], [*marked, False], strict=True):
+        item = _option_item(line) if mark else None
         if item is not None:
             current.append(item)
             continue
