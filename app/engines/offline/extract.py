@@ -2953,6 +2953,7 @@ def read_candidates(
     }
     context = prepare(reading.statements, tool_turns)
     plains = _screened(_plain_candidates(found, reading.statements, context, judge))
+    plains = _without_opening_task(plains, reading.statements)
     extra = finalize(plains, reading.statements)
     said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates]
     for c in extra:
