@@ -13,8 +13,9 @@ date always give the same items.
 from __future__ import annotations
 
 import bisect
+import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import date
@@ -1711,9 +1712,42 @@ def _with_marked(found: list[Candidate], statements: list[Statement]) -> list[Ca
     return sorted([*found, *added], key=lambda c: c.index)
 
 
+_REPEATED_SHARE = 0.6
+
+
 def _repeats(words: AbstractSet[str], said: Sequence[AbstractSet[str]]) -> bool:
     """Whether most (60 %) of a statement's words are already in one of `said`."""
-    return any(len(words & known) >= 0.6 * len(words) for known in said)
+    return any(len(words & known) >= _REPEATED_SHARE * len(words) for known in said)
+
+
+class _Said:
+    """Word sets already said, indexed for `_repeats` questions.
+
+    A statement of n words repeats a set when they share at least 60 % of the n, so any
+    n - ceil(0.6 n) + 1 of its words include a shared one: a question reads the sets that
+    hold the statement's least used words alone, and a long conversation does not compare
+    every statement with every item.
+    """
+
+    def __init__(self, sets: Iterable[AbstractSet[str]] = ()) -> None:
+        self.sets: list[AbstractSet[str]] = []
+        self.holding: dict[str, list[int]] = {}
+        for words in sets:
+            self.append(words)
+
+    def append(self, words: AbstractSet[str]) -> None:
+        for word in words:
+            self.holding.setdefault(word, []).append(len(self.sets))
+        self.sets.append(words)
+
+    def repeats(self, words: AbstractSet[str]) -> bool:
+        if not words:
+            return bool(self.sets)
+        need = len(words) - max(1, math.ceil(_REPEATED_SHARE * len(words) - 1e-6)) + 1
+        empty: list[int] = []
+        probes = sorted(words, key=lambda w: len(self.holding.get(w, empty)))[:need]
+        near = {k for word in probes for k in self.holding.get(word, empty)}
+        return _repeats(words, [self.sets[k] for k in sorted(near)])
 
 
 _RULE_AFTER_REQUEST = re.compile(r"\s+[—–]\s+|\s*;\s+|(?<=\w):\s+")
@@ -1856,7 +1890,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
     from app.engines.offline.extract_items import tokens
 
     used = {c.index for c in found}
-    said: list[frozenset[str]] | None = None
+    said: _Said | None = None
     # Turns carrying instructions aimed at the agent or the memory are nobody's rules.
     tainted = {
         s.turn
@@ -1934,12 +1968,12 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         if s.turn in tainted or is_unsafe(text):
             continue
         if said is None:
-            said = [
+            said = _Said(
                 frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))))
                 for c in found
-            ]
+            )
         words_of = tokens(text)
-        if words_of and _repeats(words_of, said):
+        if words_of and said.repeats(words_of):
             continue  # already part of an item (a fix, a rationale)
         content = _sentence_of(_PROHIBITION_LEAD.sub("", _unhedged(text)))
         after = statements[i + 1] if i + 1 < len(statements) else None
@@ -2079,9 +2113,9 @@ def _with_acknowledged(
     if not kept_turns:
         return found
     used = {c.index for c in found}
-    said = [
+    said = _Said(
         frozenset(tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale)))) for c in found
-    ]
+    )
     for turn_index in sorted(kept_turns):
         for i in by_turn.get(turn_index, []):
             s = statements[i]
@@ -2112,7 +2146,7 @@ def _with_acknowledged(
             if rest and _opens_with_request(rest) and not _YES_OR_NO.match(rest):
                 continue  # "Ledger-api CI: please add golangci-lint …"
             words_of = tokens(s.text)
-            if not words_of or _repeats(words_of, said):
+            if not words_of or said.repeats(words_of):
                 continue
             echo = echoes.get(turn_index)
             if echo is not None and not stems(s.text) & echo:
@@ -2176,7 +2210,7 @@ def _with_approved_plans(
     from app.engines.offline.extract_items import tokens
 
     by_turn = _indices_by_turn(statements)
-    said = [frozenset(tokens(" ".join((c.content, c.root_cause, c.fix)))) for c in found]
+    said = _Said(frozenset(tokens(" ".join((c.content, c.root_cause, c.fix)))) for c in found)
     used = {c.index for c in found}
     for n, turn in enumerate(turns):
         if turn.speaker is not Speaker.AGENT:
@@ -2195,7 +2229,7 @@ def _with_approved_plans(
             if not 4 <= len(s.text.split()) <= MAX_RULE_WORDS:
                 continue
             words = tokens(s.text)
-            if not words or _repeats(words, said):
+            if not words or said.repeats(words):
                 continue
             content = _sentence_of(s.text.replace("`", "").replace("**", ""))
             found.append(
@@ -2955,10 +2989,12 @@ def read_candidates(
     plains = _screened(_plain_candidates(found, reading.statements, context, judge))
     plains = _without_opening_task(plains, reading.statements)
     extra = finalize(plains, reading.statements)
-    said = [tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates]
+    said = _Said(
+        tokens(" ".join((c.content, c.root_cause, c.fix, c.rationale))) for c in candidates
+    )
     for c in extra:
         words = tokens(c.content)
-        if words and not _repeats(words, said):
+        if words and not said.repeats(words):
             candidates.append(c)
     candidates.sort(key=lambda c: c.index)
     return candidates, context, notes

@@ -9,7 +9,9 @@ is capped by who said it; and every item gets a title that is distinct within it
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 
 from app.core.models import Category
 from app.engines.offline import extract_rules as r
@@ -147,41 +149,107 @@ def _similar(a: set[str], b: set[str]) -> bool:
 
 
 def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
-    """Same category and mostly the same words: one item, reinforced by each mention."""
+    """Same category and mostly the same words: one item, reinforced by each mention.
+
+    A candidate merges into the earliest kept item `_similar` to it. Finding that item
+    compares it only with the kept items that share a word it must share (`_Kept`), so a
+    conversation of thousands of candidates on common words costs about the same per
+    candidate as a short one.
+    """
     kept: list[Candidate] = []
-    kept_tokens: list[set[str]] = []
-    index: dict[tuple[Category, str], list[int]] = {}
+    words_of = [tokens(f"{c.content} {c.root_cause} {c.fix}") for c in candidates]
+    rarity = Counter(word for words in words_of for word in words)
+    pools: dict[Category, _Kept] = {}
+    at: list[int] = []  # kept position -> its place in its category's pool
     # The same statement found twice (once alone, once as a fix's symptom) is one item even
     # when only one of them carries a cause and a fix.
     said: dict[tuple[Category, frozenset[str]], int] = {}
-    for candidate in candidates:
-        words = tokens(f"{candidate.content} {candidate.root_cause} {candidate.fix}")
+    for candidate, words in zip(candidates, words_of, strict=True):
         statement = (candidate.category, frozenset(tokens(candidate.content)))
+        pool = pools.setdefault(candidate.category, _Kept(rarity))
         target = said.get(statement) if statement[1] else None
-        seen: set[int] = set()
-        for word in words if target is None else ():
-            for k in index.get((candidate.category, word), ()):
-                if k in seen:
-                    continue
-                seen.add(k)
-                if _similar(words, kept_tokens[k]):
-                    target = k
-                    break
-            if target is not None:
-                break
         if target is None:
-            for word in words:
-                index.setdefault((candidate.category, word), []).append(len(kept))
+            found = pool.find(words)
+            target = None if found is None else pool.owner[found]
+        if target is None:
+            at.append(pool.add(words, len(kept)))
             said.setdefault(statement, len(kept))
             kept.append(candidate)
-            kept_tokens.append(words)
         else:
             _merge_into(kept[target], candidate)
-            kept_tokens[target] |= words
+            pool.grow(at[target], words)
     for candidate in kept:
         bonus = min(MENTION_MAX_BONUS, MENTION_BONUS * (candidate.mentions - 1))
         candidate.confidence += bonus
     return kept
+
+
+# Two `_similar` word sets share at least this share of the smaller one's words: shared
+# words s of sets a and b with s / |a | b| >= J make s >= J (|a| + |b| - s), so
+# s >= 2J / (1 + J) * min(|a|, |b|); a containment needs s >= CONTAINED_SAME * min.
+_SHARE_SAME = min(2 * JACCARD_SAME / (1 + JACCARD_SAME), CONTAINED_SAME)
+
+
+class _Kept:
+    """The word sets of one category's kept items, indexed for `_similar` look-ups.
+
+    Two similar sets share at least `_SHARE_SAME` of the smaller one's words, so any
+    `len - ceil(_SHARE_SAME * len) + 1` words of the smaller set include a shared one.
+    Each set is filed under all its words and, as the smaller side, under that many of its
+    rarest words (its probes); a look-up reads the sets that have one of the new set's
+    words as a probe and the sets that hold one of its own rarest words, then compares
+    with those alone.
+    """
+
+    def __init__(self, rarity: Counter[str]) -> None:
+        self.rarity = rarity
+        self.sets: list[set[str]] = []
+        self.owner: list[int] = []  # pool position -> position among all kept items
+        self.probes: list[set[str]] = []
+        self.holding: dict[str, list[int]] = {}
+        self.probed: dict[str, list[int]] = {}
+
+    def _rarest(self, words: set[str], count: int) -> list[str]:
+        return sorted(words, key=lambda w: (self.rarity[w], w))[:count]
+
+    @staticmethod
+    def _needed(size: int) -> int:
+        # (the margin keeps a float product just over a whole number from rounding up)
+        return size - max(1, math.ceil(_SHARE_SAME * size - 1e-6)) + 1
+
+    def find(self, words: set[str]) -> int | None:
+        """The earliest kept set `_similar` to `words`, if any."""
+        if not words:
+            return None
+        near: set[int] = set()
+        for word in words:
+            near.update(self.probed.get(word, ()))
+        for word in self._rarest(words, self._needed(len(words))):
+            near.update(self.holding.get(word, ()))
+        return next((k for k in sorted(near) if _similar(words, self.sets[k])), None)
+
+    def add(self, words: set[str], owner: int) -> int:
+        """File a new kept set; returns its place in the pool."""
+        k = len(self.sets)
+        self.sets.append(set())
+        self.owner.append(owner)
+        self.probes.append(set())
+        self.grow(k, words)
+        return k
+
+    def grow(self, k: int, words: set[str]) -> None:
+        """Set `k` takes in `words` (a merged duplicate's): file the new ones and give it
+        the probes its new size needs."""
+        known = self.sets[k]
+        for word in words - known:
+            self.holding.setdefault(word, []).append(k)
+        known |= words
+        probes = self.probes[k]
+        missing = self._needed(len(known)) - len(probes)
+        if missing > 0:
+            for word in self._rarest(known - probes, missing):
+                probes.add(word)
+                self.probed.setdefault(word, []).append(k)
 
 
 TITLE_WORDS = 6
