@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/retrieval_quality.py
 	$(BIN)/python bench/memorize.py
+	$(BIN)/python bench/hostile_extraction.py
 	$(BIN)/python bench/extraction_quality.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/hook_latency.py
