@@ -2933,6 +2933,33 @@ def test_the_closing_account_of_a_fix_completes_its_cause_and_fix() -> None:
     assert "selectinload" in (bugs[0].fix or ""), bugs[0].fix
 
 
+def test_a_closing_account_is_its_whole_list_item_up_to_what_it_rules_out() -> None:
+    """ "- **Root cause:** …. Redis redelivers … `visibility_timeout` …": the sentences after
+    the label in the same list item belong to the account; "It wasn't the signal …" rules
+    something out and is not part of the cause."""
+    bugs = _bugs(
+        "User: Customers get the trial reminder email two or three times.\n\n"
+        'Assistant: [tool: Read {"file_path": "billing/signals.py"}]\n\n'
+        "User: [tool result: send_trial_reminder.apply_async(countdown=days * 86400)]\n\n"
+        "Assistant: The same task was received by several workers, so the broker "
+        "redelivered it. I'll move the reminders to a beat task.\n\n"
+        'Assistant: [tool: Edit {"file_path": "billing/signals.py"}]\n\n'
+        'Assistant: [tool: Bash {"command": "pytest -q billing/"}]\n\n'
+        "User: [tool result: 25 passed]\n\n"
+        "Assistant: Done. Summary:\n"
+        "- **Root cause (reproduced):** reminders were scheduled with a multi-day "
+        "`countdown` on the Redis broker. Redis redelivers unacked tasks after "
+        "`visibility_timeout` (24 h here), so the same task ran once a day. It wasn't the "
+        "signal being registered twice.\n"
+        "- **Fix:** a beat task sends due reminders every 5 minutes.\n\n"
+        "User: good, thanks\n"
+    )
+
+    assert len(bugs) == 1, [b.content for b in bugs]
+    assert "visibility_timeout" in (bugs[0].root_cause or ""), bugs[0].root_cause
+    assert "registered twice" not in (bugs[0].root_cause or ""), bugs[0].root_cause
+
+
 def test_a_cause_word_inside_a_quoted_error_is_no_cause() -> None:
     items = run(
         "User: since two weeks the nightly job dies around 02:40 with an executor OOM — "

@@ -253,12 +253,13 @@ def _with_closing_accounts(
         return
     # The agent's labelled lines, read once (they are rare; the stems cost).
     labelled: list[tuple[int, str, bool]] = []
-    for s in statements:
+    for k, s in enumerate(statements):
         if s.speaker is not Speaker.AGENT or s.pasted:
             continue
         text = s.text.strip()
         fix = _CLOSING_FIX.match(text) is not None
         if (fix or _CLOSING_CAUSE.match(text)) and len(text.split()) >= 5 and not is_hedged(text):
+            text = _whole_item(text, k, statements)
             labelled.append((s.turn, text, fix))
     for c in units:
         told = stems(" ".join((c.content, c.root_cause, c.fix)))
@@ -280,6 +281,28 @@ def _with_closing_accounts(
                 c.fix = joined_detail(c.fix, _CLOSING_FIX.sub("", text, count=1).rstrip("."))
             else:
                 c.root_cause = joined_detail(c.root_cause, text.rstrip("."))
+
+
+_RULES_SOMETHING_OUT = re.compile(r"(?i)\b(?:not|no|never|ruled out|rules? out)\b|n't\b")
+
+
+def _whole_item(text: str, k: int, statements: list[Statement]) -> str:
+    """A statement of a list item with the item's further sentences: "- **Root cause
+    (reproduced):** reminders were scheduled …. Redis redelivers unacked tasks after
+    `visibility_timeout` …" is one account (up to `MAX_JOINED_WORDS`)."""
+    unit = statements[k]
+    if not unit.bullet:
+        return text
+    rest: list[str] = []
+    for later in statements[k + 1 :]:
+        # "It wasn't the learning rate …", "Retrofit 2.11 was ruled out …": what the
+        # account rules out is not part of the cause.
+        if later.unit != unit.unit or _RULES_SOMETHING_OUT.search(later.text):
+            break
+        rest.append(later.text.strip())
+    if not rest or len(" ".join((text, *rest)).split()) > MAX_JOINED_WORDS:
+        return text
+    return " ".join((text, *rest))
 
 
 # Word stems a closing account shares with a fixed bug's item to be about the same failure.

@@ -294,6 +294,8 @@ class Statement:
     pasted: bool = False
     first_in_turn: bool = False
     bullet: bool = False
+    # The paragraph or list item of the conversation the sentence belongs to (its count).
+    unit: int = -1
 
 
 def _speaker_of(name: str) -> Speaker:
@@ -593,6 +595,7 @@ def read_statements(
     statements: list[Statement] = []
     skipped: set[int] = set()
     verdicts: dict[str, bool] = {}
+    units = 0
     for turn in turns:
         if turn.speaker is Speaker.OTHER or not turn.lines:
             continue
@@ -607,6 +610,7 @@ def read_statements(
         first = True
         speaker, index = turn.speaker, turn.index
         for unit in reader.units:
+            units += 1
             if skip_section is not None and unit.section:
                 verdict = verdicts.get(unit.section)
                 if verdict is None:
@@ -639,6 +643,7 @@ def read_statements(
                         pasted,
                         first,
                         unit.bullet,
+                        units,
                     )
                 )
                 first = False
