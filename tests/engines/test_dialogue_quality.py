@@ -151,8 +151,9 @@ HELD_OUT_FLOORS = [
     # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth; 0.547 /
     # 0.500 with the hold model (twentieth); 0.557 / 0.509 with more of the closing account
     # (twenty-second); 0.567 and 11 must-not once a person or a quantity names nothing a
-    # reversal drops (twenty-fourth); 0.562 after the twenty-fifth (one wrong item more).
-    ("holdout10", 0.56, 0.50, 31, 11),
+    # reversal drops (twenty-fourth); 0.562 after the twenty-fifth (one wrong item more);
+    # 0.571 / 0.519 once a closing account is its whole list item (twenty-sixth).
+    ("holdout10", 0.57, 0.51, 31, 11),
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
     # 0.354 after the part's last change; 0.359 and 16 sequence checks with the hold model.
@@ -172,8 +173,9 @@ HELD_OUT_FLOORS = [
     ("holdout13", 0.40, 0.36, 11, 5),
     # Three more, written for the twenty-first part: unseen on arrival 0.417 / 0.406, 17
     # must-not, 11 of 36 sequence checks; 0.421 after that part's changes; 0.427 / 0.417 and
-    # 13 sequence checks after the twenty-fourth; 0.457 / 0.438 after the twenty-fifth.
-    ("holdout14", 0.45, 0.43, 13, 17),
+    # 13 sequence checks after the twenty-fourth; 0.457 / 0.438 after the twenty-fifth;
+    # 0.479 / 0.458 once a closing account is its whole list item (twenty-sixth).
+    ("holdout14", 0.47, 0.45, 13, 17),
 ]
 
 
