@@ -290,14 +290,14 @@ def _whole_item(text: str, k: int, statements: list[Statement]) -> str:
     """A statement of a list item with the item's further sentences: "- **Root cause
     (reproduced):** reminders were scheduled …. Redis redelivers unacked tasks after
     `visibility_timeout` …" is one account (up to `MAX_JOINED_WORDS`)."""
-    unit = statements[k]
-    if not unit.bullet:
+    first = statements[k]
+    if not first.bullet:
         return text
     rest: list[str] = []
     for later in statements[k + 1 :]:
         # "It wasn't the learning rate …", "Retrofit 2.11 was ruled out …": what the
         # account rules out is not part of the cause.
-        if later.unit != unit.unit or _RULES_SOMETHING_OUT.search(later.text):
+        if later.unit != first.unit or _RULES_SOMETHING_OUT.search(later.text):
             break
         rest.append(later.text.strip())
     if not rest or len(" ".join((text, *rest)).split()) > MAX_JOINED_WORDS:
