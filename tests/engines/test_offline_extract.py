@@ -696,6 +696,14 @@ def test_an_offer_is_no_antecedent_and_an_option_entry_no_cause() -> None:
             "I talked with Lena and we're moving the invoice jobs off Celery and onto Dramatiq.",
             "Moving the invoice jobs off Celery",
         ),
+        # A cut title ends on a word of substance, not on a preposition waiting for its
+        # object or a word that only tones the sentence.
+        (
+            "Config change goes through sqitch like every other schema change.",
+            "Config change goes through sqitch",
+        ),
+        ("No leading commas please, trailing is fine.", "No leading commas"),
+        ("Nightly orders load failed again at 02:40.", "Nightly orders load failed"),
     ],
 )
 def test_a_title_names_the_subject(said: str, title: str) -> None:

@@ -281,6 +281,19 @@ _TITLE_CLAUSE_AT = 3
 _LISTED_ASIDE = re.compile(r"\s*\([^()]*,[^()]*,[^()]*\)")
 
 
+# Words a cut title does not end on either: a preposition waiting for its object ("Image in
+# the app goes through", "Put the schema in schemas/avro/ like") or a word that only tones
+# the sentence ("No sounds please", "Nightly flow failed again").
+_DANGLING = frozenset(
+    {
+        "about", "across", "after", "against", "along", "around", "before", "behind",
+        "between", "inside", "into", "like", "onto", "outside", "over", "per", "through",
+        "toward", "towards", "under", "until", "via", "within", "without",
+        "again", "already", "also", "just", "please", "pls",
+    }
+)  # fmt: skip
+
+
 def _phrase_title(content: str) -> str:
     """The first words of the statement that name its subject (at most six)."""
     text = _LABEL.sub("", strip_fillers(content), count=1)
@@ -315,7 +328,9 @@ def _phrase_title(content: str) -> str:
     # "Zod inside the form action +", "Project is managed with uv —": a title does not end
     # on an operator or a dash, nor on a word with nothing after its "=".
     while picked and (
-        picked[-1].lower() in STOPWORDS or not any(ch.isalnum() for ch in picked[-1])
+        picked[-1].lower() in STOPWORDS
+        or picked[-1].lower() in _DANGLING
+        or not any(ch.isalnum() for ch in picked[-1])
     ):
         picked.pop()
     if picked and picked[-1].endswith("=") and len(picked[-1]) > 1:
