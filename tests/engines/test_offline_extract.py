@@ -3422,3 +3422,20 @@ def test_what_the_agent_will_do_next_is_no_note_of_what_is() -> None:
     texts = [c.content for c in candidates]
     assert any(t.startswith("Done: the orders list") for t in texts), texts
     assert not any(t.startswith("I'll also add") for t in texts), texts
+
+
+def test_commands_typed_to_the_tool_are_not_the_users_words() -> None:
+    """Aider's "/drop x" takes a file out of the chat and "/run" runs a command: neither
+    drops a choice. "/code …" carries the user's message."""
+    items = run(
+        "User: /add orders/views.py orders/serializers.py\n\n"
+        "User: /code from now on every list endpoint gets a django_assert_num_queries test.\n\n"
+        "Assistant: Added the test for the orders list.\n\n"
+        "User: /run pytest orders -q\n"
+        "17 passed in 3.02s\n\n"
+        "User: /drop orders/serializers.py\n"
+    ).items
+
+    assert not any("serializers.py" in i.content for i in items), [i.content for i in items]
+    assert any("django_assert_num_queries" in i.content for i in items), [i.content for i in items]
+    assert not any(i.content.startswith("/") for i in items), [i.content for i in items]

@@ -330,6 +330,19 @@ def _speaker_mark(line: str, in_fence: bool) -> tuple[Speaker, str] | None:
     return _speaker_of(name), rest
 
 
+# Commands typed to the agent's tool rather than said to it: aider's and Claude Code's. A
+# turn's opening line that is one is none of the user's words; "/code …", "/ask …" carry a
+# message.
+_TOOL_COMMAND_RE = re.compile(
+    r"^/(?:(?:code|ask|architect|context)\s+(?P<message>\S.*)|(?:add|drop|run|test|lint|commit|"
+    r"undo|diff|clear|reset|model|models|tokens|map|map-refresh|read-only|git|web|paste|voice|"
+    r"settings|editor|copy|copy-context|report|exit|quit|chat-mode|load|save|ls|help|ask|code|"
+    r"architect|context|compact|init|review|config|cost|memory|mcp|resume|agents|hooks|status|"
+    r"doctor|login|logout|permissions|vim|bug|pr-comments|terminal-setup|add-dir|export|"
+    r"release-notes)(?=\s|$))"
+)
+
+
 def split_turns(text: str) -> list[Turn]:
     """Speaker turns of a conversation; text without any speaker mark is one user turn."""
     turns: list[Turn] = []
@@ -340,6 +353,12 @@ def split_turns(text: str) -> list[Turn]:
         if mark is not None:
             speaker, rest = mark
             in_fence = False
+            if speaker is Speaker.USER and rest[:1] == "/":
+                command = _TOOL_COMMAND_RE.match(rest)
+                if command is not None:
+                    # "/code make the bubble move": the message; "/drop x", "/run pytest":
+                    # nothing the user said (what follows a "/run" is its output)
+                    rest = command.group("message") or ""
             current = Turn(speaker, len(turns), [rest] if rest.strip() else [])
             turns.append(current)
             continue
