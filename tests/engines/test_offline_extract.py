@@ -3439,3 +3439,20 @@ def test_commands_typed_to_the_tool_are_not_the_users_words() -> None:
     assert not any("serializers.py" in i.content for i in items), [i.content for i in items]
     assert any("django_assert_num_queries" in i.content for i in items), [i.content for i in items]
     assert not any(i.content.startswith("/") for i in items), [i.content for i in items]
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("/drop orders/serializers.py", ""),
+        ("/run pytest orders -q", ""),
+        ("/compact", ""),
+        ("/code make the bubble drift left to right", "make the bubble drift left to right"),
+        # a route, not a command: Claude Code's commands take no words after them here
+        ("/status returns 500 since the deploy", "/status returns 500 since the deploy"),
+        ("/api/orders is slow for big customers", "/api/orders is slow for big customers"),
+    ],
+)
+def test_a_users_opening_command_line_is_read_as_the_tools(line: str, kept: str) -> None:
+    (turn,) = split_turns(f"User: {line}\n")
+    assert turn.lines == ([kept] if kept else [])

@@ -330,16 +330,20 @@ def _speaker_mark(line: str, in_fence: bool) -> tuple[Speaker, str] | None:
     return _speaker_of(name), rest
 
 
-# Commands typed to the agent's tool rather than said to it: aider's and Claude Code's. A
-# turn's opening line that is one is none of the user's words; "/code …", "/ask …" carry a
-# message.
+# Commands typed to the agent's tool rather than said to it (aider's and Claude Code's): a
+# user turn's opening line that is one holds none of the user's words. "/code …", "/ask …"
+# carry a message; aider's file and run commands take arguments; any command stands alone.
+# ("/status returns 500 since the deploy" is a route, not a command: only aider's commands
+# take words after them.)
 _TOOL_COMMAND_RE = re.compile(
-    r"^/(?:(?:code|ask|architect|context)\s+(?P<message>\S.*)|(?:add|drop|run|test|lint|commit|"
-    r"undo|diff|clear|reset|model|models|tokens|map|map-refresh|read-only|git|web|paste|voice|"
-    r"settings|editor|copy|copy-context|report|exit|quit|chat-mode|load|save|ls|help|ask|code|"
-    r"architect|context|compact|init|review|config|cost|memory|mcp|resume|agents|hooks|status|"
-    r"doctor|login|logout|permissions|vim|bug|pr-comments|terminal-setup|add-dir|export|"
-    r"release-notes)(?=\s|$))"
+    r"^/(?:(?:code|ask|architect|context)\s+(?P<message>\S.*)"
+    r"|(?:add|drop|read-only|run|test|lint|git|commit|model|models|web|load|save|ls|paste|"
+    r"chat-mode|editor|help)\s+\S.*"
+    r"|(?:add|drop|read-only|run|test|lint|git|commit|undo|diff|clear|reset|model|models|"
+    r"tokens|map|map-refresh|web|paste|voice|settings|editor|copy|copy-context|report|exit|"
+    r"quit|chat-mode|load|save|ls|help|compact|init|review|config|cost|memory|mcp|resume|"
+    r"agents|hooks|status|doctor|login|logout|permissions|vim|bug|pr-comments|"
+    r"terminal-setup|add-dir|export|release-notes)\s*)$"
 )
 
 
