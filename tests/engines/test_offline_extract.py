@@ -2968,6 +2968,26 @@ def test_a_closing_account_is_its_whole_list_item_up_to_what_it_rules_out() -> N
     assert "registered twice" not in (bugs[0].root_cause or ""), bugs[0].root_cause
 
 
+def test_a_closing_account_in_a_paragraph_takes_the_paragraphs_rest() -> None:
+    bugs = _bugs(
+        "User: Hydration error on /orders in prod, the order dates differ.\n\n"
+        'Assistant: [tool: Read {"file_path": "app/orders/OrderRow.tsx"}]\n\n'
+        "User: [tool result: {order.createdAt.toLocaleString()}]\n\n"
+        "Assistant: The server renders dates in its own locale, so the markup differs. "
+        "I'll format with date-fns in the store's timezone.\n\n"
+        'Assistant: [tool: Edit {"file_path": "app/orders/OrderRow.tsx"}]\n\n'
+        'Assistant: [tool: Bash {"command": "pnpm test"}]\n\n'
+        "User: [tool result: 12 passed]\n\n"
+        "Assistant: Cause: the order dates were formatted on the server in its locale. "
+        "toLocaleString gave en-US on the server and de-DE in the browser, so React saw "
+        "different text.\n\n"
+        "User: thanks, fixed\n"
+    )
+
+    assert len(bugs) == 1, [b.content for b in bugs]
+    assert "de-DE" in (bugs[0].root_cause or ""), bugs[0].root_cause
+
+
 def test_a_cause_word_inside_a_quoted_error_is_no_cause() -> None:
     items = run(
         "User: since two weeks the nightly job dies around 02:40 with an executor OOM — "

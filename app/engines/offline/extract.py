@@ -287,12 +287,10 @@ _RULES_SOMETHING_OUT = re.compile(r"(?i)\b(?:not|no|never|ruled out|rules? out)\
 
 
 def _whole_item(text: str, k: int, statements: list[Statement]) -> str:
-    """A statement of a list item with the item's further sentences: "- **Root cause
-    (reproduced):** reminders were scheduled …. Redis redelivers unacked tasks after
+    """A statement with the further sentences of its list item or paragraph: "- **Root
+    cause (reproduced):** reminders were scheduled …. Redis redelivers unacked tasks after
     `visibility_timeout` …" is one account (up to `MAX_JOINED_WORDS`)."""
     first = statements[k]
-    if not first.bullet:
-        return text
     rest: list[str] = []
     for later in statements[k + 1 :]:
         # "It wasn't the learning rate …", "Retrofit 2.11 was ruled out …": what the
