@@ -44,6 +44,10 @@ def _apply_responses(statements: list[Statement], candidates: list[Candidate]) -
     openings: dict[int, tuple[Speaker, str]] = {}
     for statement in statements:
         openings.setdefault(statement.turn, (statement.speaker, statement.text))
+    said: dict[int, list[str]] = {}
+    for statement in statements:
+        if statement.speaker is Speaker.AGENT and not statement.pasted:
+            said.setdefault(statement.turn, []).append(statement.text)
     verdict: dict[int, float] = {}
     pending: list[int] = []
     for turn in sorted(openings):
@@ -54,13 +58,50 @@ def _apply_responses(statements: list[Statement], candidates: list[Candidate]) -
         opening = _opening(text)
         delta = ACK_BONUS if r.ACK.match(opening) else 0.0
         if r.REJECT.match(opening):
-            delta = -REJECT_PENALTY
+            # "no need. merged, thx" after "… I could also add `--json` output if that's
+            # useful": the user turns down the offer the agent closed with, not its report.
+            offered = bool(pending) and _declines_offer(said.get(pending[-1], []), text)
+            delta = 0.0 if offered else -REJECT_PENALTY
         for agent_turn in pending:
             verdict[agent_turn] = delta
         pending = []
     for candidate in candidates:
         if candidate.speaker is Speaker.AGENT:
             candidate.confidence += verdict.get(candidate.turn, 0.0)
+
+
+# An agent's turn that ends by offering more work: "I could also add … if that's useful",
+# "Should I also migrate the old rows?", "Let me know if you want …".
+_OFFER = re.compile(
+    r"(?i)^\W*(?:i|we)\s+(?:could|can)\s+also\b|^\W*let\s+me\s+know\s+if\b"
+    r"|\b(?:also|too|as\s+well)\b[^.?!]*\?\s*$"
+    r"|\bif\s+(?:that'?s|that\s+is|it'?s|it\s+is|this\s+is)\s+(?:useful|helpful|wanted)\b"
+)
+
+
+def _declines_offer(agent: list[str], reply: str) -> bool:
+    """Whether a rejecting reply turns down what the agent's turn closed by offering.
+
+    The turn ends with an offer of more work ("I could also add … if that's useful"), or
+    with a question whose offer the reply names and the rest of the turn does not: "I could
+    introduce Terragrunt … Want me to do that?" answered "no terragrunt. five tiny backend
+    blocks is fine".
+    """
+    if not agent:
+        return False
+    if _OFFER.search(agent[-1]):
+        return True
+    if not agent[-1].rstrip().endswith("?") or len(agent) < 3:
+        return False
+    first = re.split(r"(?<=[.!?])\s", reply.strip(), maxsplit=1)[0]
+    named = {w for w in tokens(first) if len(w) >= 4} - _REPLY_WORDS
+    offer = tokens(" ".join(agent[-2:]))
+    rest = tokens(" ".join(agent[:-2]))
+    return bool(named) and named <= offer and not named & rest
+
+
+# Words of a refusal that name nothing offered.
+_REPLY_WORDS = frozenset({"need", "thanks", "thank", "please", "that", "this", "dont", "don't"})
 
 
 def _opening(text: str) -> str:
