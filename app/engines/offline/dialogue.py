@@ -333,8 +333,10 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         # "Add a Dependabot config, so the SHAs get updated": advice, not a cause.
         and not is_request(s.split(maxsplit=1)[0] if s.split() else "")
         # "I could keep the old versions too, so nothing breaks": an option offered, not
-        # what went wrong.
+        # what went wrong; so is "To stay safe I could …" and "I can either hardcode 2025
+        # or compute it …".
         and not _OFFERS_AN_OPTION.match(s)
+        and not _OFFERS_WITHIN.search(s)
         # "Makes sense; I'll trigger it from the confirmation screen, so it only happens
         # once": the agent taking on a request, not explaining a failure.
         and not _TAKES_IT_ON.match(s)
@@ -382,6 +384,10 @@ _OFFERS_AN_OPTION = re.compile(
     r"(?i)^\W*(?:(?:i|we) (?:could|can|might)|one option|option \w+:|let me|agreed\b)"
     # "- **SWR**: smaller, …": an entry of a list of options (not "**Root cause:** …")
     r"|^\W*\*\*[^*:]+\*\*(?:\s*\([^()]*\))?\s*[:—–-]"
+)
+_OFFERS_WITHIN = re.compile(
+    r"(?i)\b(?:i|we)\s+(?:could|can|might)\s+(?:either\b|also\b|keep\b|add\b|use\b|go\b)"
+    r"|\beither\b[^.;]{1,80}\bor\b"
 )
 _TAKES_IT_ON = re.compile(
     r"(?i)^\W*(?:ok(?:ay)?|sure|makes sense|understood|got it|sounds good|noted|will do|"
