@@ -170,3 +170,22 @@ def test_evolving_with_kept_lookups_is_evolving_from_scratch(
     kept = chain(fresh=False)
     assert _LOOKUPS  # the chain did keep and reuse lookups
     assert kept == chain(fresh=True)
+
+
+def test_a_branch_read_cold_gets_the_lookups_item_by_item_indexing_gives(
+    extractions: list[list[MemoryItem]],
+) -> None:
+    """`_built` gathers a whole branch at once; `_Work._index` adds one item at a time."""
+    items = [item for found in extractions for item in found]
+    sections: dict[Category, list[MemoryItem]] = {c: [] for c in Category}
+    for item in items:
+        sections[item.category].append(item)
+    _LOOKUPS.clear()
+    cold = _Work(sections, [], 0.8).look
+    one_by_one = _Work({c: [] for c in Category}, [], 0.8)
+    for category in Category:
+        for item in sections[category]:
+            one_by_one._index(item)
+    assert cold.by_subject == one_by_one.look.by_subject
+    assert cold.by_token == one_by_one.look.by_token
+    assert len(items) > 500
