@@ -134,8 +134,9 @@ HELD_OUT_FLOORS = [
     # 41 sequence checks in the sixteenth; 0.381 / 0.381 and 42 after the seventeenth (43
     # in the eighteenth until "X goes away" stopped counting as a retirement); 45 after the
     # nineteenth ("we move X to Y" replaces an earlier thread's choice for X); 0.402 / 0.381
-    # with the hold model (twentieth).
-    ("holdout8", 0.40, 0.38, 45, 6),
+    # with the hold model (twentieth); 46 once turning down the agent's closing offer is no
+    # rejection of its report (twenty-seventh).
+    ("holdout8", 0.40, 0.38, 46, 6),
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
