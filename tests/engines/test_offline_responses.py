@@ -76,3 +76,29 @@ def test_an_acknowledgement_still_raises_the_report() -> None:
     assert (
         _moved("I could also add `--json` output if that's useful.", "great, merged") == ACK_BONUS
     )
+
+
+OFFERED = (
+    "User: port the invoice jobs to Dramatiq\n\n"
+    "Assistant: Done: `billing/actors.py` defines the two actors on the RabbitMQ broker and the "
+    "Celery app is gone. Tests pass. I could also add a Prometheus middleware for the actors "
+    "if that's useful.\n\n"
+    "User: {reply}\n"
+)
+
+
+def test_a_refusal_said_alone_makes_no_decision_of_the_next_point() -> None:
+    from app.engines.offline.extract import extract
+
+    text = OFFERED.format(reply="no need. Ci takes 14 min on every PR. Was it always that slow.")
+    found = extract(text, source="b").items
+    assert not any("14 min" in item.content for item in found), [i.content for i in found]
+    assert not any(item.content.lower().startswith("need") for item in found)
+
+
+def test_a_refusal_with_its_reason_still_decides() -> None:
+    from app.engines.offline.extract import extract
+
+    reply = "no, no Prometheus middleware: the actors already report through the statsd exporter."
+    found = extract(OFFERED.format(reply=reply), source="b").items
+    assert any("statsd exporter" in item.content for item in found), [i.content for i in found]

@@ -2822,8 +2822,12 @@ _OFFER = re.compile(
 )
 _ANSWER_OPENER = re.compile(
     r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|do both|do that|"
-    r"please do|please|lgtm|agreed|no|nope|nah)\b[\s,.!:;-]*"
+    r"please do|please|lgtm|agreed|no need|no thanks|no thank you|not needed|no|nope|nah)\b"
+    r"[\s,.!:;-]*"
 )
+# A refusal said as a sentence of its own ("no need.", "nope."): what follows is a new point
+# unless it is about what was offered.
+_REFUSED_ALONE = re.compile(r"(?i)^\W*(?:no|nope|nah)(?:\s+(?:need|thanks|thank you))?\s*[.!]+\s")
 # "Not in this PR", "later", "leave it": putting off is not deciding.
 _DEFERS = re.compile(
     r"(?i)^\W*(?:not (?:now|yet|in this|today|for now)|later|leave it|skip|"
@@ -2924,6 +2928,8 @@ def _with_answers(
         else:
             if len(rest.split()) < 4 or _LEAVE_IT.match(rest):
                 continue
+            if _REFUSED_ALONE.match(proposal.reply) and not tokens(rest) & tokens(proposal.text):
+                continue  # "no need. Ci takes 14 min on every PR": a new point, no reason
             content, confidence = rest, ACCEPTED
         content = _sentence_of(content)
         found.append(
