@@ -486,6 +486,18 @@ def test_summary_of_an_empty_memory() -> None:
     assert summarize(BranchMemory(branch_id="x")) == "This branch's memory holds no items yet."
 
 
+def test_summary_cuts_a_long_item_at_a_clause_not_inside_a_number() -> None:
+    text = (
+        "I talked with Lena and we're moving the invoice jobs off Celery and onto Dramatiq, "
+        "the prefork pool eats 1.2 GB idle and we use none of the canvas stuff"
+    )
+    memory = run(None, item(text))
+    assert "off Celery and onto Dramatiq." in memory.summary
+    assert "1.2" not in memory.summary
+    words = " ".join(f"word{i}" for i in range(60))
+    assert run(None, item(words)).summary.rstrip(".").endswith("…")
+
+
 def test_summary_lists_the_strongest_items_first() -> None:
     items = [item(f"Use tool{i} for job{i}", confidence=0.5 + i / 20) for i in range(6)]
     memory = run(None, *items)

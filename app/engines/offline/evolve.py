@@ -144,7 +144,14 @@ def _short(item: MemoryItem) -> str:
             text = text.split(stop, 1)[0]
     text = text.rstrip(" .;:")
     if len(text) > _SUMMARY_TEXT_MAX:
-        text = text[: _SUMMARY_TEXT_MAX - 1].rstrip() + "…"
+        head = text[: _SUMMARY_TEXT_MAX - 1]
+        # At the last clause break that keeps most of it ("… off Celery and onto Dramatiq,
+        # the prefork pool eats 1.2 GB …" ends after "Dramatiq"), else at a word.
+        cut = max(head.rfind(", "), head.rfind(" — "), head.rfind(" - "), head.rfind(": "))
+        if cut >= _SUMMARY_TEXT_MAX // 2:
+            return head[:cut].rstrip(" ,;:—-")
+        word = head.rfind(" ")
+        text = (head[:word] if word >= _SUMMARY_TEXT_MAX // 2 else head).rstrip(" ,;:") + "…"
     return text
 
 
