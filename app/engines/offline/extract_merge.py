@@ -42,10 +42,9 @@ CONTAINED_SAME = 0.8
 def _apply_responses(statements: list[Statement], candidates: list[Candidate]) -> None:
     """Agent items gain when the user's next words accept them and lose when they reject."""
     openings: dict[int, tuple[Speaker, str]] = {}
+    said: dict[int, list[str]] = {}  # the agent's own sentences, per turn
     for statement in statements:
         openings.setdefault(statement.turn, (statement.speaker, statement.text))
-    said: dict[int, list[str]] = {}
-    for statement in statements:
         if statement.speaker is Speaker.AGENT and not statement.pasted:
             said.setdefault(statement.turn, []).append(statement.text)
     verdict: dict[int, float] = {}
@@ -72,7 +71,7 @@ def _apply_responses(statements: list[Statement], candidates: list[Candidate]) -
 
 # An agent's turn that ends by offering more work: "I could also add … if that's useful",
 # "Should I also migrate the old rows?", "Let me know if you want …".
-_OFFER = re.compile(
+_OFFERS_MORE = re.compile(
     r"(?i)^\W*(?:i|we)\s+(?:could|can)\s+also\b|^\W*let\s+me\s+know\s+if\b"
     r"|\b(?:also|too|as\s+well)\b[^.?!]*\?\s*$"
     r"|\bif\s+(?:that'?s|that\s+is|it'?s|it\s+is|this\s+is)\s+(?:useful|helpful|wanted)\b"
@@ -89,7 +88,7 @@ def _declines_offer(agent: list[str], reply: str) -> bool:
     """
     if not agent:
         return False
-    if _OFFER.search(agent[-1]):
+    if _OFFERS_MORE.search(agent[-1]):
         return True
     if not agent[-1].rstrip().endswith("?") or len(agent) < 3:
         return False
