@@ -824,7 +824,8 @@ class MemoryIndex:
         FTS copy) made the cost grow with the branch. Rows whose item is unchanged stay;
         a moved item only gets its new position. Duplicate ids fall back to a full rewrite.
         """
-        items = memory.all_items()
+        placed = _placed(memory)
+        items = [item for _position, item in placed]
         old: dict[str, tuple[int, int, str]] = {}
         for rowid, item_id, position, data in conn.execute(
             "SELECT rowid, item_id, position, data FROM items WHERE branch = ?", (branch,)
@@ -841,7 +842,7 @@ class MemoryIndex:
         moved: list[tuple[int, int]] = []
         fresh: list[tuple[int, MemoryItem]] = []
         stale = [row[0] for item_id, row in old.items() if item_id not in ids]
-        for position, item in enumerate(items):
+        for position, item in placed:
             row = old.get(item.id)
             if row is not None and row[2] == item.model_dump_json():
                 if row[1] != position:
@@ -906,7 +907,7 @@ class MemoryIndex:
     def _insert_branch(self, conn: sqlite3.Connection, branch: str, memory: BranchMemory) -> None:
         conn.executemany(
             _INSERT_ITEM,
-            [self._row(branch, position, item) for position, item in enumerate(memory.all_items())],
+            [self._row(branch, position, item) for position, item in _placed(memory)],
         )
         if self.fts5:
             conn.execute(_fts_fill(), (branch_words(branch), branch))
@@ -1224,3 +1225,20 @@ def _report(
         "failed": failed,
         "elapsedMs": round((time.perf_counter() - start) * 1000, 3),
     }
+
+
+# Room for each section's items in `position`: an item added to one section leaves the rows
+# of the sections after it where they are (a memorize into a branch of thousands moved them
+# all, one UPDATE each).
+_SECTION_SPAN = 1 << 20
+
+
+def _placed(memory: BranchMemory) -> list[tuple[int, MemoryItem]]:
+    """Every section item with its `position`: file order, numbered per section."""
+    from app.core.models import Category  # (loaded already: `memory` is one of its models)
+
+    return [
+        (rank * _SECTION_SPAN + index, item)
+        for rank, category in enumerate(Category)
+        for index, item in enumerate(memory.items[category])
+    ]

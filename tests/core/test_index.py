@@ -261,6 +261,32 @@ def test_updating_a_few_items_of_a_large_branch_matches_a_fresh_index(
     assert index.search("m7") == []
 
 
+def test_an_item_added_to_one_section_leaves_the_later_sections_rows_alone(
+    fts_index: MemoryIndex, store: MemoryStore
+) -> None:
+    # Each section numbers its own rows: a memorize that adds a preference to a branch of
+    # thousands used to move every row after it (one UPDATE each).
+    prefs = [item(f"Rule {n} keeps module m{n} apart") for n in range(5)]
+    bugs = [item(f"Crash {n} in parser p{n}", BUG) for n in range(30)]
+    write(store, "main", *prefs, *bugs)
+    fts_index.sync(store)
+    before = store.read("main")
+    assert before is not None
+    after = before.model_copy(deep=True)
+    after.items[PREF] = [*after.items[PREF], item("Prefer small modules named after their job")]
+    conn = sqlite3.connect(store.index_path)
+    try:
+        rows = "SELECT item_id, position FROM items WHERE branch = 'main' AND category = ?"
+        bug_rows = conn.execute(rows, (BUG.value,)).fetchall()
+        fts_index.update_branch("main", after, None)
+        conn.rollback()  # (a fresh read of the committed rows)
+        assert conn.execute(rows, (BUG.value,)).fetchall() == bug_rows
+    finally:
+        conn.close()
+    assert [h.content for h in fts_index.items()][:6] == [i.content for i in after.all_items()][:6]
+    assert [h.id for h in fts_index.items()] == [i.id for i in after.all_items()]
+
+
 def test_unreadable_branch_file_is_reported_and_others_still_indexed(
     fts_index: MemoryIndex, store: MemoryStore
 ) -> None:

@@ -419,16 +419,28 @@ class _Work:
         # replacing ESLint and Prettier"); "actually, …" without a name leaves notes alone.
         named = [n for n in names if n not in ("any", "earlier")]
         categories = (*_REPLACEABLE, Category.IMPLEMENTATION_NOTES) if named else _REPLACEABLE
+        # "any" and "earlier" need a content word in common: only items sharing one (the
+        # token lookup) are compared, not every rule of the branch.
+        sharing: set[str] = set()
+        if len(named) < len(names):
+            by_token = self.look.by_token
+            for token in new_tokens:
+                for category in Category:
+                    sharing.update(by_token.get((category, token), _EMPTY))
         for category in categories:
+            checks = named if category is Category.IMPLEMENTATION_NOTES else names
+            loose = all(n in ("any", "earlier") for n in checks)
             for item in self.sections[category]:
-                if item.id == new.id:
+                if item.id == new.id or (loose and item.id not in sharing):
                     continue
-                text = self._lowered(item)
-                for name in named if category is Category.IMPLEMENTATION_NOTES else names:
+                text = ""
+                for name in checks:
                     if name == "earlier" and set(item.sources) & set(new.sources):
                         # "From now on …" restates what its own thread said on the subject.
                         hit = False
                     elif name in ("any", "earlier"):
+                        if item.id not in sharing:
+                            continue  # no word in common: neither test below can pass
                         shared = item_tokens(item) & new_tokens
                         # "The uploads are going to R2 now." replaces "For the user uploads …
                         # we decide to take Backblaze B2." of an earlier thread: one shared
@@ -441,6 +453,7 @@ class _Work:
                         )
                     else:
                         # The word search only where the name occurs at all.
+                        text = text or self._lowered(item)
                         hit = name in text and named_word(name).search(text) is not None
                     if hit:
                         found.append(item)
