@@ -11,6 +11,7 @@ thirteenth part).
 from __future__ import annotations
 
 import json
+import math
 from datetime import date
 from pathlib import Path
 
@@ -99,6 +100,55 @@ def test_agent_veto_removes_only_what_the_agent_alone_said(
     texts = " ".join(i.content for i in items)
     assert ("carts.user_id" in texts) is kept_remark
     assert "named exports" in texts  # the user's rule is never the agent veto's to take
+
+
+AGENT_ADVICE = (
+    "User: how should the publish job get the npm token?\n\n"
+    "Assistant: Store it as the repository secret NPM_TOKEN and read it with "
+    "`${{ secrets.NPM_TOKEN }}` in the publish step. Never put the token in the workflow "
+    "file itself.\n\n"
+    "User: always use named exports in this repo.\n"
+)
+
+
+@pytest.mark.parametrize("score", [0.35, 0.45])
+def test_the_agents_advice_alone_needs_more_of_the_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, score: float
+) -> None:
+    # A rule only the agent gave is advice: under `AGENT_ADVICE_VETO` it leaves even where
+    # the model's own agent vetoes are 0 (docs/decisions.md, twenty-eighth part).
+    rules, _context, _notes = read_candidates(AGENT_ADVICE)
+    advice = next(c for c in rules if "workflow file" in c.content)
+    assert extract_module._agent_only(advice)
+    assert advice.family in extract_module._ADVICE
+    model = tmp_path / "judge_model.json"
+    bias = math.log(score / (1 - score))
+    model.write_text(
+        json.dumps(
+            {
+                "add": 1.1,
+                "veto": 0.0,
+                "agent_veto": 0.0,
+                "agent_veto_unsure": 0.0,
+                "weights": {str(judge._bucket("#bias")): bias},
+            }
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(judge, "MODEL_FILE", model)
+    judge.load_judge.cache_clear()
+    try:
+        shipped = judge.load_judge()
+        assert shipped is not None
+        _rules, context, _notes = read_candidates(AGENT_ADVICE, plain=True, judge=shipped)
+        feats = judge.features(advice, context, extra=False, rules=shipped.rules)
+        assert shipped.score(feats) == pytest.approx(score, abs=0.02)
+        items = extract(AGENT_ADVICE, source="t", today=date(2026, 1, 1)).items
+    finally:
+        judge.load_judge.cache_clear()
+    texts = " ".join(i.content for i in items)
+    assert ("workflow file" in texts) is (score >= extract_module.AGENT_ADVICE_VETO)
+    assert "named exports" in texts
 
 
 def test_plain_statements_are_offered_to_the_judge() -> None:

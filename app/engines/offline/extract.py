@@ -3149,16 +3149,26 @@ def _prescored(
 SURE = 0.75
 
 
+# What the agent prescribes (a rule, a choice, a preference) is advice until the user takes
+# part: alone, it needs more of the judge than what the agent found or built (a bug's cause,
+# a note on the code, a design it laid out under a heading), which `agent_veto` measures.
+_ADVICE = frozenset({Family.DIRECTIVE, Family.DECISION, Family.PREFERENCE, Family.CONVENTION})
+AGENT_ADVICE_VETO = 0.4
+
+
 def _judged(candidates: list[Candidate], context: Context, judge: Judge) -> list[Candidate]:
     """The judge's word on every candidate: plain ones stay only above `add`, the rules'
     leave below `veto`, and the rules' candidates only the agent said leave below
-    `agent_veto` (`agent_veto_unsure` when the rules gave them less than `SURE`).
+    `agent_veto` (`agent_veto_unsure` when the rules gave them less than `SURE`; at least
+    `AGENT_ADVICE_VETO` for the agent's advice).
 
     Replacements and disputes are never vetoed: they carry what a later turn changed."""
     kept: list[Candidate] = []
     for c in candidates:
         if not c.plain and judge.veto <= 0.0:
             bar = judge.agent_veto_unsure if c.confidence < SURE else judge.agent_veto
+            if c.family in _ADVICE:
+                bar = max(bar, AGENT_ADVICE_VETO)
             if bar > 0.0 and _agent_only(c):
                 score = judge.score(features(c, context, extra=False, rules=judge.rules))
                 if score < bar:
