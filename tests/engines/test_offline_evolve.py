@@ -362,6 +362,29 @@ def test_an_unnamed_change_of_course_leaves_notes_alone() -> None:
     assert contents(after, NOTE) == [LINT_SETUP]
 
 
+def test_an_unnamed_replacement_retires_no_rule_that_shares_its_words() -> None:
+    # "if the buffer is full, drop the message …" names no choice: the extractor tags it
+    # `replaces:unnamed`, and no rule goes for mentioning messages.
+    rules = [
+        item("Every log message is a single JSON object with a request_id field.", category=CONV),
+        item("The commit message subject stays under 72 characters.", category=CONV),
+    ]
+    memory = run(None, *rules)
+    new = item(
+        "A low-priority log task drains a 4 KB ring buffer; if the buffer is full, drop the "
+        "message and count the drops.",
+        category=DEC,
+        source="thread-2",
+        day=date(2024, 2, 1),
+        tags=["replaces:unnamed"],
+    )
+
+    after = run(memory, new)
+
+    assert contents(after, CONV) == [r.content for r in rules]
+    assert not after.contradictions
+
+
 def test_one_shared_word_within_a_thread_replaces_nothing() -> None:
     chosen = item("drift for local storage, SQLite with typed queries.", category=DEC)
     memory = run(None, chosen)

@@ -1524,6 +1524,36 @@ def test_a_pointing_word_names_what_the_sentence_before_judged(turn: str, tag: s
     assert named == ({f"replaces:{tag}"} if tag else set()), tags
 
 
+def test_dropping_what_a_rule_throws_away_under_a_condition_retires_no_rule() -> None:
+    # "if the buffer is full, drop the message" says what the logger does with a message,
+    # not that a choice named "message" is gone: the rules of an earlier thread that mention
+    # messages stay (before, both were recorded as superseded by it).
+    memory = _evolved(
+        "User: two rules for this repo: every log message is a single JSON object with a"
+        " request_id field. And the commit message subject stays under 72 characters,"
+        " imperative mood.\n\nAssistant: Noted.\n\nUser: great\n",
+        "User: the firmware logger blocks the caller when the UART is slow. A low-priority log"
+        " task drains a 4 KB ring buffer; if the buffer is full, drop the message and count"
+        " the drops, never block the caller.\n\nAssistant: Done: `log_task` drains the ring"
+        " buffer and `log_write` returns at once when it is full.\n\nUser: perfect\n",
+    )
+
+    kept = " ".join(i.content for i in memory.all_items())
+    assert "single JSON object" in kept and "72 characters" in kept, kept
+    assert not memory.contradictions, [c.title for c in memory.contradictions]
+    [drops] = [i for i in memory.all_items() if "ring buffer" in i.content]
+    assert "replaces:unnamed" in drops.tags and "replaces:message" not in drops.tags
+
+
+def test_dropping_a_choice_still_names_it() -> None:
+    tags = {
+        t
+        for i in run("User: drop the redis cache, we cache in process now.\n").items
+        for t in i.tags
+    }
+    assert "replaces:redis" in tags, tags
+
+
 def test_no_more_as_the_condition_of_a_step_is_no_correction() -> None:
     result = run(
         "User: start with budgets, and once nothing imports the store or the api anymore,"

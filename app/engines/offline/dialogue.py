@@ -1204,6 +1204,8 @@ def _corrects(sentence: str) -> bool:
 # ("any" and "earlier" are the tags of a reversal that names nothing.)
 _NOT_NAMES = frozenset(
     {"it", "that", "this", "them", "there", "now", "everything", "all", "any", "earlier"}
+    # (nor the tag of one whose words name no thing)
+    | {"unnamed"}
     # Words that join or place, never a name: "the app was killed during write", "gets
     # dropped when the PR closes".
     | {

@@ -57,6 +57,9 @@ PATH = "offline"
 REINFORCE_STEP = 0.25
 # Tag an extracted item carries when the user said it replaces an earlier choice.
 REPLACES = "replaces:"
+# What a change said was replaced without naming a thing (`replaces:unnamed`): no rule goes
+# for sharing a word with it.
+UNNAMED = "unnamed"
 # Tag of an item the conversation said disagrees with an earlier rule, naming that rule.
 DISPUTES = "disputes:"
 # Tag of an item stating a disagreement the user left undecided: always an open entry.
@@ -400,7 +403,9 @@ class _Work:
         names = [t[len(REPLACES) :] for t in new.tags if t.startswith(REPLACES)]
         if not names:
             return []
-        found = self._replaced(new, names)
+        # (A change whose old choice has no name of its own retires nothing by name.)
+        named = [n for n in names if n != UNNAMED]
+        found = self._replaced(new, named) if named else []
         if not found and _FROM_NOW_ON.search(new.content) and "any" not in names:
             # "From now on packages/ui is styled with CSS Modules … instead of the JS theme
             # object": what it names was never a rule here, but the change of course still
@@ -645,7 +650,7 @@ def _turns_down_too(old: MemoryItem, new: MemoryItem) -> bool:
     "we dropped redux last year" agree: the later one does not replace the earlier). A rule
     on how to use the name ("never import mixpanel directly") is not turning it down."""
     names = [t[len(REPLACES) :] for t in new.tags if t.startswith(REPLACES)]
-    names = [n for n in names if n not in ("any", "earlier")]
+    names = [n for n in names if n not in ("any", "earlier", UNNAMED)]
     if not names:
         return False
     text = old.content.lower()

@@ -1091,6 +1091,24 @@ REPLACES = "replaces:"
 ANY = "any"
 # "From now on …" without a name: replaces what earlier threads said on the subject only.
 EARLIER = "earlier"
+# A change whose word for the old choice names none ("if the buffer is full, drop the
+# message and count the drops"): it retires no rule for sharing that word.
+UNNAMED = "unnamed"
+
+
+def _names_a_choice(name: str, text: str) -> bool:
+    """Whether what a change pattern read as the old choice was dropped as a choice, not as
+    what a rule does under a condition: "if the buffer is full, drop the message and count
+    the drops" throws messages away; it retires no rule that mentions messages."""
+    word = re.escape(name.lower())
+    return (
+        re.search(
+            rf"\b(?:if|when|whenever|once)\b[^.;!?]*\bdrop\w*\s+(?:the\s+|a\s+|an\s+)?"
+            rf"[`'\"]?{word}(?![\w-])",
+            text.lower(),
+        )
+        is None
+    )
 
 
 def _with_reversals(
@@ -1120,7 +1138,11 @@ def _with_reversals(
         if reversal.turn in tainted or is_unsafe(reversal.text):
             continue
         anything = EARLIER if reversal.earlier_only else ANY
-        tags = [REPLACES + (name.lower() if name else anything) for name in reversal.old or [""]]
+        named = [name for name in reversal.old if _names_a_choice(name, reversal.text)]
+        if reversal.old and not named:
+            tags = [REPLACES + UNNAMED]
+        else:
+            tags = [REPLACES + (name.lower() if name else anything) for name in named or [""]]
         words = tokens(reversal.text)
         same = [
             c
