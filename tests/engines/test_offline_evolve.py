@@ -385,6 +385,37 @@ def test_an_unnamed_replacement_retires_no_rule_that_shares_its_words() -> None:
     assert not after.contradictions
 
 
+@pytest.mark.parametrize(
+    ("said", "left"),
+    [
+        # The correction sets sqlite aside: only the rule that said sqlite goes.
+        (
+            "Actually, the api integration tests run against a real postgres in docker, "
+            "not sqlite.",
+            ["Every api endpoint gets integration tests in tests/api/."],
+        ),
+        # Nothing set aside: every rule sharing its subject goes, as before.
+        ("Actually, the api integration tests run against a real postgres in docker.", []),
+    ],
+)
+def test_a_correction_that_sets_a_value_aside_retires_only_the_rules_that_said_it(
+    said: str, left: list[str]
+) -> None:
+    rules = [
+        item("Every api endpoint gets integration tests in tests/api/.", category=CONV),
+        item("The api integration tests use sqlite in memory.", category=CONV),
+    ]
+    memory = run(None, *rules)
+    new = item(said, category=CONV, source="thread-2", day=date(2024, 2, 1), tags=["replaces:any"])
+
+    after = run(memory, new)
+
+    assert contents(after, CONV) == [*left, said]
+    (entry,) = after.contradictions
+    assert entry.status == "superseded"
+    assert rules[1].content in [i.content for i in entry.items]
+
+
 def test_one_shared_word_within_a_thread_replaces_nothing() -> None:
     chosen = item("drift for local storage, SQLite with typed queries.", category=DEC)
     memory = run(None, chosen)

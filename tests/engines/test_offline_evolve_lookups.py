@@ -21,7 +21,9 @@ from app.engines.offline.evolve import (
     _FROM_NOW_ON,
     _LOOKUPS,
     _LOWERED,
+    _NOT_A_VALUE,
     _REPLACEABLE,
+    _SET_ASIDE,
     _could_match,
     _Work,
     evolve,
@@ -60,7 +62,9 @@ def _scan_duplicate(work: _Work, new: MemoryItem) -> tuple[int, MemoryItem] | No
 
 def _scan_replaced(work: _Work, new: MemoryItem) -> list[MemoryItem]:
     names = [t[len("replaces:") :] for t in new.tags if t.startswith("replaces:")]
-    found = _scan_named(work, new, names, strict=False)
+    # `replaces:unnamed` names nothing a rule could hold
+    real = [n for n in names if n != "unnamed"]
+    found = _scan_named(work, new, real, strict=False) if real else []
     if names and not found and "any" not in names and _FROM_NOW_ON.search(new.content):
         # a change of course naming nothing known
         found = _scan_named(work, new, ["earlier"], strict=True)
@@ -95,6 +99,13 @@ def _scan_named(
                 if hit:
                     found.append(item)
                     break
+    aside = _SET_ASIDE.search(new.content)
+    if not named and aside is not None and aside.group(1).lower() not in _NOT_A_VALUE:
+        # "…, not sqlite": only the rules that said what the correction sets aside
+        word = aside.group(1).lower()
+        found = [
+            i for i in found if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", i.text.lower())
+        ]
     return found
 
 

@@ -41,6 +41,7 @@ from app.core.similarity import (
     item_tokens,
     token_overlap,
 )
+from app.core.words import STOP_WORDS
 from app.engines.offline.manifest_notes import MANIFEST_TAG
 
 __all__ = [
@@ -57,6 +58,14 @@ PATH = "offline"
 REINFORCE_STEP = 0.25
 # Tag an extracted item carries when the user said it replaces an earlier choice.
 REPLACES = "replaces:"
+# What a correction sets aside: ", not sqlite", "(not the redis one)", "— not yarn".
+_SET_ASIDE = re.compile(
+    r"(?i)(?:^|[,;(—–]\s*|\s-\s)not\s+(?:the\s+|a\s+|an\s+|our\s+)?([\w./+#-]*\w)"
+)
+# Words after "not" that name no value: "not in the handlers", "not just for tests".
+_NOT_A_VALUE = STOP_WORDS | frozenset(
+    {"just", "only", "really", "yet", "anymore", "always", "all", "any", "every", "even", "now"}
+)
 # What a change said was replaced without naming a thing (`replaces:unnamed`): no rule goes
 # for sharing a word with it.
 UNNAMED = "unnamed"
@@ -463,6 +472,14 @@ class _Work:
                     if hit:
                         found.append(item)
                         break
+        if found and not named:
+            # "actually, the api integration tests run against a real postgres in docker,
+            # not sqlite": the correction names what it sets aside; rules that share its
+            # subject ("api", "tests") but never said that stay.
+            aside = _SET_ASIDE.search(new.content)
+            if aside is not None and aside.group(1).lower() not in _NOT_A_VALUE:
+                word = named_word(aside.group(1).lower())
+                found = [i for i in found if word.search(self._lowered(i))]
         return found
 
     def disputed_by(self, new: MemoryItem) -> list[MemoryItem]:
