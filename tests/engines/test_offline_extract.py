@@ -1479,6 +1479,7 @@ def test_a_remark_about_a_planted_instruction_is_not_kept() -> None:
         ("we're going with ky now, axios is out. rewrite the http client", "axios"),
         ("we've retired Mailgun, transactional email goes through Postmark now", "mailgun"),
         ("no more pickle, use msgpack for the cache", "pickle"),
+        ("as you suggested, we're dropping sidekiq, good_job runs the jobs now", "sidekiq"),
         ("Zustand was a mistake, we're back on Redux Toolkit for the storefront", "zustand"),
         ("MkDocs Material replaces Docusaurus going forward", "docusaurus"),
         (
@@ -2614,6 +2615,8 @@ def test_tasks_guesses_and_observations_change_no_setting(text: str) -> None:
         "Checkout conversion dropped like 3% week over week.",
         "Lots of folks on our Slack are moving from Jest to Vitest lately.",
         "Half my team wants to drop Helm and go full Kustomize.",
+        "Marta thinks we should drop sidekiq and use good_job, she will write it up next week.",
+        "The platform team suggested moving off Jenkins next quarter.",
         "The error goes away when I restart the pod.",
         "The cache gets out of sync after every deploy.",
     ],

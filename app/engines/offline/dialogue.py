@@ -1135,6 +1135,14 @@ _HEARSAY = re.compile(
     r"suggests|suggested|propose|proposes|proposed|think|thinks|say|says|said|\w+ing)\b"
 )
 
+# Someone's opinion of a change, not the change: "Marta thinks we should drop sidekiq and use
+# good_job, she will write it up next week", "the platform team suggested moving off Jenkins".
+# (What the speaker thinks, or takes up from the agent, "as you suggested", is theirs.)
+_OPINION = re.compile(
+    r"(?i)\b(?!(?:i|we|you)\b)[\w-]+\s+(?:(?:really|also|still|now)\s+)?(?:thinks|thought|"
+    r"suggests|suggested|proposes|proposed|recommends|recommended)\b"
+)
+
 
 def _said_by_others(sentence: str, match: re.Match[str]) -> bool:
     """Whether the change `match` found is what others do or want, by the sentence's words
@@ -1146,6 +1154,8 @@ def _said_by_others(sentence: str, match: re.Match[str]) -> bool:
     ):
         return True  # "the controllers are dropping CAN frames": what a thing does
     found = _HEARSAY.search(sentence, 0, match.end())
+    if found is None:
+        found = _OPINION.search(sentence, 0, match.end())
     return found is not None and found.start() < match.start()
 
 
