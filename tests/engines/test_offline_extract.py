@@ -2617,6 +2617,8 @@ def test_tasks_guesses_and_observations_change_no_setting(text: str) -> None:
         "Half my team wants to drop Helm and go full Kustomize.",
         "Marta thinks we should drop sidekiq and use good_job, she will write it up next week.",
         "The platform team suggested moving off Jenkins next quarter.",
+        "We are not dropping sidekiq anytime soon, whatever the blog posts say.",
+        "We won't move off Postgres for this.",
         "The error goes away when I restart the pod.",
         "The cache gets out of sync after every deploy.",
     ],

@@ -1175,7 +1175,10 @@ _THING_DOES = re.compile(
 )
 _NOT_DONE = re.compile(
     r"(?i)\b(?:nobody|no one|never|did ?n[o']?t|have ?n[o']?t|has ?n[o']?t|had ?n[o']?t|"
-    r"was ?n[o']?t|were ?n[o']?t)\s+(?:\w+\s+)?$"
+    r"was ?n[o']?t|were ?n[o']?t|"
+    # "we are not dropping sidekiq anytime soon", "we won't move off it": no change either
+    r"(?:are|is|am)\s+not|aren'?t|isn'?t|'re\s+not|'m\s+not|won'?t|will\s+not|not\s+going\s+to)"
+    r"\s+(?:\w+\s+)?$"
 )
 
 
