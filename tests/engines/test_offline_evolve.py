@@ -46,6 +46,11 @@ def item(
     )
 
 
+def later(content: str, tag: str, *, category: Category = DEC) -> MemoryItem:
+    """A statement of a second, later thread carrying one `replaces:` tag."""
+    return item(content, category=category, source="thread-2", day=date(2024, 2, 1), tags=[tag])
+
+
 def run(current: BranchMemory | None, *items: MemoryItem, branch: str = "main") -> BranchMemory:
     result = evolve(current, list(items), branch_id=branch, config=CONFIG, now=NOW)
     assert result.path == "offline"
@@ -275,13 +280,7 @@ def test_a_change_of_choice_replaces_an_earlier_thread_on_one_shared_subject_wor
     )
     other = item("Background jobs run on Sidekiq with Redis.", category=DEC)
     memory = run(None, chosen, other)
-    moved = item(
-        "The uploads are going to R2 now.",
-        category=DEC,
-        source="thread-2",
-        day=date(2024, 2, 1),
-        tags=["replaces:any"],
-    )
+    moved = later("The uploads are going to R2 now.", "replaces:any")
 
     after = run(memory, moved)
 
@@ -319,7 +318,7 @@ def test_from_now_on_replaces_an_earlier_rule_when_what_it_names_was_never_one(
     old = item(STYLED, category=CONV)
     other = item("Every package has its own tsconfig.", category=CONV)
     memory = run(None, old, other)
-    new = item(said, category=DEC, source="thread-2", day=date(2024, 2, 1), tags=["replaces:js"])
+    new = later(said, "replaces:js")
 
     after = run(memory, new)
 
@@ -340,7 +339,7 @@ LINT_SETUP = "Set up: ESLint flat config with typescript-eslint, Prettier with 1
 def _lint_setup_then(said: str, tag: str) -> BranchMemory:
     """The lint setup note of a first thread, then a later thread's statement."""
     memory = run(None, item(LINT_SETUP, category=NOTE))
-    new = item(said, category=DEC, source="thread-2", day=date(2024, 2, 1), tags=[tag])
+    new = later(said, tag)
     return run(memory, new)
 
 
@@ -370,13 +369,10 @@ def test_an_unnamed_replacement_retires_no_rule_that_shares_its_words() -> None:
         item("The commit message subject stays under 72 characters.", category=CONV),
     ]
     memory = run(None, *rules)
-    new = item(
+    new = later(
         "A low-priority log task drains a 4 KB ring buffer; if the buffer is full, drop the "
         "message and count the drops.",
-        category=DEC,
-        source="thread-2",
-        day=date(2024, 2, 1),
-        tags=["replaces:unnamed"],
+        "replaces:unnamed",
     )
 
     after = run(memory, new)
@@ -406,7 +402,7 @@ def test_a_correction_that_sets_a_value_aside_retires_only_the_rules_that_said_i
         item("The api integration tests use sqlite in memory.", category=CONV),
     ]
     memory = run(None, *rules)
-    new = item(said, category=CONV, source="thread-2", day=date(2024, 2, 1), tags=["replaces:any"])
+    new = later(said, "replaces:any", category=CONV)
 
     after = run(memory, new)
 
