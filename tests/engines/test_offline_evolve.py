@@ -412,6 +412,24 @@ def test_a_correction_that_sets_a_value_aside_retires_only_the_rules_that_said_i
     assert rules[1].content in [i.content for i in entry.items]
 
 
+def test_the_verbs_every_rule_uses_are_no_shared_subject() -> None:
+    pino = item("Logging goes through pino, JSON lines.", category=CONV)
+    memory = run(None, pino)
+
+    # "logging" and "goes" in common: only "logging" is a subject, and it is short.
+    after = run(
+        memory,
+        later(
+            "Actually, logging in the CLI goes to stderr as plain text.",
+            "replaces:any",
+            category=CONV,
+        ),
+    )
+
+    assert pino.content in contents(after, CONV)
+    assert not after.contradictions
+
+
 def test_one_shared_word_within_a_thread_replaces_nothing() -> None:
     chosen = item("drift for local storage, SQLite with typed queries.", category=DEC)
     memory = run(None, chosen)

@@ -23,6 +23,7 @@ from app.engines.offline.evolve import (
     _LOWERED,
     _NOT_A_VALUE,
     _REPLACEABLE,
+    _RULE_VERBS,
     _SET_ASIDE,
     _could_match,
     _Work,
@@ -87,7 +88,7 @@ def _scan_named(
                 if name == "earlier" and set(item.sources) & set(new.sources):
                     hit = False  # "from now on" restates its own thread
                 elif name in ("any", "earlier"):
-                    shared = item_tokens(item) & item_tokens(new)
+                    shared = (item_tokens(item) & item_tokens(new)) - _RULE_VERBS
                     hit = len(shared) >= (3 if strict else 2) or (
                         not strict
                         and item.category is new.category

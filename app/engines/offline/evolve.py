@@ -58,6 +58,11 @@ PATH = "offline"
 REINFORCE_STEP = 0.25
 # Tag an extracted item carries when the user said it replaces an earlier choice.
 REPLACES = "replaces:"
+# Verbs of any rule, as `item_tokens` writes them ("goes" -> "goe").
+_RULE_VERBS = frozenset(
+    {"use", "goe", "go", "need", "run", "get", "make", "keep", "put", "do", "have", "take"}
+    | {"come", "live", "work"}
+)
 # What a correction sets aside: ", not sqlite", "(not the redis one)", "— not yarn".
 _SET_ASIDE = re.compile(
     r"(?i)(?:^|[,;(—–]\s*|\s-\s)not\s+(?:the\s+|a\s+|an\s+|our\s+)?([\w./+#-]*\w)"
@@ -455,7 +460,10 @@ class _Work:
                     elif name in ("any", "earlier"):
                         if item.id not in sharing:
                             continue  # no word in common: neither test below can pass
-                        shared = item_tokens(item) & new_tokens
+                        # (the verbs every rule is said with, "use", "goes", "need", are
+                        # no subject: "actually, logging in the CLI goes to stderr" shares
+                        # only "logging" with "Logging goes through pino")
+                        shared = (item_tokens(item) & new_tokens) - _RULE_VERBS
                         # "The uploads are going to R2 now." replaces "For the user uploads …
                         # we decide to take Backblaze B2." of an earlier thread: one shared
                         # content word is enough between two choices of one kind.
