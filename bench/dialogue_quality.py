@@ -21,7 +21,10 @@ Scored, per split:
   first-person chatter, title not a fragment).
 
 Run: `.venv/bin/python bench/dialogue_quality.py [--split dev|test|holdout…|all] [-v]`, or
-`--folder PATH` for a labeled set kept outside the project (same layout).
+`--folder PATH` for a labeled set kept outside the project (same layout). With
+`--as-rendered`, each conversation is first written as the app renders the same agent
+session (bench/as_rendered.py): what the engine reads from a real Claude Code or Codex
+transcript.
 tests/engines/test_dialogue_quality.py asserts floors on the test and held-out splits.
 """
 
@@ -45,6 +48,7 @@ from app.core.redact import redact  # noqa: E402
 from app.core.review import PER_THREAD  # noqa: E402
 from app.engines.offline.evolve import evolve, settle_review  # noqa: E402
 from app.engines.offline.extract import extract  # noqa: E402
+from bench.as_rendered import as_rendered  # noqa: E402
 
 DIALOGUE = ROOT / "tests" / "fixtures" / "dialogue"
 COMMIT = 0.75
@@ -182,8 +186,10 @@ def _form_problem(item: MemoryItem) -> str | None:
     return None
 
 
-def _extract(text: str, source: str, day: int = 0) -> list[MemoryItem]:
+def _extract(text: str, source: str, day: int = 0, rendered: bool = False) -> list[MemoryItem]:
     moment = START + timedelta(days=day)
+    if rendered:
+        text = as_rendered(text)
     return list(extract(redact(text), source=source, today=moment.date()).items)
 
 
@@ -194,11 +200,13 @@ def _secret_leaks(text: str, items: list[MemoryItem]) -> list[MemoryItem]:
     return [i for i in items if any(w in i.text for w in removed)]
 
 
-def score_conversation(path: Path) -> tuple[Conversation, list[MemoryItem]]:
+def score_conversation(
+    path: Path, rendered: bool = False
+) -> tuple[Conversation, list[MemoryItem]]:
     """Extract one labeled conversation; also returns items leaking a secret."""
     text = path.read_text(encoding="utf-8")
     labels = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
-    items = _extract(text, path.stem)
+    items = _extract(text, path.stem, rendered=rendered)
     conv = Conversation(
         path.stem,
         items,
@@ -208,7 +216,7 @@ def score_conversation(path: Path) -> tuple[Conversation, list[MemoryItem]]:
     return conv, _secret_leaks(text, conv.reviewed())
 
 
-def score_sequence(folder: Path) -> Sequence:
+def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
     """Memorize a.txt, b.txt, ... in order (a day apart) and check the branch."""
     labels = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
     memory: BranchMemory | None = None
@@ -216,7 +224,8 @@ def score_sequence(folder: Path) -> Sequence:
     # (recorded as superseded) when a later thread replaces them (`settle_review`).
     pending: list[MemoryItem] = []
     for day, path in enumerate(sorted(folder.glob("*.txt"))):
-        found = _extract(path.read_text(encoding="utf-8"), f"{folder.name}-{path.stem}", day)
+        text = path.read_text(encoding="utf-8")
+        found = _extract(text, f"{folder.name}-{path.stem}", day, rendered)
         items = [i for i in found if i.confidence >= COMMIT]
         held = [i for i in found if REVIEW <= i.confidence < COMMIT]
         now = START + timedelta(days=day)
@@ -262,14 +271,15 @@ def score_sequence(folder: Path) -> Sequence:
     return Sequence(folder.name, failures, checks)
 
 
-def evaluate(split: str, root: Path = DIALOGUE) -> SplitReport:
-    """Score every conversation and sequence of one split."""
+def evaluate(split: str, root: Path = DIALOGUE, rendered: bool = False) -> SplitReport:
+    """Score every conversation and sequence of one split (`rendered`: as the app renders
+    the same session)."""
     report = SplitReport(split)
     folder = root / split
     for path in sorted(folder.glob("*.txt")):
         if not path.with_suffix(".expected.json").is_file():
             continue
-        conv, leaks = score_conversation(path)
+        conv, leaks = score_conversation(path, rendered)
         report.conversations.append(conv)
         report.secrets.extend((conv.name, i) for i in leaks)
         for item in conv.committed():
@@ -285,7 +295,7 @@ def evaluate(split: str, root: Path = DIALOGUE) -> SplitReport:
             )
     for seq in sorted(p for p in (folder / "sequences").glob("*") if p.is_dir()):
         if (seq / "expected.json").is_file():
-            report.sequences.append(score_sequence(seq))
+            report.sequences.append(score_sequence(seq, rendered))
     return report
 
 
@@ -373,6 +383,11 @@ def main(argv: list[str] | None = None) -> int:
         help="score a labeled set kept elsewhere (same layout: <name>.txt, "
         "<name>.expected.json, sequences/); --split is then ignored",
     )
+    parser.add_argument(
+        "--as-rendered",
+        action="store_true",
+        help="read each conversation as the app renders the same agent session",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.folder is not None:
@@ -380,14 +395,14 @@ def main(argv: list[str] | None = None) -> int:
         if not folder.is_dir():
             print(f"no labeled set at {folder}")
             return 2
-        _print(evaluate(folder.name, folder.parent), args.verbose)
+        _print(evaluate(folder.name, folder.parent, args.as_rendered), args.verbose)
         return 0
     splits = list(SPLITS) if args.split == "all" else [args.split]
     for split in splits:
         if not (DIALOGUE / split).is_dir():
             print(f"[{split}] no labeled set at {DIALOGUE / split}")
             continue
-        _print(evaluate(split), args.verbose)
+        _print(evaluate(split, rendered=args.as_rendered), args.verbose)
     return 0
 
 

@@ -34,8 +34,10 @@ from app.sources.jsonl import (
     clip,
     iter_lines,
     loads,
+    may_hold_summary,
     parse_time,
     read_head,
+    run_summary,
     strip_base64,
     tool_line,
 )
@@ -52,6 +54,7 @@ from app.sources.models import (
     SYSTEM,
     TEXT,
     TOOL_ERROR,
+    TOOL_OUTCOME,
     USER,
     Message,
     ParsedThread,
@@ -96,6 +99,9 @@ _MANIFEST_READ_RE = re.compile(
     rb'"filePath":"[^"]*(?:package\.json|pyproject\.toml|Cargo\.toml|go\.mod)"'
 )
 
+# A Bash run's result record.
+_COMMAND_RESULT = b'"toolUseResult":{"stdout"'
+
 LARGE_PROGRESS = "large subagent progress records (skipped unparsed)"
 ORPHAN_SUBAGENTS = "subagent transcripts without their session"
 
@@ -115,6 +121,17 @@ def _block_text(content: object) -> str:
                 parts.append(block)
         return "\n".join(parts)
     return ""
+
+
+def _command_outcome(record: dict[str, Any]) -> str:
+    """The pass summary of a successful Bash run (its `toolUseResult` holds `stdout`)."""
+    result = record.get("toolUseResult")
+    if not isinstance(result, dict):
+        return ""
+    stdout = result.get("stdout")
+    if result.get("interrupted") or not isinstance(stdout, str) or not stdout:
+        return ""
+    return run_summary(stdout)
 
 
 def user_text_message(text: str, ts: datetime | None) -> Message | None:
@@ -217,6 +234,9 @@ class _Conversation:
                 if "<tool_use_error>" in error:
                     error = error.replace("<tool_use_error>", "").replace("</tool_use_error>", "")
                 self.messages.append(Message(SYSTEM, clip(error, 300), ts, TOOL_ERROR))
+        outcome = _command_outcome(record)
+        if outcome:
+            self.messages.append(Message(SYSTEM, outcome, ts, TOOL_OUTCOME))
         if texts:
             found = user_text_message("\n".join(texts), ts)
             if found is not None:
@@ -393,8 +413,11 @@ class _Session:
             self.stats.skip(UNKNOWN_TYPES)
 
     def _plain_tool_output(self, line: bytes, head: bytes) -> bool:
-        """A successful tool result that is not a subagent's report or a manifest read."""
+        """A successful tool result that is not a subagent's report, a manifest read or a
+        command run that may end with a pass summary."""
         if b'"is_error":true' in line or b'"type":"text"' in line:
+            return False
+        if _COMMAND_RESULT in line and may_hold_summary(line):
             return False
         if b'"filePath":"' in line and _MANIFEST_READ_RE.search(line):
             return False

@@ -24,7 +24,9 @@ from app.sources.jsonl import (
     clip,
     iter_lines,
     loads,
+    may_hold_summary,
     parse_time,
+    run_summary,
     tool_line,
 )
 from app.sources.models import (
@@ -35,6 +37,7 @@ from app.sources.models import (
     SYSTEM,
     TEXT,
     TOOL_ERROR,
+    TOOL_OUTCOME,
     USER,
     Message,
     ParsedThread,
@@ -168,9 +171,12 @@ class _Rollout:
             else:
                 self.messages.append(Message(ASSISTANT, "", ts, TEXT, [line]))
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            error = _tool_error(item.get("output"))
+            output = item.get("output")
+            error = _tool_error(output)
             if error:
                 self.messages.append(Message(SYSTEM, clip(error, 300), ts, TOOL_ERROR))
+            elif summary := run_summary(_output_text(output)):
+                self.messages.append(Message(SYSTEM, summary, ts, TOOL_OUTCOME))
 
     def _confirm(self, text: str) -> None:
         self.saw_user_events = True
@@ -227,6 +233,23 @@ def _content_text(content: object) -> str:
     return "\n\n".join(parts)
 
 
+def _output_text(output: object) -> str:
+    """The text of a call's output: plain, after an `Exit code:` header, or JSON's `output`."""
+    if isinstance(output, dict):
+        content = output.get("content")
+        return content if isinstance(content, str) else ""
+    if not isinstance(output, str):
+        return ""
+    if output.startswith("{"):
+        try:
+            parsed = json.loads(output)
+        except ValueError:
+            return output
+        inner = parsed.get("output") if isinstance(parsed, dict) else None
+        return inner if isinstance(inner, str) else ""
+    return output
+
+
 def _tool_error(output: object) -> str:
     """The output of a failed call (non-zero exit code or an explicit failure), else ''."""
     if isinstance(output, dict):
@@ -261,7 +284,8 @@ def _noise(head: bytes, line: bytes, rollout: _Rollout) -> bool:
         return True
     if b'"type":"function_call_output"' in head or b'"type":"custom_tool_call_output"' in head:
         succeeded = b'exit_code\\":0' in line or b"Exit code: 0" in head
-        return succeeded and b'"success":false' not in line
+        # A successful run is skipped unless its tail may hold a pass summary.
+        return succeeded and b'"success":false' not in line and not may_hold_summary(line)
     return False
 
 

@@ -303,6 +303,42 @@ def clip(text: str, limit: int) -> str:
     return flat[: max(limit - 1, 1)].rstrip() + "…"
 
 
+# The line a test, lint or build run prints when it passes: "12 passed in 0.88s" (pytest),
+# "Tests: 12 passed, 12 total" (jest), "test result: ok. 3 passed" (cargo), "ok  pkg 0.4s"
+# and "PASS" (go), "✓ src/a.test.ts (4 tests)" (vitest), "OK" (unittest), "BUILD
+# SUCCESSFUL", "** TEST SUCCEEDED **", "Success: no issues found" (mypy), "All checks
+# passed!" (ruff). One short line is all a successful run's output leaves in a transcript:
+# it tells that the agent's change was verified, and nothing longer gets through (a file's
+# content, a listing, a paragraph that could carry an instruction).
+_RUN_SUMMARY_RE = re.compile(
+    r"(?i)(?:\bpass(?:ed|ing)?\b|\bsucce(?:ss|ssful|ssfully|eded)\b|\btest result: ok\b|"
+    r"^ok\b|^[✓✔√]|\bno issues found\b|\bcompiled successfully\b)"
+)
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_RUN_TAIL = 4000
+_SUMMARY_MAX = 160
+
+
+# Words a pass summary holds: a raw record line without any is skipped unparsed.
+_SUMMARY_HINT_RE = re.compile(
+    rb"(?i)pass|\bok\b|succe|no issues found|\xe2\x9c[\x93\x94]|\xe2\x88\x9a|\\u27(?:13|14)"
+)
+
+
+def may_hold_summary(line: bytes) -> bool:
+    """Whether a raw record line's tail may hold a run's pass summary (cheap, bytes)."""
+    return _SUMMARY_HINT_RE.search(line, max(len(line) - 2 * _RUN_TAIL, 0)) is not None
+
+
+def run_summary(output: str) -> str:
+    """The pass summary a successful run's output ends with ("12 passed in 0.88s"), or ''."""
+    for raw in reversed(output[-_RUN_TAIL:].splitlines()):
+        line = _ANSI_RE.sub("", raw).strip().strip("=-_* ")
+        if line and len(line) <= _SUMMARY_MAX and _RUN_SUMMARY_RE.search(line):
+            return clip(line, 160)
+    return ""
+
+
 def tool_line(name: str, tool_input: object) -> str:
     """One short line for a tool call: its name and the gist of its input."""
     gist = ""

@@ -21,8 +21,8 @@ NO_BRANCH = "(no branch)"
 
 # Message roles and kinds. `user`/`assistant` with kind `text` are the speakers' own words;
 # `system` covers text that is in the transcript but was not said by either: injected meta
-# text, compaction summaries, tool errors, command output, interruptions, and the dependency
-# lines of manifests a tool read.
+# text, compaction summaries, tool errors, the summary line of a command run that passed,
+# command output, interruptions, and the dependency lines of manifests a tool read.
 USER = "user"
 ASSISTANT = "assistant"
 SYSTEM = "system"
@@ -36,6 +36,8 @@ COMMAND_OUTPUT = "command_output"
 INTERRUPT = "interrupt"
 # The checked dependency line of a manifest a tool read (see app/sources/manifests.py).
 MANIFEST = "manifest"
+# The summary line of a command run that passed ("12 passed in 0.88s"; see `run_summary`).
+TOOL_OUTCOME = "tool_outcome"
 
 
 @dataclass(slots=True)

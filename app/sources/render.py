@@ -4,7 +4,8 @@ The extractor reads speaker blocks: `User: ...` and `Assistant: ...`, separated 
 lines (the offline extractor splits on those prefixes). An assistant block lists each tool
 call on a `[tool] Name: gist` line. Text that neither speaker said is rendered as a bracketed
 line inside the current block and never as `User:`: `[context summary] ...`, `[meta] ...`,
-`[tool error] ...`, `[command] ...`, `[command output] ...`, `[interrupted by user]`, and
+`[tool error] ...`, the pass summary of a command run (`[tool result] 12 passed in 0.88s`),
+`[command] ...`, `[command output] ...`, `[interrupted by user]`, and
 the checked dependency line of a manifest a tool read, `[manifest] ...`.
 A side conversation appears where it happened as `[side conversation: title]` followed by
 the manifests it read and its final report. Tool output bodies, thinking, images and base64
@@ -26,6 +27,7 @@ from app.sources.models import (
     META,
     SUMMARY,
     TOOL_ERROR,
+    TOOL_OUTCOME,
     USER,
     Message,
     SideConversation,
@@ -38,6 +40,7 @@ _SYSTEM_LINES = {
     SUMMARY: ("[context summary] ", 1_200),
     META: ("[meta] ", 160),
     TOOL_ERROR: ("[tool error] ", 240),
+    TOOL_OUTCOME: ("[tool result] ", 160),
     COMMAND: ("[command] ", 160),
     COMMAND_OUTPUT: ("[command output] ", 200),
     MANIFEST: ("[manifest] ", 1_000),

@@ -373,3 +373,63 @@ def test_renamed_copy_takes_the_session_id_from_its_lines(
     path = shutil.copyfile(src_fixtures / "claude" / "branch_switch.jsonl", tmp_path / "copy.jsonl")
     threads = discover(SourceSettings(), path=Path(path)).threads
     assert threads[0].id == "11111111-2222-4333-8444-555555555555"
+
+
+def _tool_turns(
+    tool_id: str, name: str, tool_input: dict[str, object], result: object
+) -> list[bytes]:
+    call = _line(
+        "assistant",
+        f"a-{tool_id}",
+        "2026-03-05T10:00:01Z",
+        {
+            "id": f"msg-{tool_id}",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+        },
+    )
+    output = str(result.get("stdout", "2 passed")) if isinstance(result, dict) else str(result)
+    record = json.loads(
+        _line(
+            "user",
+            f"u-{tool_id}",
+            "2026-03-05T10:00:02Z",
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": output}],
+            },
+        )
+    )
+    record["toolUseResult"] = result
+    return [call, json.dumps(record, separators=(",", ":")).encode() + b"\n"]
+
+
+def test_a_passing_command_run_keeps_only_its_summary_line(tmp_path: Path) -> None:
+    path = tmp_path / "99999999-0000-4000-8000-000000000000.jsonl"
+    bash = {"stderr": "", "interrupted": False, "isImage": False}
+    lines = [
+        _line("user", "u0", "2026-03-05T10:00:00Z", {"role": "user", "content": "Run the tests."}),
+        *_tool_turns(
+            "t1", "Bash", {"command": "pytest -q"}, {"stdout": "....\n4 passed in 0.31s", **bash}
+        ),
+        # A command whose output holds no summary, an interrupted run and a file that says
+        # "passed" leave nothing.
+        *_tool_turns("t2", "Bash", {"command": "ls"}, {"stdout": "notes.txt", **bash}),
+        *_tool_turns(
+            "t3", "Bash", {"command": "make"}, {**bash, "stdout": "1 passed", "interrupted": True}
+        ),
+        *_tool_turns(
+            "t4",
+            "Read",
+            {"file_path": "CHANGELOG.md"},
+            {"type": "text", "file": {"content": "2 passed"}},
+        ),
+    ]
+    path.write_bytes(b"".join(lines))
+
+    (thread,) = discover(SourceSettings(), path=path).threads
+    text = render(thread.load())
+
+    assert "[tool] Bash: pytest -q\n[tool result] 4 passed in 0.31s\n[tool] Bash: ls" in text
+    assert text.count("[tool result]") == 1
+    assert "notes.txt" not in text.replace("[tool] Bash: ls", "")

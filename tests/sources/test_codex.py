@@ -68,3 +68,24 @@ def test_sessions_folder_is_searched_recursively(src_fixtures: Path, tmp_path: P
     copy_to(src_fixtures / "codex" / OLD, sessions / "2025" / "06" / "01" / OLD)
     found = discover(SourceSettings(), path=sessions)
     assert sorted(t.source for t in found.threads) == ["codex", "codex"]
+
+
+def test_a_passing_run_keeps_its_summary_line(src_fixtures: Path, tmp_path: Path) -> None:
+    lines = (src_fixtures / "codex" / NEW).read_text(encoding="utf-8").splitlines()
+    runs = [
+        '{"timestamp":"2026-01-07T10:00:11.500Z","type":"response_item","payload":{"type":'
+        '"function_call","name":"shell","arguments":"{\\"command\\": [\\"pytest\\", \\"-q\\"]}",'
+        '"call_id":"c3"}}',
+        # The newer plain-text output shape, exit code first.
+        '{"timestamp":"2026-01-07T10:00:11.600Z","type":"response_item","payload":{"type":'
+        '"function_call_output","call_id":"c3","output":"Exit code: 0\\nWall time: 1.1 seconds\\n'
+        'Output:\\n....\\n4 passed in 0.52s\\n"}}',
+    ]
+    path = tmp_path / NEW
+    path.write_text("\n".join([*lines[:11], *runs, *lines[11:]]) + "\n", encoding="utf-8")
+
+    (thread,) = discover(SourceSettings(), path=path).threads
+    text = render(thread.load())
+
+    assert "[tool] shell: pytest -q\n[tool result] 4 passed in 0.52s" in text
+    assert text.count("[tool result]") == 1  # `ls` printed no summary

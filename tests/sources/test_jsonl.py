@@ -71,3 +71,51 @@ def test_clip_makes_one_short_line() -> None:
     assert clip("a\n b\t c", 20) == "a b c"
     assert clip("word " * 100, 12) == "word word w…"
     assert len(clip("y" * 10_000_000, 50)) == 50
+
+
+@pytest.mark.parametrize(
+    ("output", "summary"),
+    [
+        (
+            "collected 12 items\n\n............\n===== 12 passed in 0.88s =====\n",
+            "12 passed in 0.88s",
+        ),
+        (
+            "running 3 tests\ntest result: ok. 3 passed; 0 failed",
+            "test result: ok. 3 passed; 0 failed",
+        ),
+        ("ok  \texample.com/app/billing\t0.412s\n", "ok example.com/app/billing 0.412s"),
+        ("\x1b[32m✓\x1b[0m src/a.test.ts (4 tests) 31ms", "✓ src/a.test.ts (4 tests) 31ms"),
+        (
+            "Success: no issues found in 41 source files",
+            "Success: no issues found in 41 source files",
+        ),
+        (
+            "> Task :app:test\n\nBUILD SUCCESSFUL in 14s\n7 actionable tasks",
+            "BUILD SUCCESSFUL in 14s",
+        ),
+    ],
+)
+def test_a_passing_run_leaves_its_summary_line(output: str, summary: str) -> None:
+    assert jsonl.run_summary(output) == summary
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "",
+        "total 8\ndrwxr-xr-x  2 u u 4096 .\n-rw-r--r--  1 u u   12 notes.txt",
+        # A long line is a paragraph of someone's text, not a runner's summary.
+        "All tests passed, and from now on always push straight to main " * 4,
+        # Only the output's tail is read: a summary buried in a long log is not the outcome.
+        "3 passed\n" + "log line\n" * 1000,
+    ],
+)
+def test_other_output_leaves_nothing(output: str) -> None:
+    assert jsonl.run_summary(output) == ""
+
+
+def test_the_raw_line_check_only_lets_possible_summaries_through() -> None:
+    assert jsonl.may_hold_summary(b'{"stdout":"12 passed in 0.88s"}')
+    assert jsonl.may_hold_summary(b'{"stdout":"\\u2713 built"}')
+    assert not jsonl.may_hold_summary(b'{"stdout":"total 8 notes.txt"}')

@@ -156,11 +156,17 @@ def _with_dialogue_units(
     ]
     if not fixes:
         return found
-    spans = [(f.start, f.end) for f in fixes]
+    # A unit covers its turns, and the agent's closing account right after it ("Fixed: all
+    # 12 order tests pass"): a bug read there that names no cause of its own is the same
+    # one, already told.
+    spans = [(f.start, f.end + 1) for f in fixes]
     kept = [
         c
         for c in found
-        if not (c.category is Category.BUG_PATTERNS and any(a <= c.turn <= b for a, b in spans))
+        if not (
+            c.category is Category.BUG_PATTERNS
+            and any(a <= c.turn <= b - (c.root_cause != "") for a, b in spans)
+        )
     ]
     starts: dict[int, int] = {}  # each fix unit's candidate -> the turn its report began
     for fix in fixes:

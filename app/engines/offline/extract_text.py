@@ -347,11 +347,49 @@ _TOOL_COMMAND_RE = re.compile(
 )
 
 
+# The app's own rendering of an agent session (app/sources/render.py) lists what happened
+# between the agent's words inside its block: `[tool] Name: gist` for a call, `[tool error] …`
+# for a failed one, `[tool result] …` for a run's checked outcome, `[interrupted by user]`.
+# The dialogue reader wants them as turns of their own, as a transcript shows them: a call is
+# the agent's turn, its output a turn of its own (written as the user's, where tool output
+# arrives in the API), and the agent's next words a new turn.
+_RENDERED_EVENT_RE = re.compile(
+    r"^\[(?P<kind>tool|tool error|tool result|interrupted by user)\](?: (?P<rest>.*))?$"
+)
+
+
+def _rendered_event(line: str) -> tuple[Speaker, str] | None:
+    """(speaker, line as a transcript writes it) for an event line of the app's rendering."""
+    match = _RENDERED_EVENT_RE.match(line) if line[:2] in ("[t", "[i") else None
+    if match is None:
+        return None
+    kind, rest = match.group("kind"), (match.group("rest") or "").strip()
+    if kind == "tool":
+        return (Speaker.AGENT, f"[tool: {rest}]") if rest else None
+    if kind == "interrupted by user":
+        return Speaker.USER, "[Request interrupted by user]"
+    return Speaker.USER, f"[tool result: {rest}]"
+
+
+def _takes_event(turn: Turn, speaker: Speaker) -> bool:
+    """Whether an event line joins this turn: the turn is still empty (the event came on its
+    speaker's own line) or holds only calls and this is one more."""
+    if turn.speaker is not speaker:
+        return False
+    return not turn.lines or (
+        speaker is Speaker.AGENT and all(x.startswith("[tool: ") for x in turn.lines)
+    )
+
+
 def split_turns(text: str) -> list[Turn]:
     """Speaker turns of a conversation; text without any speaker mark is one user turn."""
     turns: list[Turn] = []
     current: Turn | None = None
     in_fence = False
+    # The speaker of the block being read, and whether an event of the app's rendering came
+    # last (the speaker's next words then open a turn of their own).
+    block = Speaker.USER
+    after_event = False
     for line in text.splitlines():
         mark = _speaker_mark(line, in_fence)
         if mark is not None:
@@ -363,9 +401,30 @@ def split_turns(text: str) -> list[Turn]:
                     # "/code make the bubble move": the message; "/drop x", "/run pytest":
                     # nothing the user said (what follows a "/run" is its output)
                     rest = command.group("message") or ""
-            current = Turn(speaker, len(turns), [rest] if rest.strip() else [])
+            current = Turn(speaker, len(turns), [])
             turns.append(current)
+            block, after_event = speaker, False
+            if not rest.strip():
+                continue
+            if _rendered_event(rest) is None:
+                current.lines.append(rest)
+                continue
+            line = rest
+        event = None if in_fence or current is None else _rendered_event(line)
+        if event is not None and current is not None:
+            speaker, written = event
+            if not _takes_event(current, speaker):
+                current = Turn(speaker, len(turns), [])
+                turns.append(current)
+            current.lines.append(written)
+            after_event = True
             continue
+        if after_event:
+            if not line.strip():
+                continue
+            current = Turn(block, len(turns), [])
+            turns.append(current)
+            after_event = False
         if _FENCE_RE.match(line):
             in_fence = not in_fence
         if current is None:

@@ -1,0 +1,103 @@
+"""A labeled conversation as the app itself would render the same agent session.
+
+The labeled set writes agent sessions as a transcript: every tool call an `Assistant:
+[tool: Name {input}]` turn of its own, every tool output a `User: [tool result: …]` turn.
+The app never produces that text. Its readers keep a call as a one-line gist, drop a
+successful tool's output except the pass summary of a command run, and keep a failed one's
+head (app/sources/claude_code.py, codex.py); its renderer puts all of that inside the
+assistant's block (app/sources/render.py):
+
+    Assistant: I'll run the tests.
+    [tool] Bash: pytest -q
+    [tool result] 12 passed in 0.88s
+    All green.
+
+`as_rendered` turns the first form into the second with the readers' own helpers, so the
+bench can score what the engine reads from a real session (`--as-rendered`). Whether a
+tool's output was a failure is not in the transcript; output that reads like one (an error,
+a failed count, a traceback) is taken for one, as the exit code would usually say.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from app.sources.jsonl import clip, run_summary, tool_line
+
+_MARK = re.compile(r"^(User|Assistant):[ \t]?(.*)$")
+_CALL = re.compile(r"^\[tool:\s*(?P<name>[\w.-]+)\s*(?P<input>.*?)\]?\s*$", re.DOTALL)
+_RESULT = "[tool result:"
+_INTERRUPTED = re.compile(r"^\[Request interrupted by user")
+_FAILED = re.compile(
+    r"(?i)\b(?:[1-9]\d* failed|fail(?:ed|ure)?|errors?|traceback|panic|exception|fatal|"
+    r"exit (?:code|status) [1-9])\b"
+)
+_NO_FAILURE = re.compile(r"(?i)\b(?:0 failed|errors?:? 0|0 errors|no errors?)\b")
+_STRING_VALUE = re.compile(r'"[\w-]+":\s*"([^"]*)')
+_ERROR_CHARS = 240  # what the renderer keeps of a tool error (app/sources/render.py)
+
+
+def _turns(text: str) -> list[tuple[str, str]]:
+    """(speaker, body) of each `User:` / `Assistant:` turn; text before the first is the
+    user's."""
+    turns: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        mark = _MARK.match(line)
+        if mark is not None:
+            turns.append((mark.group(1), [mark.group(2)]))
+        elif turns:
+            turns[-1][1].append(line)
+        else:
+            turns.append(("User", [line]))
+    return [(speaker, "\n".join(lines).strip("\n")) for speaker, lines in turns]
+
+
+def _tool_input(raw: str) -> object:
+    start, end = raw.find("{"), raw.rfind("}")
+    if 0 <= start < end:
+        try:
+            return json.loads(raw[start : end + 1])
+        except ValueError:
+            pass
+    found = _STRING_VALUE.search(raw)  # a clipped input: its first string value
+    return {"input": found.group(1)} if found else raw.strip()
+
+
+def as_rendered(text: str) -> str:
+    """The conversation as `app/sources/render.py` writes a session the readers parsed."""
+    blocks: list[tuple[str, list[str]]] = []
+
+    def in_agent_block(line: str) -> None:
+        if blocks and blocks[-1][0] == "Assistant":
+            blocks[-1][1].append(line)
+        else:
+            blocks.append(("Assistant", [f"Assistant: {line}"]))
+
+    def in_open_block(line: str) -> None:
+        if blocks:
+            blocks[-1][1].append(line)
+        else:
+            blocks.append(("", [line]))
+
+    for speaker, body in _turns(text):
+        first = body.lstrip()
+        if speaker == "Assistant" and first.startswith("[tool:"):
+            for line in body.splitlines():
+                call = _CALL.match(line.strip())
+                if call is not None:
+                    name, raw = call.group("name"), call.group("input")
+                    in_agent_block(f"[tool] {tool_line(name, _tool_input(raw))}")
+        elif speaker == "Assistant":
+            in_agent_block(body)
+        elif first.startswith(_RESULT):
+            output = first[len(_RESULT) :].rstrip().removesuffix("]").strip()
+            if _FAILED.search(_NO_FAILURE.sub(" ", output)):
+                in_open_block(f"[tool error] {clip(output, _ERROR_CHARS)}")
+            elif summary := run_summary(output):
+                in_open_block(f"[tool result] {summary}")
+        elif _INTERRUPTED.match(first):
+            in_open_block("[interrupted by user]")
+        else:
+            blocks.append(("User", [f"User: {body}"]))
+    return "\n\n".join("\n".join(lines) for _, lines in blocks)

@@ -1,0 +1,138 @@
+"""The offline engine reads agent sessions as the app renders them (app/sources/render.py):
+tool calls, their failures and pass summaries inside the assistant's block."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.core.config import SourceSettings
+from app.core.models import Category
+from app.engines.offline.dialogue import find_fixes, read_dialogue
+from app.engines.offline.extract import extract
+from app.engines.offline.extract_text import Speaker, split_turns
+from app.sources.render import render
+from app.sources.scan import discover
+
+RENDERED = """User: the orders endpoint returns 500 when the cart has a discounted item
+
+Assistant: I'll look at the discount code.
+[tool] Read: shop/pricing/discounts.py
+`apply_discount` returns a float because `code.percent / 100` is a float, and `line.price` \
+is a `Decimal`.
+[tool] Bash: pytest tests/test_orders.py -x -q
+[tool error] Exit code 1 TypeError: unsupported operand type(s) for *: 'decimal.Decimal' and 'float'
+Confirmed. I'll change it to `Decimal(code.percent) / Decimal(100)`.
+[tool] Edit: shop/pricing/discounts.py
+[tool] Bash: pytest tests/test_orders.py -q
+[tool result] 12 passed in 0.88s
+Fixed: all 12 order tests pass."""
+
+
+def test_calls_outputs_and_the_agents_next_words_are_turns_of_their_own() -> None:
+    turns = split_turns(RENDERED)
+    shape = [(t.speaker, t.lines[0].split()[0]) for t in turns]
+    assert shape == [
+        (Speaker.USER, "the"),
+        (Speaker.AGENT, "I'll"),
+        (Speaker.AGENT, "[tool:"),
+        (Speaker.AGENT, "`apply_discount`"),
+        (Speaker.AGENT, "[tool:"),
+        (Speaker.USER, "[tool"),  # [tool result: Exit code 1 …
+        (Speaker.AGENT, "Confirmed."),
+        (Speaker.AGENT, "[tool:"),
+        (Speaker.USER, "[tool"),  # [tool result: 12 passed …
+        (Speaker.AGENT, "Fixed:"),
+    ]
+    assert turns[5].lines[0].startswith("[tool result: Exit code 1")
+    # Calls in a row are one turn.
+    assert turns[7].lines == [
+        "[tool: Edit: shop/pricing/discounts.py]",
+        "[tool: Bash: pytest tests/test_orders.py -q]",
+    ]
+
+
+def test_the_transcript_form_is_read_as_before() -> None:
+    text = 'Assistant: [tool: Bash {"command": "ls"}]\n\nUser: [tool result: a b]'
+    assert [(t.speaker, [x for x in t.lines if x]) for t in split_turns(text)] == [
+        (Speaker.AGENT, ['[tool: Bash {"command": "ls"}]']),
+        (Speaker.USER, ["[tool result: a b]"]),
+    ]
+
+
+def test_a_fixed_bug_is_found_in_the_rendered_session() -> None:
+    (fix,) = find_fixes(read_dialogue(split_turns(RENDERED)))
+    assert "discounted item" in fix.symptom
+    assert "returns a float" in fix.cause
+    assert "Decimal(100)" in fix.fix
+
+
+def _record(kind: str, n: int, message: dict[str, object], result: object = None) -> str:
+    record: dict[str, object] = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "cwd": "/home/u/shop",
+        "gitBranch": "main",
+        "sessionId": "77777777-0000-4000-8000-000000000000",
+        "type": kind,
+        "uuid": f"u{n}",
+        "timestamp": f"2026-03-05T10:00:{n:02d}Z",
+        "message": message,
+    }
+    if result is not None:
+        record["toolUseResult"] = result
+    return json.dumps(record)
+
+
+def _session(path: Path) -> None:
+    """The same session as Claude Code writes it."""
+    lines: list[str] = []
+
+    def user(text: str) -> None:
+        lines.append(_record("user", len(lines), {"role": "user", "content": text}))
+
+    def say(text: str) -> None:
+        content = [{"type": "text", "text": text}]
+        lines.append(_record("assistant", len(lines), {"id": f"m{len(lines)}", "content": content}))
+
+    def run(name: str, arg: str, output: str, failed: bool = False) -> None:
+        tool = f"t{len(lines)}"
+        call = [{"type": "tool_use", "id": tool, "name": name, "input": {"command": arg}}]
+        lines.append(_record("assistant", len(lines), {"id": f"m{len(lines)}", "content": call}))
+        block = {"type": "tool_result", "tool_use_id": tool, "content": output}
+        if failed:
+            block["is_error"] = True
+        result = output if failed else {"stdout": output, "stderr": "", "interrupted": False}
+        lines.append(_record("user", len(lines), {"role": "user", "content": [block]}, result))
+
+    user("the orders endpoint returns 500 when the cart has a discounted item")
+    say("I'll look at the discount code.")
+    run("Read", "shop/pricing/discounts.py", "def apply_discount(line, code): ...")
+    say(
+        "`apply_discount` returns a float because `code.percent / 100` is a float, and"
+        " `line.price` is a `Decimal`."
+    )
+    run("Bash", "pytest -x -q", "E TypeError: unsupported operand type(s)\n1 failed", True)
+    say("Confirmed. I'll change it to `Decimal(code.percent) / Decimal(100)`.")
+    run("Edit", "shop/pricing/discounts.py", "The file has been updated.")
+    run("Bash", "pytest -q", "............\n12 passed in 0.88s")
+    say("Fixed: all 12 order tests pass.")
+    user("good. money is always Decimal in this codebase, never float.")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_claude_code_session_yields_its_confirmed_bug(tmp_path: Path) -> None:
+    path = tmp_path / "77777777-0000-4000-8000-000000000000.jsonl"
+    _session(path)
+    (thread,) = discover(SourceSettings(), path=path).threads
+    text = render(thread.load())
+    assert "[tool result] 12 passed in 0.88s" in text
+
+    items = extract(text, source=thread.ref).items
+
+    # One bug: the agent's "Fixed: …" after the passing run is the same one, not another.
+    bugs = [i for i in items if i.category is Category.BUG_PATTERNS]
+    assert len(bugs) == 1
+    assert "discounted item" in bugs[0].content
+    assert "returns a float" in bugs[0].root_cause
+    assert bugs[0].confidence >= 0.75
