@@ -200,9 +200,7 @@ def _secret_leaks(text: str, items: list[MemoryItem]) -> list[MemoryItem]:
     return [i for i in items if any(w in i.text for w in removed)]
 
 
-def score_conversation(
-    path: Path, rendered: bool = False
-) -> tuple[Conversation, list[MemoryItem]]:
+def score_conversation(path: Path, rendered: bool = False) -> tuple[Conversation, list[MemoryItem]]:
     """Extract one labeled conversation; also returns items leaking a secret."""
     text = path.read_text(encoding="utf-8")
     labels = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
