@@ -3511,3 +3511,16 @@ def test_commands_typed_to_the_tool_are_not_the_users_words() -> None:
 def test_a_users_opening_command_line_is_read_as_the_tools(line: str, kept: str) -> None:
     (turn,) = split_turns(f"User: {line}\n")
     assert turn.lines == ([kept] if kept else [])
+
+
+def test_where_things_go_said_after_a_request_is_the_rule_without_it() -> None:
+    items = run(
+        "User: the discount fix looks right.\n\n"
+        "Assistant: Thanks.\n\n"
+        "User: also add a regression test for it, tests go in tests/ next to the module name "
+        "like tests/test_discounts.py, we don't put tests inside the package\n"
+    ).items
+
+    (rule,) = [i for i in items if "tests/test_discounts.py" in i.content]
+    assert rule.content.startswith("Tests go in tests/"), rule.content
+    assert "regression test for it" not in rule.content

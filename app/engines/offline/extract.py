@@ -1995,7 +1995,13 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         if _TELLS_WHAT_HAPPENED.search(s.text) or _describes_some(s.text) or measures(s.text):
             continue
         text = s.text
-        if _opens_with_request(text) and not placed:
+        if placed and _opens_with_request(_CONNECTIVE.sub("", text)):
+            # "also add a regression test for it, tests go in tests/ next to the module":
+            # the request is a task; where things go is said after the comma.
+            head, _, rest = text.partition(", ")
+            if rest and _PLACED.search(rest) and not _PLACED.search(head):
+                text = rest
+        elif _opens_with_request(text):
             # "export it as a named export pls — I don't use default exports, in any of my
             # code, ever": the request is a task, the rule after the dash is not.
             tail = _RULE_AFTER_REQUEST.split(text, maxsplit=1)
@@ -2759,6 +2765,10 @@ def _with_either_or_picks(
         )
     found.sort(key=lambda c: c.index)
     return found
+
+
+# "also add …", "and then run …": a connective before a request.
+_CONNECTIVE = re.compile(r"(?i)^\W*(?:(?:also|and|then|plus)\W+)+")
 
 
 def _opens_with_request(text: str) -> bool:
