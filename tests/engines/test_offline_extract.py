@@ -3524,3 +3524,13 @@ def test_where_things_go_said_after_a_request_is_the_rule_without_it() -> None:
     (rule,) = [i for i in items if "tests/test_discounts.py" in i.content]
     assert rule.content.startswith("Tests go in tests/"), rule.content
     assert "regression test for it" not in rule.content
+
+
+def test_a_rules_announcement_is_not_part_of_it() -> None:
+    items = run(
+        "User: great. one more thing: every task has to be idempotent, dramatiq retries failed "
+        "messages so a task can run twice\n"
+    ).items
+
+    (rule,) = [i for i in items if "idempotent" in i.content]
+    assert rule.content.startswith("Every task has to be idempotent"), rule.content
