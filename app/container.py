@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -281,6 +281,19 @@ def _combined(results: list[ExtractionResult]) -> ExtractionResult:
     )
 
 
+def _conversation_days(planned: list[Any]) -> dict[str, str]:
+    """Each planned thread's ref -> the day (UTC, ISO) its conversation last had a message:
+    what its items are dated by (`conversationDate`), not the day the scan read it."""
+    return {p.thread.ref: p.thread.ended.astimezone(UTC).date().isoformat() for p in planned}
+
+
+def _memorize_request(text: str, branch: str, ref: str, days: dict[str, str]) -> dict[str, str]:
+    request = {"conversationText": text, "branchId": branch, "source": ref}
+    if ref in days:
+        request["conversationDate"] = days[ref]
+    return request
+
+
 def _prepare_backlog(
     planned: list[Any],
     ledger: Any,
@@ -333,6 +346,7 @@ def _prepare_backlog(
     applied: dict[tuple[str, str], dict[str, Any]] = {}
 
     texts = {(branch, ref): text for text, branch, ref in collected}
+    days = _conversation_days(planned)
 
     def integrate(branch: str, members: list[str]) -> dict[str, Any]:
         results = [outcomes[(branch, ref)] for ref in members]
@@ -341,6 +355,7 @@ def _prepare_backlog(
                 _combined(results),
                 branch,
                 texts={ref: texts[(branch, ref)] for ref in members},
+                dates={ref: date.fromisoformat(days[ref]) for ref in members if ref in days},
             )
         except PuffinError as exc:
             return {"error": True, "code": exc.code, "message": exc.message}
@@ -374,9 +389,7 @@ def _prepare_backlog(
             }
         if isinstance(outcome, PuffinError):
             return {"error": True, "code": outcome.code, "message": outcome.message}
-        return api.invoke(
-            ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
-        )
+        return api.invoke(ops.MEMORIZE.name, _memorize_request(text, branch, ref, days))
 
     return apply
 
@@ -432,10 +445,10 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
                     report["errors"].append(ledger.warning)
                 return report
 
+            days = _conversation_days(planned)
+
             def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
-                return api.invoke(
-                    ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
-                )
+                return api.invoke(ops.MEMORIZE.name, _memorize_request(text, branch, ref, days))
 
             fallbacks = 0
 
@@ -520,11 +533,14 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
         try:
             ledger = Ledger.open(store.home)
             entries = improvable(ledger, req.branch)
+            days = {
+                e.ref or e.thread_id: e.conversed.astimezone(UTC).date().isoformat()
+                for e in entries
+                if e.conversed is not None
+            }
 
             def memorize(text: str, branch: str, ref: str) -> dict[str, Any]:
-                return api.invoke(
-                    ops.MEMORIZE.name, {"conversationText": text, "branchId": branch, "source": ref}
-                )
+                return api.invoke(ops.MEMORIZE.name, _memorize_request(text, branch, ref, days))
 
             result = improve_threads(entries, ledger, memorize, progress=api.progress)
         finally:

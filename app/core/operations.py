@@ -177,6 +177,11 @@ MEMORIZE = _op(
                 Arg("branchId", "--branch", required=True),
                 Arg("conversationText", "--file", "file", "conversation file (default: stdin)"),
                 Arg("source", "--source", default="cli", help="source reference stored with items"),
+                Arg(
+                    "conversationDate",
+                    "--date",
+                    help="the day the conversation took place (YYYY-MM-DD; default: today)",
+                ),
             ),
         ),
     ),

@@ -8,6 +8,7 @@ cannot answer.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,11 +28,13 @@ class Empty(Request):
 
 
 class MemorizeRequest(Request):
-    """A conversation to memorize into a branch, with the source it came from."""
+    """A conversation to memorize into a branch, with the source it came from and, when it
+    is not today's, the day it took place (its items are dated by it)."""
 
     conversation_text: str = Field(alias="conversationText", min_length=1)
     branch_id: str = Field(alias="branchId", min_length=1)
     source: str = "cli"
+    conversation_date: date | None = Field(default=None, alias="conversationDate")
 
 
 class RetrieveRequest(Request):

@@ -10,7 +10,8 @@ every other writer). Any failure leaves the branch file exactly as it was.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from typing import Any
 
 from app.core.activity import ActivityLog
@@ -22,7 +23,13 @@ from app.core.format import render, restamp
 from app.core.guard import check_evolution
 from app.core.index import MemoryIndex
 from app.core.maintenance import MaintenanceLog
-from app.core.models import BranchMemory, EvolutionResult, ExtractionResult, MemoryItem
+from app.core.models import (
+    BranchMemory,
+    EvolutionResult,
+    ExtractionResult,
+    MemoryItem,
+    utc_now,
+)
 from app.core.paths import validate_branch_id
 from app.core.redact import MARK as REDACTION_MARK
 from app.core.redact import redact
@@ -69,8 +76,14 @@ class MemoryWriter:
         # engine's `settle_review`, given by the container: core does not import engines).
         self.settle = settle
 
-    def memorize(self, text: str, branch: str, *, source: str = "cli") -> dict[str, Any]:
-        """Extract from a conversation and integrate what passes the thresholds."""
+    def memorize(
+        self, text: str, branch: str, *, source: str = "cli", said: date | None = None
+    ) -> dict[str, Any]:
+        """Extract from a conversation and integrate what passes the thresholds.
+
+        `said`: the day the conversation took place, when it is not today (a transcript read
+        later): its items are dated by it.
+        """
         validate_branch_id(branch)
         clean = redact(text)
         if not clean.strip():
@@ -82,7 +95,12 @@ class MemoryWriter:
         except Exception as exc:
             log.exception("extraction crashed")
             raise ExtractionFailed(f"Extraction failed: {exc}") from exc
-        return self.apply_extraction(extraction, branch, texts={source: clean})
+        return self.apply_extraction(
+            extraction,
+            branch,
+            texts={source: clean},
+            dates={source: said} if said is not None else None,
+        )
 
     def apply_extraction(
         self,
@@ -90,14 +108,16 @@ class MemoryWriter:
         branch: str,
         *,
         texts: dict[str, str] | None = None,
+        dates: Mapping[str, date] | None = None,
     ) -> dict[str, Any]:
         """Route and integrate an extraction (made here or by a batch of many threads).
 
         `texts` (source -> redacted conversation) gives each review candidate the lines it
-        came from.
+        came from; `dates` (source -> the day that conversation took place) dates its items
+        by when they were said rather than when they were read.
         """
         validate_branch_id(branch)
-        items, refusals = _screened(extraction.items)
+        items, refusals = _screened(_dated(extraction.items, dates or {}))
         commit, queue, dropped = self._route(items)
         queue, left_out = _strongest_per_thread(queue)
         # What earlier threads left waiting for review, before this one adds to it: a
@@ -323,6 +343,20 @@ def _same_but_stamp(current: BranchMemory, text: str, data: bytes) -> bool:
     own timestamps."""
     same = restamp(text, current.last_updated, current.last_extraction)
     return same.encode("utf-8") == data
+
+
+def _dated(items: Sequence[MemoryItem], dates: Mapping[str, date]) -> list[MemoryItem]:
+    """Items dated by the day their conversation took place (never later than today)."""
+    if not dates:
+        return list(items)
+    today = utc_now().date()
+    dated: list[MemoryItem] = []
+    for item in items:
+        said = next((dates[s] for s in item.sources if s in dates), None)
+        dated.append(
+            item if said is None else item.model_copy(update={"extracted": min(said, today)})
+        )
+    return dated
 
 
 def _screened(items: list[MemoryItem]) -> tuple[list[MemoryItem], list[str]]:

@@ -83,12 +83,23 @@ class ChannelMembers(QObject):
         return getattr(self, f"{ops.BY_NAME[channel].method}_done")
 
     async def memorize(
-        self, conversation_text: str, branch_id: str, source: str | None = None
+        self,
+        conversation_text: str,
+        branch_id: str,
+        source: str | None = None,
+        conversation_date: Any | None = None,
     ) -> answers.MemorizeAnswer:
         """Extract what matters from one conversation into a branch memory."""
         reply = await self.invoke(
             ops.MEMORIZE.name,
-            given({"conversationText": conversation_text, "branchId": branch_id, "source": source}),
+            given(
+                {
+                    "conversationText": conversation_text,
+                    "branchId": branch_id,
+                    "source": source,
+                    "conversationDate": conversation_date,
+                }
+            ),
         )
         return cast("answers.MemorizeAnswer", reply)
 

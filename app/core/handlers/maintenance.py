@@ -29,7 +29,9 @@ log = logging.getLogger(__name__)
 
 def memorize(api: Core, req: MemorizeRequest) -> dict[str, Any]:
     """Extract what matters from one conversation into a branch memory."""
-    return api.writer.memorize(req.conversation_text, req.branch_id, source=req.source)
+    return api.writer.memorize(
+        req.conversation_text, req.branch_id, source=req.source, said=req.conversation_date
+    )
 
 
 def get_stats(api: Core, _req: Empty) -> dict[str, Any]:
