@@ -29,3 +29,20 @@ def test_a_cause_is_still_a_cause() -> None:
     )
     assert found is not None
     assert "volume is mounted" in found[0]
+
+
+def test_the_agent_agreeing_with_a_change_is_no_cause() -> None:
+    # After "we're moving the broker off redis to rabbitmq": the reason for the change the
+    # user decided, not what went wrong.
+    said = ["That makes sense: RabbitMQ persists messages, so a restart won't lose queued jobs."]
+    assert _diagnosis(said, looked=False) is None
+
+
+def test_a_broker_is_no_trouble() -> None:
+    from app.engines.offline.dialogue import _symptom
+
+    report = (
+        "the email jobs got lost twice this week when redis restarted during a deploy. "
+        "we're moving the dramatiq broker off redis to rabbitmq, redis stays only as the cache"
+    )
+    assert _symptom(report).startswith("the email jobs got lost")

@@ -390,8 +390,8 @@ _OFFERS_WITHIN = re.compile(
     r"|\beither\b[^.;]{1,80}\bor\b"
 )
 _TAKES_IT_ON = re.compile(
-    r"(?i)^\W*(?:ok(?:ay)?|sure|makes sense|understood|got it|sounds good|noted|will do|"
-    r"good (?:call|point|idea))\b"
+    r"(?i)^\W*(?:ok(?:ay)?|sure|(?:that |this )?makes sense|understood|got it|sounds good|"
+    r"noted|will do|good (?:call|point|idea))\b"
 )
 _SO_I_WILL = re.compile(
     r"(?i)\bso\s+(?:i|we)(?:'ll|'m|'d| will| am| would| can| need to| have to)\s"
@@ -468,7 +468,7 @@ def _first_error(text: str) -> str:
 
 # Words that say something is wrong: a symptom sentence holds one ("fails", "missing").
 _TROUBLE = re.compile(
-    r"(?i)\b(?:fail\w*|error\w*|crash\w*|broke\w*|wrong|missing|slow\w*|drop\w*|lost|"
+    r"(?i)\b(?:fail\w*|error\w*|crash\w*|broke(?!rs?\b)\w*|wrong|missing|slow\w*|drop\w*|lost|"
     r"los(?:e|es|ing)|never|no longer|(?:does|do|is|are|was|were|did|can)(?:n'?t| not)|"
     r"stuck|hang\w*|hung|timing out|leak\w*|time[sd]? ?out|exception|flak\w*|empty|"
     r"duplicat\w*|twice|"
