@@ -2316,6 +2316,22 @@ def test_the_points_of_a_plan_the_user_approved_are_kept() -> None:
     assert not any("OK with those numbers" in t for t in texts)
 
 
+def test_steps_of_work_and_what_the_approval_sets_aside_are_not_kept() -> None:
+    plan = (
+        "User: add a signup form: email, password, confirm password\n\n"
+        "Assistant: Plan:\n\n"
+        "1. Create `web/src/features/signup/SignupForm.tsx` with react-hook-form.\n"
+        "2. Validate with a yup schema (email format, password min 8, passwords match).\n"
+        "3. Add a test in `SignupForm.test.tsx`.\n\n"
+        "Should I go ahead?\n\n"
+        "User: yes but use zod for validation, not yup, we're standardizing on zod for all "
+        "schemas\n"
+    )
+    texts = [i.content for i in run(plan).items]
+    assert not any("yup schema" in t or "SignupForm" in t for t in texts), texts
+    assert any("zod" in t for t in texts), texts
+
+
 def test_a_plan_turned_down_or_left_unanswered_is_not_kept() -> None:
     for reply in ("User: no, make it 10 per account\n", ""):
         assert not [i for i in run(PLAN + reply).items if i.confidence >= COMMIT]

@@ -2249,6 +2249,15 @@ _GO_AHEAD = re.compile(
     r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|go|looks good|lgtm|"
     r"agreed|perfect|great|good|fine)\b"
 )
+# What a reply turns down by name: "not yup", "instead of redux", "rather than a cron job".
+_SETS_ASIDE = re.compile(
+    r"(?i)\b(?:not|no|instead of|rather than|never|without)\s+(?:the\s+|a\s+|an\s+)?"
+    r"([\w@.+#-]*\w)"
+)
+_NOT_ASIDE = frozenset(
+    "sure need way problem worries idea one more longer just yet now really too so that this "
+    "it them those these all any much many".split()
+)
 PLAN_APPROVED = 0.75
 _PLAN_CATEGORY = Category.IMPLEMENTATION_NOTES
 
@@ -2277,10 +2286,22 @@ def _with_approved_plans(
         answer = by_turn.get(reply.index, []) if reply is not None else []
         if not answer or not _GO_AHEAD.match(statements[answer[0]].text):
             continue
+        # "yes but use zod, not yup": a point naming what the approval sets aside is not
+        # what was decided.
+        aside = {
+            m.group(1).lower()
+            for k in answer
+            for m in _SETS_ASIDE.finditer(statements[k].text)
+            if m.group(1).lower() not in _NOT_ASIDE
+        }
         for i in own:
             s = statements[i]
             if not s.bullet or i in used or s.text.rstrip().endswith("?"):
                 continue
+            if aside and aside & set(re.findall(r"[\w@./+#-]+", s.text.lower())):
+                continue
+            if _opens_with_request(s.text.replace("`", "").replace("**", "")):
+                continue  # "Create SignupForm.tsx …", "Add a test …": a step of the work
             if not 4 <= len(s.text.split()) <= MAX_RULE_WORDS:
                 continue
             words = tokens(s.text)
