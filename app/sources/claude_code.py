@@ -99,8 +99,9 @@ _MANIFEST_READ_RE = re.compile(
     rb'"filePath":"[^"]*(?:package\.json|pyproject\.toml|Cargo\.toml|go\.mod)"'
 )
 
-# A Bash run's result record.
+# A Bash run's result record, and the user's answers to the agent's questions.
 _COMMAND_RESULT = b'"toolUseResult":{"stdout"'
+_ANSWERS = b'"toolUseResult":{"questions"'
 
 LARGE_PROGRESS = "large subagent progress records (skipped unparsed)"
 ORPHAN_SUBAGENTS = "subagent transcripts without their session"
@@ -132,6 +133,51 @@ def _command_outcome(record: dict[str, Any]) -> str:
     if result.get("interrupted") or not isinstance(stdout, str) or not stdout:
         return ""
     return run_summary(stdout)
+
+
+_MAX_QUESTION = 300
+_MAX_OPTION = 200
+_MAX_ANSWER = 2000
+
+
+def _answered_questions(record: dict[str, Any], ts: datetime | None) -> list[Message]:
+    """The agent's questions (AskUserQuestion) and what the user chose or typed: the
+    question with its options as the agent's words, the answer as the user's.
+
+    The tool result's `toolUseResult` holds both, `{"questions": [{"question", "options":
+    [{"label", "description"}]}], "answers": {question: answer}}`; the answer is what the
+    user picked in Claude Code's dialog, or wrote in its "Other" field.
+    """
+    result = record.get("toolUseResult")
+    if not isinstance(result, dict):
+        return []
+    questions, answers = result.get("questions"), result.get("answers")
+    if not isinstance(questions, list) or not isinstance(answers, dict):
+        return []
+    out: list[Message] = []
+    for entry in questions:
+        if not isinstance(entry, dict):
+            continue
+        question = entry.get("question")
+        if not isinstance(question, str):
+            continue
+        answer = answers.get(question)
+        if not isinstance(answer, str) or not answer.strip():
+            continue
+        lines = [clip(question, _MAX_QUESTION)]
+        for option in entry.get("options") or []:
+            if not isinstance(option, dict) or not isinstance(option.get("label"), str):
+                continue
+            label = clip(option["label"], _MAX_OPTION)
+            about = option.get("description")
+            lines.append(
+                f"- **{label}**: {clip(about, _MAX_OPTION)}"
+                if isinstance(about, str) and about.strip()
+                else f"- **{label}**"
+            )
+        out.append(Message(ASSISTANT, "\n".join(lines), ts, TEXT))
+        out.append(Message(USER, answer.strip()[:_MAX_ANSWER], ts, TEXT))
+    return out
 
 
 def user_text_message(text: str, ts: datetime | None) -> Message | None:
@@ -237,6 +283,7 @@ class _Conversation:
         outcome = _command_outcome(record)
         if outcome:
             self.messages.append(Message(SYSTEM, outcome, ts, TOOL_OUTCOME))
+        self.messages.extend(_answered_questions(record, ts))
         if texts:
             found = user_text_message("\n".join(texts), ts)
             if found is not None:
@@ -418,6 +465,8 @@ class _Session:
         if b'"is_error":true' in line or b'"type":"text"' in line:
             return False
         if _COMMAND_RESULT in line and may_hold_summary(line):
+            return False
+        if _ANSWERS in line:
             return False
         if b'"filePath":"' in line and _MANIFEST_READ_RE.search(line):
             return False

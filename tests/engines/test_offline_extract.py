@@ -3550,3 +3550,19 @@ def test_a_rules_announcement_is_not_part_of_it() -> None:
 
     (rule,) = [i for i in items if "idempotent" in i.content]
     assert rule.content.startswith("Every task has to be idempotent"), rule.content
+
+
+def test_an_answer_that_is_an_options_name_picks_it() -> None:
+    # Claude Code's question dialog: the user clicked the option; its words are in the
+    # other options too, so no word of it is its own.
+    items = run(
+        "User: set up credo, dialyxir and mix_audit\n\n"
+        "Assistant: Which tools should we set up?\n"
+        "- **All four (Recommended)**: Credo + Dialyxir + mix_audit + Sobelow\n"
+        "- **Credo + Dialyxir + mix_audit**: Skip Sobelow (Phoenix security scanner)\n"
+        "- **Custom selection**: I'll specify which ones\n\n"
+        "User: Credo + Dialyxir + mix_audit\n"
+    ).items
+
+    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    assert decision.content.startswith("Credo + Dialyxir + mix_audit: Skip Sobelow")

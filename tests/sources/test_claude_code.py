@@ -433,3 +433,38 @@ def test_a_passing_command_run_keeps_only_its_summary_line(tmp_path: Path) -> No
     assert "[tool] Bash: pytest -q\n[tool result] 4 passed in 0.31s\n[tool] Bash: ls" in text
     assert text.count("[tool result]") == 1
     assert "notes.txt" not in text.replace("[tool] Bash: ls", "")
+
+
+def test_the_users_answers_to_the_agents_questions_are_theirs(tmp_path: Path) -> None:
+    path = tmp_path / "99999999-0000-4000-8000-000000000000.jsonl"
+    question = {
+        "question": "Which tools should we set up?",
+        "header": "Tools",
+        "options": [
+            {"label": "All four", "description": "Credo + Dialyxir + mix_audit + Sobelow"},
+            {"label": "Credo + Dialyxir + mix_audit", "description": "Skip Sobelow"},
+        ],
+        "multiSelect": False,
+    }
+    unanswered = {"question": "Rig prefix?", "options": [{"label": "spotter"}]}
+    result = {
+        "questions": [question, unanswered],
+        "answers": {"Which tools should we set up?": "Credo + Dialyxir + mix_audit"},
+    }
+    lines = [
+        _line("user", "u0", "2026-03-05T10:00:00Z", {"role": "user", "content": "Set up linting."}),
+        *_tool_turns("t1", "AskUserQuestion", {"questions": [question, unanswered]}, result),
+    ]
+    path.write_bytes(b"".join(lines))
+
+    (thread,) = discover(SourceSettings(), path=path).threads
+    text = render(thread.load())
+
+    assert (
+        "[tool] AskUserQuestion\n"
+        "Which tools should we set up?\n"
+        "- **All four**: Credo + Dialyxir + mix_audit + Sobelow\n"
+        "- **Credo + Dialyxir + mix_audit**: Skip Sobelow\n\n"
+        "User: Credo + Dialyxir + mix_audit"
+    ) in text
+    assert "Rig prefix" not in text

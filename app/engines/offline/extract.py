@@ -2255,8 +2255,11 @@ _SETS_ASIDE = re.compile(
     r"([\w@.+#-]*\w)"
 )
 _NOT_ASIDE = frozenset(
-    "sure need way problem worries idea one more longer just yet now really too so that this "
-    "it them those these all any much many".split()
+    re.findall(
+        r"\w+",
+        "sure need way problem worries idea one more longer just yet now really too so that "
+        "this it them those these all any much many",
+    )
 )
 PLAN_APPROVED = 0.75
 _PLAN_CATEGORY = Category.IMPLEMENTATION_NOTES
@@ -2467,6 +2470,10 @@ def _named_options(text: str, options: list[_Option]) -> list[int]:
 _ANSWER_WORD = re.compile(r"^\W*(?:(?:no|nope|nah|yes|yeah|yep|ok(?:ay)?|hmm+)\s*,\s*)+")
 
 
+def _bare(text: str) -> str:
+    return " ".join(re.findall(r"[\w+#@./-]+", text.lower()))
+
+
 def _picked(reply: str, options: list[_Option]) -> int | None:
     """Which option the opening of a reply chooses, if exactly one.
 
@@ -2476,6 +2483,13 @@ def _picked(reply: str, options: list[_Option]) -> int | None:
     ("atlas looks heavy", "normally Exq, but …"), turns it down ("AG Grid no") or asks
     picks nothing, and "do both" picks no single one.
     """
+    # An answer that is an option's name and nothing else ("Credo + Dialyxir + mix_audit", a
+    # choice made in the agent's question dialog) picks it, even where its words are not
+    # its own (the other options hold them too).
+    whole = _bare(reply)
+    exact = [k for k, o in enumerate(options) if o.name and _bare(o.name) == whole]
+    if len(exact) == 1:
+        return exact[0]
     sentences = re.split(r"(?<=[.!?])\s+", reply.strip())[:6]
     numbered = all(o.numbered for o in options)
     chosen: set[int] = set()
