@@ -34,6 +34,9 @@ _FAILED = re.compile(
     r"exit (?:code|status) [1-9])\b"
 )
 _NO_FAILURE = re.compile(r"(?i)\b(?:0 failed|errors?:? 0|0 errors|no errors?)\b")
+# Tools that run a command (Claude Code's Bash, Codex's shell): the only ones whose output
+# can fail without the call itself being refused, and whose pass summary the readers keep.
+_COMMANDS = re.compile(r"(?i)^(?:bash|shell|exec_command|local_shell|run|terminal|sh|cmd)\w*$|^$")
 _STRING_VALUE = re.compile(r'"[\w-]+":\s*"([^"]*)')
 _ERROR_CHARS = 240  # what the renderer keeps of a tool error (app/sources/render.py)
 
@@ -80,18 +83,33 @@ def as_rendered(text: str) -> str:
         else:
             blocks.append(("", [line]))
 
-    for speaker, body in _turns(text):
+    calls: list[str] = []  # tools called whose output has not come yet, in order
+    turns = _turns(text)
+    for n, (speaker, body) in enumerate(turns):
         first = body.lstrip()
         if speaker == "Assistant" and first.startswith("[tool:"):
             for line in body.splitlines():
                 call = _CALL.match(line.strip())
                 if call is not None:
                     name, raw = call.group("name"), call.group("input")
+                    calls.append(name)
                     in_agent_block(f"[tool] {tool_line(name, _tool_input(raw))}")
         elif speaker == "Assistant":
+            calls.clear()  # the agent speaks once the outputs it waited for are in
             in_agent_block(body)
         elif first.startswith(_RESULT):
             output = first[len(_RESULT) :].rstrip().removesuffix("]").strip()
+            # A run of k outputs answers the last k calls (a call may have none written).
+            if n == 0 or not turns[n - 1][1].lstrip().startswith(_RESULT):
+                run = 0
+                while n + run < len(turns) and turns[n + run][1].lstrip().startswith(_RESULT):
+                    run += 1
+                del calls[: max(len(calls) - run, 0)]
+            tool = calls.pop(0) if calls else ""
+            if not _COMMANDS.match(tool):
+                # A file tool that ran (Write, Read, Grep …): its output is dropped, as the
+                # readers drop a successful call's output.
+                continue
             if _FAILED.search(_NO_FAILURE.sub(" ", output)):
                 in_open_block(f"[tool error] {clip(output, _ERROR_CHARS)}")
             elif summary := run_summary(output):
