@@ -136,3 +136,22 @@ def test_a_claude_code_session_yields_its_confirmed_bug(tmp_path: Path) -> None:
     assert "discounted item" in bugs[0].content
     assert "returns a float" in bugs[0].root_cause
     assert bugs[0].confidence >= 0.75
+
+
+def test_a_labelled_cause_is_told_once_and_without_its_label() -> None:
+    text = (
+        "User: the nightly export job has been failing since tuesday with connection reset "
+        "by peer when it uploads to s3\n\n"
+        "Assistant: Let me check the proxy config.\n"
+        "[tool] Read: deploy/egress-proxy.yaml\n"
+        "Root cause: the new egress proxy caps request bodies at 100 MB, and the export "
+        "uploads 256 MB multipart chunks, so the proxy resets the connection on every part "
+        "above the cap. I'll set the chunk size to 64 MB.\n"
+        "[tool] Edit: export/upload.py\n"
+        "[tool] Bash: python -m export.upload --dry-run\n"
+        "[tool result] OK\n"
+        "The sample uploads through the proxy without a reset."
+    )
+    (bug,) = [i for i in extract(text, source="x").items if i.category is Category.BUG_PATTERNS]
+    assert bug.root_cause.startswith("the new egress proxy caps"), bug.root_cause
+    assert bug.root_cause.count("egress proxy") == 1, bug.root_cause

@@ -374,6 +374,12 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     return " ".join(causes[:2]), plan, hedged
 
 
+def without_cause_label(cause: str) -> str:
+    """A cause without the label that named it one ("Root cause: the proxy …" → "the proxy
+    …"): the item says "Root cause:" itself."""
+    return _ROOT_CAUSE.sub("", cause, count=1) or cause
+
+
 # "Confirmed root cause:", "Root cause —": what follows the label is the cause.
 _ROOT_CAUSE = re.compile(
     r"(?i)^\W*(?:confirmed |actual |real )?root cause(?: confirmed)?[\s*_]*[:—–-]+\W*"

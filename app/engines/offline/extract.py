@@ -34,6 +34,7 @@ from app.engines.offline.dialogue import (
     main_clause,
     measures,
     reports_trouble,
+    without_cause_label,
 )
 from app.engines.offline.extract_items import (
     DEFAULT_SCOPE,
@@ -182,7 +183,7 @@ def _with_dialogue_units(
                 content=_sentence_of(symptom),
                 confidence=FIX_HEDGED if fix.hedged else FIX_CONFIRMED,
                 family=Family.BUG,
-                root_cause=fix.cause.rstrip("."),
+                root_cause=without_cause_label(fix.cause).rstrip("."),
                 fix=fix.fix.rstrip("."),
                 speakers={Speaker.AGENT},
                 occurrences=recurrence(statements, report[0], report[-1] + 1) if report else 1,
@@ -273,8 +274,10 @@ def _with_closing_accounts(
         after = (starts or {}).get(id(c), c.turn)
         taken: list[tuple[str, bool]] = []
         told_in = -1  # the turn whose closing cause was taken in: its fix line goes with it
+        cause = c.root_cause.lower()
         for turn, text, fix in labelled:
-            if turn <= after or text.lower() in low:
+            # (the unit's own cause, read again with the sentences after it, is no account)
+            if turn <= after or text.lower() in low or (cause and cause in text.lower()):
                 continue
             if len(stems(text) & told) < CLOSING_SHARED and not (fix and turn == told_in):
                 continue
