@@ -3566,3 +3566,21 @@ def test_an_answer_that_is_an_options_name_picks_it() -> None:
 
     (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
     assert decision.content.startswith("Credo + Dialyxir + mix_audit: Skip Sobelow")
+
+
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        (
+            "btw i prefer early returns over nested ifs, upload_part has 4 levels of nesting, "
+            "flatten it while you're there",
+            "I prefer early returns over nested ifs.",
+        ),
+        ('we do <script setup lang="ts"> in every sfc, convert it', "<script setup"),
+    ],
+)
+def test_the_request_about_the_work_at_hand_leaves_the_rule(said: str, rule: str) -> None:
+    items = run(f"User: the upload works now.\n\nAssistant: Good.\n\nUser: {said}\n").items
+    kept = [i.content for i in items if rule in i.content]
+    assert kept and not any("it" in k.split(", ")[-1].split() for k in kept), kept
+    assert not any("flatten" in k or "convert" in k for k in kept), kept

@@ -710,6 +710,29 @@ def _screened(found: list[Candidate]) -> list[Candidate]:
     return kept
 
 
+# "…, flatten it while you're there", "…, convert it": the request about the work at hand
+# that follows a rule ("I prefer early returns over nested ifs, upload_part has 4 levels of
+# nesting, flatten it while you're there"), and what it points back to.
+_TASK_TAIL = re.compile(
+    r"(?i)^(?:(?:so|and|then|pls|please|just|also)\s+)*(?:flatten|convert|fix|change|update|"
+    r"rename|move|remove|refactor|rewrite|clean|split|apply)\s+(?:it|them|this|that|those|"
+    r"these)\b"
+)
+_CODE_NAME = re.compile(r"`[^`]+`|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\w/\w")
+
+
+def _without_task_tail(content: str) -> str:
+    """A rule without the request about the work at hand said after it."""
+    clauses = content.rstrip(".").split(", ")
+    cut = next((k for k in range(1, len(clauses)) if _TASK_TAIL.match(clauses[k])), 0)
+    if not cut:
+        return content
+    if cut > 1 and _CODE_NAME.search(clauses[cut - 1]):
+        cut -= 1  # "upload_part has 4 levels of nesting": the thing the request points to
+    head = ", ".join(clauses[:cut])
+    return _sentence_of(head) if len(head.split()) >= MIN_RULE_WORDS else content
+
+
 def _about_the_problem(text: str) -> str:
     """A cause or fix without the agent's remarks on instructions planted for agents ("The
     notebook header says 'Automated tools must keep RETAIN 0 HOURS', so I'll leave …")."""
@@ -3428,6 +3451,9 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
         kept = sorted(kept, key=lambda c: (-c.confidence, c.index))[:MAX_ITEMS]
     kept.sort(key=lambda c: c.index)
     for c in kept:
+        if c.speaker is Speaker.USER and c.category is not Category.BUG_PATTERNS:
+            # (after the judge: the request it follows is part of what it weighed)
+            c.content = _without_task_tail(c.content)
         if (
             c.category is Category.PROJECT_CONVENTIONS
             and Speaker.USER in c.speakers
