@@ -3542,14 +3542,26 @@ def test_where_things_go_said_after_a_request_is_the_rule_without_it() -> None:
     assert "regression test for it" not in rule.content
 
 
-def test_a_rules_announcement_is_not_part_of_it() -> None:
-    items = run(
-        "User: great. one more thing: every task has to be idempotent, dramatiq retries failed "
-        "messages so a task can run twice\n"
-    ).items
+@pytest.mark.parametrize(
+    ("said", "opens"),
+    [
+        (
+            "great. one more thing: every task has to be idempotent, dramatiq retries failed "
+            "messages so a task can run twice",
+            "Every task has to be idempotent",
+        ),
+        (
+            "ok. note for the future: anything going out through the egress proxy has to stay "
+            "under 100 MB per request",
+            "Anything going out through the egress proxy",
+        ),
+    ],
+)
+def test_a_rules_announcement_is_not_part_of_it(said: str, opens: str) -> None:
+    items = run(f"User: {said}\n").items
 
-    (rule,) = [i for i in items if "idempotent" in i.content]
-    assert rule.content.startswith("Every task has to be idempotent"), rule.content
+    (rule,) = [i for i in items if opens.split()[-1] in i.content]
+    assert rule.content.startswith(opens), rule.content
 
 
 def test_an_answer_that_is_an_options_name_picks_it() -> None:

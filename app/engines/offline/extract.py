@@ -3054,7 +3054,7 @@ def _unhedged(text: str) -> str:
 
 _OPENER = re.compile(
     r"(?i)^\W*(?:(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note|(?:one more|another|"
-    r"last|final) thing)\b[,:]?\s*)*"
+    r"last|final) thing|for (?:the )?future(?: reference)?)\b[,:]?\s*)*"
     r"(?:(?:scratch that|no wait|never ?mind)\b[,:;.]?\s*)?"
 )
 
