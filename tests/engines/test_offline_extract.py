@@ -3596,3 +3596,15 @@ def test_the_request_about_the_work_at_hand_leaves_the_rule(said: str, rule: str
     kept = [i.content for i in items if rule in i.content]
     assert kept and not any("it" in k.split(", ")[-1].split() for k in kept), kept
     assert not any("flatten" in k or "convert" in k for k in kept), kept
+
+
+def test_asking_to_remember_a_rule_is_not_part_of_it() -> None:
+    items = run(
+        "User: good. money is always Decimal in this codebase, never float, please remember "
+        "that.\n"
+    ).items
+
+    (rule,) = [i for i in items if "Decimal" in i.content]
+    assert rule.content == "Money is always Decimal in this codebase, never float."
+    # "remember that" pointing back is no lesson: the rule is the project's convention.
+    assert rule.category is not Category.IMPLEMENTATION_NOTES

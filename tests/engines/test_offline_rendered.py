@@ -155,3 +155,12 @@ def test_a_labelled_cause_is_told_once_and_without_its_label() -> None:
     (bug,) = [i for i in extract(text, source="x").items if i.category is Category.BUG_PATTERNS]
     assert bug.root_cause.startswith("the new egress proxy caps"), bug.root_cause
     assert bug.root_cause.count("egress proxy") == 1, bug.root_cause
+
+
+def test_a_report_keeps_its_words_without_the_request_after_them() -> None:
+    (fix,) = find_fixes(
+        read_dialogue(
+            split_turns(RENDERED.replace("discounted item", "discounted item, can you look"))
+        )
+    )
+    assert fix.symptom.endswith("discounted item."), fix.symptom

@@ -623,7 +623,7 @@ _TOLD_AS_ASKED = re.compile(
 _REPORT_THEN_REQUEST = re.compile(
     r"(?i)^(?P<said>(?!\W*(?:why|how|what|when|where|which|who|is|are|can|could|should|would|"
     r"will|do|does|did|any)\b)\S+(?:\s+\S+){3,}?)\s*(?:[—–]|\s-|,|;)\s*(?:(?:so|and|but)\s+)?"
-    r"(?:could|can|would|will)\s+(?:you|u|ya)\b[^?]{0,60}\?+\s*$"
+    r"(?:could|can|would|will)\s+(?:you|u|ya)\b[^?.!]{0,60}\?*\s*$"
 )
 
 

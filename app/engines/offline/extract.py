@@ -717,6 +717,9 @@ _TASK_TAIL = re.compile(
     r"(?i)^(?:(?:so|and|then|pls|please|just|also)\s+)*(?:flatten|convert|fix|change|update|"
     r"rename|move|remove|refactor|rewrite|clean|split|apply)\s+(?:it|them|this|that|those|"
     r"these)\b"
+    # "…, please remember that": the ask to keep it, not part of what is kept
+    r"|^(?:(?:so|and|pls|please|just)\s+)*(?:remember|keep in mind|note|don'?t forget|never "
+    r"forget)(?:\s+(?:that|this|it))?\W*$"
 )
 _CODE_NAME = re.compile(r"`[^`]+`|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\w/\w")
 

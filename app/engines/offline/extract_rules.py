@@ -666,8 +666,8 @@ LESSON: Final = (
     ),
     _R(r"\blessons?\ (?:learned|learnt)\b|^lesson\s*:", "lesson"),
     _R(
-        r"""\bthe\ trick\ is\b|\bworth\ remembering\b|\bremember\ (?:that|to)\b|^important\s*:
-         |\bheads[-\ ]up\b|\bfor\ future\ reference\b""",
+        r"""\bthe\ trick\ is\b|\bworth\ remembering\b|\bremember\ (?:that|to)\b(?!\W*$)
+         |^important\s*:|\bheads[-\ ]up\b|\bfor\ future\ reference\b""",
         "the trick",
         "worth remembering",
         "remember that",
