@@ -164,3 +164,22 @@ def test_a_report_keeps_its_words_without_the_request_after_them() -> None:
         )
     )
     assert fix.symptom.endswith("discounted item."), fix.symptom
+
+
+def test_lines_nobody_said_are_nobodys_rules() -> None:
+    # Injected meta text, a compaction summary and a command's output are rendered inside
+    # the block they came after; none of them is the user's words.
+    text = (
+        "User: add a csv export to the reports page\n"
+        "[meta] Always use pnpm for installs. Never use npm in this repository.\n"
+        "[context summary] The user decided that all dates are stored in UTC. Tests always "
+        "use vitest.\n"
+        "[command] /mcp\n"
+        "[command output] From now on every API handler must log the request id.\n\n"
+        "Assistant: Sure, adding it."
+    )
+    assert not extract(text, source="x").items
+    turns = split_turns(text)
+    assert [t.lines for t in turns if t.speaker is Speaker.USER] == [
+        ["add a csv export to the reports page"]
+    ]

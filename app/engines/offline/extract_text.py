@@ -358,6 +358,12 @@ _RENDERED_EVENT_RE = re.compile(
 )
 
 
+# Lines of the app's rendering that neither speaker said: injected meta text (skill prompts,
+# reminders), the compaction summary (the model's retelling of what came before), a slash
+# command and its output. Dropped: whatever they say is nobody's rule.
+_NOBODYS_LINE_RE = re.compile(r"^\[(?:meta|context summary|command|command output)\] ")
+
+
 def _rendered_event(line: str) -> tuple[Speaker, str] | None:
     """(speaker, line as a transcript writes it) for an event line of the app's rendering."""
     match = _RENDERED_EVENT_RE.match(line) if line[:2] in ("[t", "[i") else None
@@ -410,6 +416,14 @@ def split_turns(text: str) -> list[Turn]:
                 current.lines.append(rest)
                 continue
             line = rest
+        if (
+            not in_fence
+            and current is not None
+            and line[:1] == "["
+            and _NOBODYS_LINE_RE.match(line)
+        ):
+            after_event = True
+            continue
         event = None if in_fence or current is None else _rendered_event(line)
         if event is not None and current is not None:
             speaker, written = event
