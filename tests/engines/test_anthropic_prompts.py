@@ -57,6 +57,17 @@ def test_extraction_prompt_carries_the_scope_filter_and_quality_rules() -> None:
         assert phrase in prompt
 
 
+def test_extraction_prompt_explains_the_rendering_it_reads() -> None:
+    # Every bracketed line the renderer writes (app/sources/render.py) is explained.
+    from app.sources import render
+
+    prompt = system_prompt("extraction")
+    for prefix, _limit in render._SYSTEM_LINES.values():
+        assert prefix.strip() in prompt, prefix
+    for line in ("[tool] Name:", "[tool result]", "[side conversation:"):
+        assert line in prompt
+
+
 @pytest.mark.parametrize(
     "hostile",
     [
