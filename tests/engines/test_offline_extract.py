@@ -3600,8 +3600,7 @@ def test_the_request_about_the_work_at_hand_leaves_the_rule(said: str, rule: str
 
 def test_asking_to_remember_a_rule_is_not_part_of_it() -> None:
     items = run(
-        "User: good. money is always Decimal in this codebase, never float, please remember "
-        "that.\n"
+        "User: good. money is always Decimal in this codebase, never float, please remember that.\n"
     ).items
 
     (rule,) = [i for i in items if "Decimal" in i.content]
