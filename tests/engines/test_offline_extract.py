@@ -217,6 +217,11 @@ def test_titles_summarise_the_statement_in_its_own_words(said: str, title: str) 
     assert item.title.startswith(title), item.title
 
 
+def test_a_title_does_not_end_on_next_waiting_for_to() -> None:
+    item = only(run("User: Put the query in finops/queries next to the others."))
+    assert item.title == "Put the query in finops/queries", item.title
+
+
 @pytest.mark.parametrize(
     "said",
     [

@@ -327,7 +327,8 @@ _LISTED_ASIDE = re.compile(r"\s*\([^()]*,[^()]*,[^()]*\)")
 _DANGLING = frozenset(
     {
         "about", "across", "after", "against", "along", "around", "before", "behind",
-        "between", "inside", "into", "like", "onto", "outside", "over", "per", "through",
+        "between", "inside", "into", "like", "next", "onto", "outside", "over", "per",
+        "through",
         "toward", "towards", "under", "until", "via", "within", "without",
         "again", "already", "also", "just", "please", "pls",
     }
