@@ -18,13 +18,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from app.sources.gitinfo import current_branch, project_name
-from app.sources.jsonl import clip, file_time, open_regular
+from app.sources.jsonl import clip, file_time, open_regular, run_summary
 from app.sources.models import (
     ASSISTANT,
     COMMAND,
     SYSTEM,
     TEXT,
     TOOL_ERROR,
+    TOOL_OUTCOME,
     USER,
     Message,
     ParsedThread,
@@ -175,6 +176,9 @@ def _read_lines(handle: io.TextIOWrapper, sessions: list[_Session]) -> None:
             body = line[2:].strip()
             if body and _ERROR_RE.search(body):
                 current.messages.append(Message(SYSTEM, clip(body, 300), None, TOOL_ERROR))
+            elif body and (summary := run_summary(body)):
+                # "/test" or "/run pytest" passed: the one line of its output kept
+                current.messages.append(Message(SYSTEM, summary, None, TOOL_OUTCOME))
             continue
         in_user = False
         current.flush_user()

@@ -89,3 +89,22 @@ def test_each_session_is_a_thread(src_fixtures: Path, tmp_path: Path) -> None:
     text = render(first.load())
     assert "[tool error] litellm.APIError: upstream error" in text
     assert "Tokens: 3.2k" not in text
+
+
+def test_a_passing_test_run_keeps_its_summary_line(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "main")
+    history = repo / HISTORY
+    history.write_text(
+        "\n# aider chat started at 2026-03-05 10:00:00\n\n"
+        "#### fix the rounding in total()  \n\n"
+        "I'll round with `Decimal.quantize`.\n\n"
+        "> Applied edit to calc.py  \n"
+        "> Running pytest -q  \n"
+        "> .......  \n"
+        "> 7 passed in 0.12s  \n",
+        encoding="utf-8",
+    )
+    (thread,) = discover(SourceSettings(), path=history).threads
+    text = render(thread.load())
+    assert "[tool result] 7 passed in 0.12s" in text
+    assert "Applied edit" not in text
