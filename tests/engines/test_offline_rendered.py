@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from app.core.config import SourceSettings
 from app.core.models import Category
 from app.engines.offline.dialogue import find_fixes, read_dialogue
@@ -183,3 +186,33 @@ def test_lines_nobody_said_are_nobodys_rules() -> None:
     assert [t.lines for t in turns if t.speaker is Speaker.USER] == [
         ["add a csv export to the reports page"]
     ]
+
+
+_LINES = st.sampled_from(
+    [
+        "User: make it faster",
+        "Assistant: Looking.",
+        "[tool] Bash: pytest -q",
+        "[tool error] Exit code 1 boom",
+        "[tool result] 3 passed in 0.1s",
+        "[interrupted by user]",
+        "[meta] injected",
+        "[context summary] earlier",
+        "```",
+        "",
+        "plain words one",
+        "plain words two",
+        "[tool]",
+        "[side conversation: Explore]",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES, max_size=30))
+def test_every_line_of_prose_lands_in_one_turn(lines: list[str]) -> None:
+    turns = split_turns("\n".join(lines))
+    kept = [line for turn in turns for line in turn.lines]
+    for word in ("plain words one", "plain words two", "[side conversation: Explore]"):
+        assert kept.count(word) == lines.count(word)
+    assert [t.index for t in turns] == list(range(len(turns)))

@@ -468,3 +468,42 @@ def test_the_users_answers_to_the_agents_questions_are_theirs(tmp_path: Path) ->
         "User: Credo + Dialyxir + mix_audit"
     ) in text
     assert "Rig prefix" not in text
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"questions": "which?", "answers": {}},
+        {"questions": [{"question": "Which?"}], "answers": ["a"]},
+        {"questions": [None, 3, {"question": 7}], "answers": {"7": "x"}},
+        {"questions": [{"question": "Which?", "options": "a, b"}], "answers": {"Which?": 5}},
+        {"questions": [{"question": "Which?", "options": [None, {"label": 2}]}], "answers": {}},
+    ],
+)
+def test_odd_question_records_are_skipped_not_fatal(tmp_path: Path, result: object) -> None:
+    path = tmp_path / "99999999-0000-4000-8000-000000000000.jsonl"
+    lines = [
+        _line("user", "u0", "2026-03-05T10:00:00Z", {"role": "user", "content": "Set up lint."}),
+        *_tool_turns("t1", "AskUserQuestion", {}, result),
+    ]
+    path.write_bytes(b"".join(lines))
+    found = discover(SourceSettings(), path=path)
+    (thread,) = found.threads
+    assert found.errors == []
+    assert render(thread.load()).startswith("User: Set up lint.")
+
+
+def test_a_long_question_and_answer_are_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "99999999-0000-4000-8000-000000000000.jsonl"
+    question = "Which? " + "x" * 5000
+    result = {
+        "questions": [{"question": question, "options": [{"label": "y" * 5000}]}],
+        "answers": {question: "z" * 50_000},
+    }
+    lines = [
+        _line("user", "u0", "2026-03-05T10:00:00Z", {"role": "user", "content": "Set up lint."}),
+        *_tool_turns("t1", "AskUserQuestion", {}, result),
+    ]
+    path.write_bytes(b"".join(lines))
+    (thread,) = discover(SourceSettings(), path=path).threads
+    assert len(render(thread.load())) < 3_000
