@@ -134,8 +134,22 @@ def build_api(
 
         return settle_review(memory, items, pending, config=config)
 
+    def transcript(text: str) -> str | None:
+        from app.sources.transcript_text import rendered_transcript
+
+        return rendered_transcript(text)
+
     writer = MemoryWriter(
-        store, index, engine, merger, config, review, maintenance_log, activity, settle=settle
+        store,
+        index,
+        engine,
+        merger,
+        config,
+        review,
+        maintenance_log,
+        activity,
+        settle=settle,
+        transcript=transcript,
     )
     reader = MemoryReader(store, index, engine, config, semantic=config.semantic_search)
     maintenance = MaintenanceManager(

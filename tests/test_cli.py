@@ -496,3 +496,25 @@ def test_writing_commands_leave_an_operations_log_and_reads_do_not(
         check=False,
     )
     assert where.stdout.strip() == str(log)
+
+
+def test_memorize_reads_a_raw_claude_code_transcript(home: Path, tmp_path: Path) -> None:
+    from tests.engines.test_offline_rendered import _session
+
+    path = tmp_path / "77777777-0000-4000-8000-000000000000.jsonl"
+    _session(path)
+
+    code, reply = run_cli(home, "memorize", "--branch", "shop/main", "--file", str(path))
+
+    assert code == 0, reply
+    memory = (home / "branches" / "shop%2Fmain.md").read_text(encoding="utf-8")
+    assert "returns a float" in memory  # the confirmed bug, read as the scan reads it
+    assert '"sessionId"' not in memory and "parentUuid" not in memory
+
+
+def test_memorize_refuses_a_transcript_with_no_conversation(home: Path) -> None:
+    code, reply = run_cli(
+        home, "memorize", "--branch", "a/main", stdin=b'{"sessionId": "x", "type": "odd"}\n'
+    )
+    assert code == 2 and reply["code"] == "INVALID_INPUT", reply
+    assert "transcript" in reply["message"]

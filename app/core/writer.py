@@ -60,6 +60,7 @@ class MemoryWriter:
         activity: ActivityLog,
         *,
         settle: Settle | None = None,
+        transcript: Callable[[str], str | None] | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -75,6 +76,10 @@ class MemoryWriter:
         # Review candidates a new item replaces, recorded as superseded (the offline
         # engine's `settle_review`, given by the container: core does not import engines).
         self.settle = settle
+        # A raw agent transcript given as text (JSON lines), rendered as a scan renders it;
+        # None when the text is a conversation already (given by the container: core does
+        # not import the readers).
+        self.transcript = transcript
 
     def memorize(
         self, text: str, branch: str, *, source: str = "cli", said: date | None = None
@@ -85,6 +90,8 @@ class MemoryWriter:
         later): its items are dated by it.
         """
         validate_branch_id(branch)
+        if self.transcript is not None:
+            text = self.transcript(text) or text
         clean = redact(text)
         if not clean.strip():
             raise InvalidInput("conversationText is empty.")
