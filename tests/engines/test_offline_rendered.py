@@ -44,14 +44,15 @@ def test_calls_outputs_and_the_agents_next_words_are_turns_of_their_own() -> Non
         (Speaker.USER, "[tool"),  # [tool result: Exit code 1 …
         (Speaker.AGENT, "Confirmed."),
         (Speaker.AGENT, "[tool:"),
+        (Speaker.AGENT, "[tool:"),
         (Speaker.USER, "[tool"),  # [tool result: 12 passed …
         (Speaker.AGENT, "Fixed:"),
     ]
     assert turns[5].lines[0].startswith("[tool result: Exit code 1")
-    # Calls in a row are one turn.
-    assert turns[7].lines == [
-        "[tool: Edit: shop/pricing/discounts.py]",
-        "[tool: Bash: pytest tests/test_orders.py -q]",
+    # Each call is a turn of its own, as in a transcript.
+    assert [turns[7].lines, turns[8].lines] == [
+        ["[tool: Edit: shop/pricing/discounts.py]"],
+        ["[tool: Bash: pytest tests/test_orders.py -q]"],
     ]
 
 

@@ -378,13 +378,9 @@ def _rendered_event(line: str) -> tuple[Speaker, str] | None:
 
 
 def _takes_event(turn: Turn, speaker: Speaker) -> bool:
-    """Whether an event line joins this turn: the turn is still empty (the event came on its
-    speaker's own line) or holds only calls and this is one more."""
-    if turn.speaker is not speaker:
-        return False
-    return not turn.lines or (
-        speaker is Speaker.AGENT and all(x.startswith("[tool: ") for x in turn.lines)
-    )
+    """Whether an event line joins this turn: only when the turn is still empty (the event
+    came on its speaker's own line). Each call is a turn of its own, as in a transcript."""
+    return turn.speaker is speaker and not turn.lines
 
 
 def split_turns(text: str) -> list[Turn]:
