@@ -134,7 +134,7 @@ def build_api(
 
         return settle_review(memory, items, pending, config=config)
 
-    def transcript(text: str) -> str | None:
+    def transcript(text: str) -> tuple[str, date | None] | None:
         from app.sources.transcript_text import rendered_transcript
 
         return rendered_transcript(text)

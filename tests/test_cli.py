@@ -510,6 +510,7 @@ def test_memorize_reads_a_raw_claude_code_transcript(home: Path, tmp_path: Path)
     memory = (home / "branches" / "shop%2Fmain.md").read_text(encoding="utf-8")
     assert "returns a float" in memory  # the confirmed bug, read as the scan reads it
     assert '"sessionId"' not in memory and "parentUuid" not in memory
+    assert "extracted: 2026-03-05" in memory  # dated by the session's own messages
 
 
 def test_memorize_refuses_a_transcript_with_no_conversation(home: Path) -> None:

@@ -60,7 +60,7 @@ class MemoryWriter:
         activity: ActivityLog,
         *,
         settle: Settle | None = None,
-        transcript: Callable[[str], str | None] | None = None,
+        transcript: Callable[[str], tuple[str, date | None] | None] | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -76,9 +76,9 @@ class MemoryWriter:
         # Review candidates a new item replaces, recorded as superseded (the offline
         # engine's `settle_review`, given by the container: core does not import engines).
         self.settle = settle
-        # A raw agent transcript given as text (JSON lines), rendered as a scan renders it;
-        # None when the text is a conversation already (given by the container: core does
-        # not import the readers).
+        # A raw agent transcript given as text (JSON lines), rendered as a scan renders it,
+        # with the day it ended; None when the text is a conversation already (given by the
+        # container: core does not import the readers).
         self.transcript = transcript
 
     def memorize(
@@ -90,8 +90,10 @@ class MemoryWriter:
         later): its items are dated by it.
         """
         validate_branch_id(branch)
-        if self.transcript is not None:
-            text = self.transcript(text) or text
+        read = self.transcript(text) if self.transcript is not None else None
+        if read is not None:
+            text, ended = read
+            said = said or ended  # dated by its own messages unless told otherwise
         clean = redact(text)
         if not clean.strip():
             raise InvalidInput("conversationText is empty.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from datetime import UTC, date
 from pathlib import Path
 
 from app.core.errors import InvalidInput
@@ -19,10 +20,10 @@ _TRANSCRIPT_KEYS = frozenset({"sessionId", "parentUuid", "payload", "uuid"})
 _LOOKED_AT = 5
 
 
-def rendered_transcript(text: str) -> str | None:
-    """The transcript in `text` rendered as the scan renders it; None when `text` is not
-    a JSON-lines agent transcript. Raises InvalidInput for one no conversation can be read
-    from."""
+def rendered_transcript(text: str) -> tuple[str, date | None] | None:
+    """The transcript in `text` rendered as the scan renders it, with the day (UTC) of its
+    last message; None when `text` is not a JSON-lines agent transcript. Raises
+    InvalidInput for one no conversation can be read from."""
     body = text.lstrip()
     if not body.startswith("{"):
         return None
@@ -43,7 +44,8 @@ def rendered_transcript(text: str) -> str | None:
             "This is a JSON-lines transcript, but no Claude Code or Codex conversation could "
             "be read from it."
         )
-    return "\n\n".join(kept)
+    ended = max((t.ended for t in found.threads), default=None)
+    return "\n\n".join(kept), ended.astimezone(UTC).date() if ended is not None else None
 
 
 def _names_a_transcript(line: str) -> bool:
