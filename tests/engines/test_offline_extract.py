@@ -222,6 +222,13 @@ def test_a_title_does_not_end_on_next_waiting_for_to() -> None:
     assert item.title == "Put the query in finops/queries", item.title
 
 
+def test_a_title_does_not_end_on_same_waiting_for_its_noun() -> None:
+    item = only(
+        run("User: all our list endpoints should use that same cursor shape, items + next_cursor")
+    )
+    assert not item.title.lower().endswith(("same", "that")), item.title
+
+
 @pytest.mark.parametrize(
     "said",
     [

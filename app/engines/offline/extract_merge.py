@@ -330,7 +330,7 @@ _DANGLING = frozenset(
         "between", "inside", "into", "like", "next", "onto", "outside", "over", "per",
         "through",
         "toward", "towards", "under", "until", "via", "within", "without",
-        "again", "already", "also", "just", "please", "pls",
+        "again", "already", "also", "just", "please", "pls", "same",
     }
 )  # fmt: skip
 
