@@ -222,6 +222,19 @@ def test_a_title_does_not_end_on_next_waiting_for_to() -> None:
     assert item.title == "Put the query in finops/queries", item.title
 
 
+@pytest.mark.parametrize(
+    ("said", "title"),
+    [
+        ("no celery, it's too heavy for what we need. use dramatiq with redis", "No celery"),
+        ("No viper. Too much magic and the dep tree is huge.", "No viper"),
+        ("No way, we left elastic for a reason, loki stays.", "No way we left elastic"),
+    ],
+)
+def test_what_is_turned_down_names_the_title(said: str, title: str) -> None:
+    titles = [i.title for i in run(f"User: {said}\n").items]
+    assert title in titles, titles
+
+
 def test_a_title_does_not_end_on_same_waiting_for_its_noun() -> None:
     item = only(
         run("User: all our list endpoints should use that same cursor shape, items + next_cursor")

@@ -310,6 +310,8 @@ _OPENERS = re.compile(
 )
 # A title keeps a leading negation: "No pt-online-schema-change", not the opposite.
 _NEGATIONS = frozenset({"no", "not", "never"})
+# "No way, …", "no problem, …": an exclamation, not a thing turned down.
+_NO_PHRASES = frozenset({"way", "problem", "worries", "need", "thanks", "idea", "doubt", "rush"})
 _NEGATED_START = re.compile(r"(?i)^(no|never)\s+(?=[.`\w])")
 # A title ends where a reason or a relative clause starts, and after three words where
 # the next clause starts.
@@ -366,6 +368,16 @@ def _phrase_title(content: str) -> str:
             break
         if len(picked) >= _TITLE_CLAUSE_AT and raw.endswith((",", ";", ":")):
             break
+        if (
+            len(picked) == 2
+            and picked[0].lower() in _NEGATIONS
+            and low not in _NO_PHRASES
+            and low not in STOPWORDS
+            and low not in _DANGLING
+            and low not in _NEGATIONS
+            and raw.endswith((",", ";", "."))
+        ):
+            break  # "No celery, it's too heavy …": what is turned down names it
     # "Zod inside the form action +", "Project is managed with uv —": a title does not end
     # on an operator or a dash, nor on a word with nothing after its "=".
     while picked and (
