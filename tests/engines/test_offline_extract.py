@@ -3632,3 +3632,15 @@ def test_asking_to_remember_a_rule_is_not_part_of_it() -> None:
     assert rule.content == "Money is always Decimal in this codebase, never float."
     # "remember that" pointing back is no lesson: the rule is the project's convention.
     assert rule.category is not Category.IMPLEMENTATION_NOTES
+
+
+def test_the_items_of_a_list_the_user_announces_as_rules_are_rules() -> None:
+    items = run(
+        "User: before you start, our conventions for this repo:\n"
+        "1. all API errors are returned as problem+json\n"
+        "2. never use `any` in TypeScript\n\n"
+        "Assistant: Got it, I'll follow those.\n"
+    ).items
+    texts = [i.content for i in items if i.confidence >= COMMIT]
+    assert "All API errors are returned as problem+json." in texts, texts
+    assert any("`any`" in t for t in texts), texts

@@ -129,6 +129,7 @@ def _with_dialogue_units(
     found = _with_standing_rules(found, statements)
     found = _with_advice_after_so(found, statements)
     found = _with_marked(found, statements)
+    found = _with_listed_rules(found, statements)
     found = _with_acknowledged(found, turns, statements)
     _moves_replace_earlier(found)
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
@@ -1716,6 +1717,62 @@ def _says_how_to_work(text: str) -> bool:
         or _PROHIBITION.match(text)
         or any(r.first(rules, text, low) for rules in (r.STRONG, r.PREFERENCE, r.PREFERENCE_USER))
     )
+
+
+# "our conventions for this repo:", "two rules while you're in that code:", "The rules:":
+# the user announcing that the list after it is their rules.
+_ANNOUNCES_RULES = re.compile(
+    r"(?i)\b(?:conventions?|rules?|guidelines?|standards?|principles|policies|how we (?:do|work|"
+    r"write|name|log|test))\b[^.?!]{0,60}:\s*$"
+)
+LISTED = 0.8
+
+
+def _with_listed_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """The items of a list the user announces as their rules ("our conventions for this repo:
+    1. all API errors are returned as problem+json 2. …"): each is a rule, whatever its
+    wording; what a rule already made a candidate stays as it was."""
+    from app.core.screen import is_unsafe
+    from app.engines.offline import extract_rules as r
+    from app.engines.offline.extract_text import looks_like_code
+
+    used = {c.index for c in found}
+    added: list[Candidate] = []
+    for i, s in enumerate(statements):
+        if s.speaker is not Speaker.USER or s.pasted or not _ANNOUNCES_RULES.search(s.text):
+            continue
+        for k in range(i + 1, len(statements)):
+            item = statements[k]
+            if item.turn != s.turn or not item.bullet:
+                break
+            text = item.text.strip()
+            if (
+                k in used
+                or item.pasted
+                or text.endswith("?")
+                or len(text.split()) < MIN_RULE_WORDS - 1
+                or looks_like_code(text)
+                or r.INJECTION.search(text, text.lower())
+                or is_unsafe(text)
+            ):
+                continue
+            content = _sentence_of(_unhedged(text))
+            used.add(k)
+            added.append(
+                Candidate(
+                    category=rule_category(content),
+                    speaker=Speaker.USER,
+                    turn=item.turn,
+                    index=k,
+                    content=content,
+                    confidence=LISTED,
+                    family=Family.DIRECTIVE,
+                    speakers={Speaker.USER},
+                )
+            )
+    if not added:
+        return found
+    return sorted([*found, *added], key=lambda c: c.index)
 
 
 def _with_marked(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
