@@ -116,8 +116,9 @@ HELD_OUT_FLOORS = [
     # 0.524, 24 sequence checks and 7 violations after the seventeenth (0.531 at its end);
     # 0.568 / 0.549 after the nineteenth; 0.618 / 0.561 with the hold model (twentieth);
     # 0.632 / 0.573 once a fixed bug takes in more of the agent's closing account
-    # (twenty-second).
-    ("holdout4", 0.63, 0.57, 24, 7),
+    # (twenty-second); 25 sequence checks once a list announced as rules is read as rules
+    # (thirtieth).
+    ("holdout4", 0.63, 0.57, 25, 7),
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
