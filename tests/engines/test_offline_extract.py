@@ -3617,6 +3617,7 @@ def test_an_answer_that_is_an_options_name_picks_it() -> None:
     ],
 )
 def test_the_request_about_the_work_at_hand_leaves_the_rule(said: str, rule: str) -> None:
+    # (see also the lower-case sentence after it, below)
     items = run(f"User: the upload works now.\n\nAssistant: Good.\n\nUser: {said}\n").items
     kept = [i.content for i in items if rule in i.content]
     assert kept and not any("it" in k.split(", ")[-1].split() for k in kept), kept
@@ -3644,3 +3645,13 @@ def test_the_items_of_a_list_the_user_announces_as_rules_are_rules() -> None:
     texts = [i.content for i in items if i.confidence >= COMMIT]
     assert "All API errors are returned as problem+json." in texts, texts
     assert any("`any`" in t for t in texts), texts
+
+
+def test_a_last_lower_case_request_leaves_the_rule() -> None:
+    items = run(
+        "User: we're switching to colocated tests from now on: each module gets its test file "
+        "right next to it as <module>_test.py, no more top-level tests/ folder. move the "
+        "discount tests over\n"
+    ).items
+    (rule,) = [i for i in items if "colocated" in i.content]
+    assert rule.content.endswith("no more top-level tests/ folder."), rule.content

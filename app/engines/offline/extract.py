@@ -722,11 +722,25 @@ _TASK_TAIL = re.compile(
     r"|^(?:(?:so|and|pls|please|just)\s+)*(?:remember|keep in mind|note|don'?t forget|never "
     r"forget)(?:\s+(?:that|this|it))?\W*$"
 )
+_ASKS_FOR_WORK = re.compile(
+    r"(?i)^(?:(?:please|pls|and|then|now)\s+)*(?:move|add|update|fix|change|rename|remove|delete|"
+    r"convert|refactor|rewrite|write|create|run|commit|push|deploy|revert|migrate|port|bump)\s"
+)
 _CODE_NAME = re.compile(r"`[^`]+`|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\w/\w")
 
 
 def _without_task_tail(content: str) -> str:
     """A rule without the request about the work at hand said after it."""
+    # "… no more top-level tests/ folder. move the discount tests over.": a last sentence
+    # that asks for work (written in lower case, the sentence reader kept it on).
+    head, dot, last = content.rstrip(".").rpartition(". ")
+    if (
+        dot
+        and last[:1].islower()
+        and _ASKS_FOR_WORK.match(last)
+        and len(head.split()) >= MIN_RULE_WORDS
+    ):
+        content = _sentence_of(head)
     clauses = content.rstrip(".").split(", ")
     cut = next((k for k in range(1, len(clauses)) if _TASK_TAIL.match(clauses[k])), 0)
     if not cut:
