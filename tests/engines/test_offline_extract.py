@@ -3655,3 +3655,16 @@ def test_a_last_lower_case_request_leaves_the_rule() -> None:
     ).items
     (rule,) = [i for i in items if "colocated" in i.content]
     assert rule.content.endswith("no more top-level tests/ folder."), rule.content
+
+
+def test_a_list_of_rules_for_the_task_at_hand_is_not_announced_as_the_projects() -> None:
+    from app.engines.offline.extract import _with_listed_rules
+    from app.engines.offline.extract_text import read_statements, split_turns
+
+    def listed(intro: str) -> list[str]:
+        text = f"User: {intro}\n1. the export endpoint returns a CSV file\n2. no BOM\n"
+        reading = read_statements(split_turns(text))
+        return [c.content for c in _with_listed_rules([], reading.statements)]
+
+    assert listed("our conventions for exports:") == ["The export endpoint returns a CSV file."]
+    assert listed("rules for this task:") == []

@@ -1740,6 +1740,10 @@ _ANNOUNCES_RULES = re.compile(
     r"write|name|log|test))\b[^.?!]{0,60}:\s*$"
 )
 LISTED = 0.8
+_FOR_THIS_TASK = re.compile(
+    r"(?i)\b(?:this|the)\s+(?:task|ticket|pr|change|session|time|refactor|migration|spike)\b|"
+    r"\bfor now\b|\btoday\b"
+)
 
 
 def _with_listed_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
@@ -1755,6 +1759,8 @@ def _with_listed_rules(found: list[Candidate], statements: list[Statement]) -> l
     for i, s in enumerate(statements):
         if s.speaker is not Speaker.USER or s.pasted or not _ANNOUNCES_RULES.search(s.text):
             continue
+        if _FOR_THIS_TASK.search(s.text):
+            continue  # "rules for this task:": the work at hand, not the project's
         for k in range(i + 1, len(statements)):
             item = statements[k]
             if item.turn != s.turn or not item.bullet:
