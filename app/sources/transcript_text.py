@@ -1,7 +1,7 @@
 """A raw agent transcript handed over as text rather than found by a scan.
 
 `puffin-memory memorize --file ~/.claude/projects/…/session.jsonl` (or the same text given to
-`memory:memorize` by any client) is a Claude Code or Codex transcript: JSON lines, not a
+the memorize operation by any client) is a Claude Code or Codex transcript: JSON lines, not a
 conversation. Read as prose it gives items made of JSON keys; read here, it goes through the
 same reader and renderer as a scanned file, so it is memorized as the scan would memorize it.
 """
