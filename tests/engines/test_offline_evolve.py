@@ -569,8 +569,33 @@ def test_summary_cuts_a_long_item_at_a_clause_not_inside_a_number() -> None:
 def test_summary_lists_the_strongest_items_first() -> None:
     items = [item(f"Use tool{i} for job{i}", confidence=0.5 + i / 20) for i in range(6)]
     memory = run(None, *items)
-    prefs = memory.summary.split("Key preferences: ", 1)[1].split(".", 1)[0]
-    assert prefs == "Use tool5 for job5; Use tool4 for job4; Use tool3 for job3"
+    prefs = memory.summary.split("Key points: ", 1)[1].split(".", 1)[0]
+    assert prefs == "Use tool5 for job5; use tool4 for job4; use tool3 for job3"
+
+
+def test_summary_is_three_sentences_from_the_strongest_items_whatever_their_section() -> None:
+    memory = run(
+        None,
+        item("Jobs run on dramatiq with rabbitmq as the broker", category=DEC, confidence=0.9),
+        item("Money is always Decimal, never float", category=CONV, confidence=0.85),
+        item("Never disable lint rules inline", category=CONV, confidence=0.6),
+        item("I prefer early returns", confidence=0.7),
+        item("The webhook handler rejects every event", category=BUG, fix="Verify the raw body"),
+        item("The cache lives in app/cache.py", category=NOTE),
+    )
+    summary = memory.summary
+    assert summary.startswith(
+        "This branch's memory holds 1 decision, 2 conventions, 1 coding preference, "
+        "1 bug pattern and 1 implementation note from 1 thread."
+    ), summary
+    assert (
+        "Key points: Jobs run on dramatiq with rabbitmq as the broker; money is always "
+        "Decimal, never float; I prefer early returns." in summary
+    ), summary
+    assert "Watch for: The webhook handler rejects every event." in summary
+    # a note waits until no bug is known; the summary is three sentences
+    assert "app/cache.py" not in summary
+    assert summary.count(". ") == 2, summary
 
 
 # --- nothing lost (property) -----------------------------------------------------------------

@@ -3668,3 +3668,43 @@ def test_a_list_of_rules_for_the_task_at_hand_is_not_announced_as_the_projects()
 
     assert listed("our conventions for exports:") == ["The export endpoint returns a CSV file."]
     assert listed("rules for this task:") == []
+
+
+def test_the_sentences_of_one_list_item_are_one_rule() -> None:
+    items = run(
+        "User: setting up the exporter. two things I want in there:\n"
+        "1. we never write customer emails to the audit table. not even hashed. auditors "
+        "read that table and emails are personal data.\n"
+        '2. no string formatting in metric names. `metrics.incr("export_done", rows=n)` — the '
+        "name is a fixed dotted string, the numbers go in tags.\n\n"
+        "Assistant: Both make sense, I'll wire them in.\n"
+    ).items
+    kept = [i for i in items if i.confidence >= COMMIT]
+    (emails,) = [i for i in kept if "emails" in i.content]
+    assert "personal data" in emails.content, emails.content
+    (metrics,) = [i for i in kept if "metric names" in i.content]
+    assert "fixed dotted string" in metrics.content, metrics.content
+
+
+def test_a_reply_that_opens_with_an_options_number_is_no_list() -> None:
+    from app.engines.offline.extract import _in_a_list
+
+    reading = read_statements(
+        split_turns(
+            "Assistant: Two ways:\n1. a Redis key\n2. a Postgres table\nWhich one?\n\n"
+            "User: 2. postgres, same transaction. we're not adding redis to this service.\n"
+        )
+    )
+    user = [k for k, s in enumerate(reading.statements) if s.speaker.value == "user"]
+    assert user and not any(_in_a_list(k, reading.statements) for k in user)
+
+
+def test_make_it_a_new_value_completes_the_item_before_it() -> None:
+    items = run(
+        "User: the nightly sync already retries failed rows on its own, so the cleanup job is "
+        "only a safety net. make it every 6 hours instead.\n\n"
+        "Assistant: Done, the cleanup job now runs every 6 hours.\n"
+    ).items
+    assert any("6 hours" in i.content and "safety net" in i.content for i in items), [
+        i.content for i in items
+    ]

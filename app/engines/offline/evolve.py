@@ -94,15 +94,9 @@ NON_THREAD_SOURCES = frozenset({"cli", "user"})
 # is at most 0.7 * t + 0.3, so pairs below the threshold are skipped before difflib runs.
 _TOKEN_WEIGHT = 0.7
 
+# How many rules and decisions the summary names, and how long each may run.
 _SUMMARY_PER_CATEGORY = 3
 _SUMMARY_TEXT_MAX = 110
-_SUMMARY_LABELS: dict[Category, str] = {
-    Category.CODING_PREFERENCES: "Key preferences",
-    Category.ARCHITECTURAL_DECISIONS: "Decisions",
-    Category.PROJECT_CONVENTIONS: "Conventions",
-    Category.BUG_PATTERNS: "Watch for",
-    Category.IMPLEMENTATION_NOTES: "Implementation notes",
-}
 _EXTRA_FIELDS = ("rationale", "trade_offs", "scope", "root_cause", "fix", "approach", "lessons")
 
 
@@ -177,59 +171,85 @@ def _strength(item: MemoryItem) -> tuple[float, int, float, str]:
     return (-item.confidence, -item.occurrences, -item.extracted.toordinal(), item.id)
 
 
+_SUMMARY_COUNTS = {
+    Category.ARCHITECTURAL_DECISIONS: ("decision", "decisions"),
+    Category.PROJECT_CONVENTIONS: ("convention", "conventions"),
+    Category.CODING_PREFERENCES: ("coding preference", "coding preferences"),
+    Category.BUG_PATTERNS: ("bug pattern", "bug patterns"),
+    Category.IMPLEMENTATION_NOTES: ("implementation note", "implementation notes"),
+}
+_RULE_CATEGORIES = (
+    Category.ARCHITECTURAL_DECISIONS,
+    Category.PROJECT_CONVENTIONS,
+    Category.CODING_PREFERENCES,
+)
+_SUMMARY_PRACTICE = 2
+
+
+def _clauses(parts: list[str]) -> str:
+    """Statements as one sentence's clauses: "Never edit …; never disable …" (a name that
+    opens one keeps its capitals: "ESLint", "API")."""
+    out = parts[:1]
+    for part in parts[1:]:
+        first = part.split(" ", 1)[0].replace("'", "")
+        out.append(part[0].lower() + part[1:] if first.isalpha() and first[1:].islower() else part)
+    return "; ".join(out)
+
+
+def _listed(parts: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
 def summarize(memory: BranchMemory) -> str:
-    """A deterministic 1-3 paragraph summary of a branch memory from its strongest items."""
+    """The branch in two or three sentences, from its strongest items (deterministic).
+
+    What the memory holds (per category, from how many threads, open contradictions), the
+    strongest rules and decisions whatever their section, then what to watch for: the
+    strongest bug patterns, or the strongest implementation notes when no bug is known.
+    """
     count = memory.item_count()
-    used = [c for c in Category if memory.items[c]]
     open_count = sum(1 for c in memory.contradictions if c.status == "open")
+    waiting = (
+        f" {open_count} open contradiction{'s' if open_count != 1 else ''} "
+        f"{'await' if open_count != 1 else 'awaits'} a decision."
+        if open_count
+        else ""
+    )
     if count == 0:
-        first = "This branch's memory holds no items yet."
-    else:
-        threads = memory.thread_count
-        first = (
-            f"This branch's memory holds {count} item{'s' if count != 1 else ''} across "
-            f"{len(used)} categor{'ies' if len(used) != 1 else 'y'}"
-            + (
-                f", distilled from {threads} thread{'s' if threads != 1 else ''}."
-                if threads
-                else "."
-            )
-        )
-    if open_count:
-        first += (
-            f" {open_count} open contradiction{'s' if open_count != 1 else ''} "
-            f"{'await' if open_count != 1 else 'awaits'} a decision."
-        )
-    paragraphs = [first]
-
-    def clause(category: Category) -> str:
-        # The same as sorted(...)[:n], without sorting a whole section.
-        strongest = heapq.nsmallest(_SUMMARY_PER_CATEGORY, memory.items[category], key=_strength)
-        parts = []
-        for item in strongest:
-            text = _short(item)
-            if category is Category.BUG_PATTERNS and item.occurrences > 1:
-                text += f" (seen {item.occurrences} times)"
-            parts.append(text)
-        return f"{_SUMMARY_LABELS[category]}: {'; '.join(parts)}."
-
-    knowledge = [
-        clause(c)
-        for c in (
-            Category.CODING_PREFERENCES,
-            Category.ARCHITECTURAL_DECISIONS,
-            Category.PROJECT_CONVENTIONS,
-        )
+        return "This branch's memory holds no items yet." + waiting
+    held = [
+        f"{len(memory.items[c])} {_SUMMARY_COUNTS[c][len(memory.items[c]) != 1]}"
+        for c in _SUMMARY_COUNTS
         if memory.items[c]
     ]
-    if knowledge:
-        paragraphs.append(" ".join(knowledge))
-    practice = [
-        clause(c) for c in (Category.BUG_PATTERNS, Category.IMPLEMENTATION_NOTES) if memory.items[c]
-    ]
-    if practice:
-        paragraphs.append(" ".join(practice))
-    return "\n\n".join(paragraphs)
+    threads = memory.thread_count
+    origin = f" from {threads} thread{'s' if threads != 1 else ''}" if threads else ""
+    sentences = [f"This branch's memory holds {_listed(held)}{origin}.{waiting}"]
+    # The same as sorted(...)[:n], without sorting whole sections.
+    rules = heapq.nsmallest(
+        _SUMMARY_PER_CATEGORY,
+        (i for c in _RULE_CATEGORIES for i in memory.items[c]),
+        key=_strength,
+    )
+    if rules:
+        sentences.append(f"Key points: {_clauses([_short(i) for i in rules])}.")
+    bugs = heapq.nsmallest(_SUMMARY_PRACTICE, memory.items[Category.BUG_PATTERNS], key=_strength)
+    if bugs:
+        told = []
+        for item in bugs:
+            text = _short(item)
+            if item.occurrences > 1:
+                text += f" (seen {item.occurrences} times)"
+            told.append(text)
+        sentences.append(f"Watch for: {_clauses(told)}.")
+    else:
+        notes = heapq.nsmallest(
+            _SUMMARY_PRACTICE, memory.items[Category.IMPLEMENTATION_NOTES], key=_strength
+        )
+        if notes:
+            sentences.append(f"Implementation notes: {_clauses([_short(i) for i in notes])}.")
+    return " ".join(sentences)
 
 
 # ---------------------------------------------------------------------------------------------

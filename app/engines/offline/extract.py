@@ -80,6 +80,13 @@ MIN_CONFIDENCE = 0.5
 MAX_ITEMS = 40
 
 
+def _closed(text: str) -> str:
+    """A detail field ending as a sentence does: the file writes the fields one after the
+    other ("Root cause: … `Decimal`. Fix: …"), and without the stop they run together."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?", "…")) else f"{text}."
+
+
 def _item(candidate: Candidate, source: str, today: date) -> MemoryItem:
     speaker_tag = "source:user" if Speaker.USER in candidate.speakers else "source:agent"
     return MemoryItem(
@@ -90,14 +97,14 @@ def _item(candidate: Candidate, source: str, today: date) -> MemoryItem:
         sources=[source],
         extracted=today,
         tags=[*candidate.topic_tags, speaker_tag],
-        rationale=candidate.rationale,
-        trade_offs=candidate.trade_offs,
+        rationale=_closed(candidate.rationale),
+        trade_offs=_closed(candidate.trade_offs),
         scope=candidate.scope,
-        root_cause=candidate.root_cause,
-        fix=candidate.fix,
+        root_cause=_closed(candidate.root_cause),
+        fix=_closed(candidate.fix),
         occurrences=candidate.occurrences,
-        approach=candidate.approach,
-        lessons=candidate.lessons,
+        approach=_closed(candidate.approach),
+        lessons=_closed(candidate.lessons),
     )
 
 
@@ -146,7 +153,8 @@ def _with_dialogue_units(
     found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _with_value_changes(found, statements)
     found = _without_refusals(found, statements)
-    found = _with_terse_choices(_joined_runs(_cleaned(found, statements)), statements)
+    found = _joined_runs(_cleaned(found, statements), statements)
+    found = _with_terse_choices(found, statements)
     found = _without_reasons(found, reversals, statements)
     # "Found the mismatch: the tokens say 4px, Figma 6px" and the user declines to choose:
     # the disagreement is the finding, the open point holds it, and nothing was fixed.
@@ -484,7 +492,50 @@ def _goes_on(first: str, second: str) -> bool:
     )
 
 
-def _joined_runs(found: list[Candidate]) -> list[Candidate]:
+def _in_a_list(k: int, statements: list[Statement]) -> bool:
+    """Whether statement `k` is in an item of a list of the turn (two items or more), not
+    a reply that opens with an option's number ("2. postgres, same tx …")."""
+    s = statements[k]
+    if not s.bullet:
+        return False
+    near = statements[max(0, k - 40) : k + 40]
+    return any(t.bullet and t.turn == s.turn and t.unit != s.unit for t in near)
+
+
+def _one_point(
+    prev: Candidate, end: int, c: Candidate, statements: list[Statement]
+) -> list[str] | None:
+    """The sentences between two of the user's candidates (the first reaching to statement
+    `end`) when both make one point: said in one list item, the second going on about the
+    first (`_goes_on`, or a shared word stem), and nothing between them opening a new point
+    or asking. None when they are two points."""
+    if not (
+        0 <= prev.index <= end < c.index < len(statements)
+        and c.turn == prev.turn
+        and c.speaker is Speaker.USER
+        and prev.speaker is Speaker.USER
+        and Family.BUG not in (c.family, prev.family)
+        and not (c.root_cause or prev.root_cause)
+        and not any(":" in t or t == UNDECIDED for t in (*c.topic_tags, *prev.topic_tags))
+    ):
+        return None
+    unit = statements[prev.index].unit
+    between = statements[end + 1 : c.index]
+    if statements[c.index].unit != unit or any(s.unit != unit for s in between):
+        return None
+    gap = [s.text.strip() for s in between]
+    if any(t.endswith("?") or _NEW_POINT.match(t) or _QUANTIFIED.match(t) for t in gap):
+        return None
+    if len(" ".join((prev.content, *gap, c.content)).split()) > MAX_JOINED_WORDS:
+        return None
+    if _NEW_POINT.match(c.content) or _QUANTIFIED.match(c.content):
+        return None
+    if not (stems(c.content) & stems(prev.content) or _goes_on(prev.content, c.content)):
+        return None
+    return gap
+
+
+def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """Two rules the user states back to back about one subject are one item.
 
     "Liveness never checks dependencies (db, redis…)." / "Deps only go in readiness." is one
@@ -494,8 +545,14 @@ def _joined_runs(found: list[Candidate]) -> list[Candidate]:
     stem, or a second sentence that goes on about the first (`_goes_on`). Units with
     structure of their own (bug patterns, tagged reversals and open points, anything with a
     cause) stay as they are.
+
+    An item of a list the user writes is one point whatever its sentences' categories: "2.
+    no f-strings in log calls. `log.info("quote_created", …)` — event name is a fixed
+    snake_case string …" is one rule, and so is "1. we never log bodies. not even at debug.
+    quotes contain customer names … — PII." with the sentence between (`_one_point`).
     """
     joined: list[Candidate] = []
+    reach: dict[int, int] = {}  # a candidate joined by later sentences -> the last of them
     for c in found:
         prev = joined[-1] if joined else None
         if (
@@ -514,9 +571,24 @@ def _joined_runs(found: list[Candidate]) -> list[Candidate]:
             prev.rationale = f"{prev.rationale}; {reason}" if prev.rationale else reason
             prev.confidence = max(prev.confidence, c.confidence)
             continue
+        gap = None
+        if prev is not None and _in_a_list(c.index, statements):
+            gap = _one_point(prev, reach.get(id(prev), prev.index), c, statements)
+        if (
+            prev is not None
+            and gap is not None
+            and (gap or c.family is not prev.family or c.category is not prev.category)
+        ):
+            parts = [t for t in (*gap, c.content) if t.lower() not in prev.content.lower()]
+            prev.content = " ".join((prev.content, *parts))
+            reach[id(prev)] = c.index
+            prev.confidence = max(prev.confidence, c.confidence)
+            if c.rationale and c.rationale not in prev.rationale:
+                prev.rationale = joined_detail(prev.rationale, c.rationale)
+            continue
         if (
             prev is None
-            or c.index != prev.index + 1
+            or c.index != reach.get(id(prev), prev.index) + 1
             or c.turn != prev.turn
             or c.speaker is not Speaker.USER
             or prev.speaker is not Speaker.USER
@@ -537,7 +609,53 @@ def _joined_runs(found: list[Candidate]) -> list[Candidate]:
         prev.confidence = max(prev.confidence, c.confidence)
         if c.rationale and c.rationale not in prev.rationale:
             prev.rationale = f"{prev.rationale}; {c.rationale}" if prev.rationale else c.rationale
-    return joined
+    return _with_rest_of_item(joined, statements, reach)
+
+
+# "Please make it fail the build too", "I'll delete the table myself": the speaker asks for
+# work or says what they will do.
+_ASKS_OR_PLANS = re.compile(
+    r"(?i)\b(?:please|pls)\b|^\W*(?:i'?ll|i will|i'?m going to|we'?ll|we will)\b"
+)
+
+
+def _with_rest_of_item(
+    found: list[Candidate], statements: list[Statement], reach: dict[int, int]
+) -> list[Candidate]:
+    """A user's rule in an item of their list takes the item's further sentences that no
+    candidate holds: "1. we never write customer emails to the audit table. not even hashed.
+    auditors read that table and emails are personal data." is one rule with its reason."""
+    held = {c.index for c in found} | set(reach.values())
+    for c in found:
+        if (
+            c.speaker is not Speaker.USER
+            or c.family is Family.BUG
+            or c.root_cause
+            or not 0 <= c.index < len(statements)
+            or not _in_a_list(c.index, statements)
+        ):
+            continue
+        end = reach.get(id(c), c.index)
+        unit, turn = statements[c.index].unit, statements[c.index].turn
+        rest: list[str] = []
+        for k in range(end + 1, len(statements)):
+            s = statements[k]
+            if s.unit != unit or s.turn != turn or k in held or s.pasted:
+                break
+            text = s.text.strip()
+            if (
+                text.endswith("?")
+                or _NEW_POINT.match(text)
+                or _QUANTIFIED.match(text)
+                or _ASKS_OR_PLANS.search(text)
+                or _opens_with_request(text)
+            ):
+                break  # another point, or work asked for or promised: not the rule
+            rest.append(text)
+        rest = [t for t in rest if t.lower() not in c.content.lower()]
+        if rest and len(" ".join((c.content, *rest)).split()) <= MAX_JOINED_WORDS:
+            c.content = " ".join((c.content, *(_sentence_of(t) for t in rest)))
+    return found
 
 
 # "No subcommand for now", "don't fix the data yet", "…, dont fix yet": a hold on the task
@@ -2192,10 +2310,24 @@ def _with_value_changes(found: list[Candidate], statements: list[Statement]) -> 
     from app.core.screen import is_unsafe
 
     used = {c.index for c in found}
+    at = {c.index: c for c in found}
     for i, s in enumerate(statements):
         if i in used or s.speaker is not Speaker.USER or s.pasted or s.text.endswith("?"):
             continue
         before = statements[i - 1] if i else None
+        held = at.get(i - 1)
+        if (
+            held is not None
+            and held.speaker is Speaker.USER
+            and held.turn == s.turn
+            and held.family is not Family.BUG
+            and _MAKES_IT.search(s.text)
+            and not _TENTATIVE.search(s.text)
+        ):
+            # "… so the alarm is only a safety net. make it every 30 minutes instead.": the
+            # sentence before is already an item; the new value completes it.
+            held.content = f"{held.content} {_sentence_of(_unhedged(s.text))}"
+            continue
         of_before = (
             _MAKES_IT.search(s.text) is not None
             and before is not None

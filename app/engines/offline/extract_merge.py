@@ -317,6 +317,12 @@ _NEGATED_START = re.compile(r"(?i)^(no|never)\s+(?=[.`\w])")
 # the next clause starts.
 _SUBORDINATE = frozenset({"which", "because", "since", "so"})
 _CLAUSE_WORDS = frozenset({"and", "but", "otherwise", "while"})
+_RELATIVE = frozenset({"that", "which", "who"})
+# "… that has", "… that posts", "… which accumulates": the relative clause's verb.
+_VERB_LIKE = re.compile(
+    r"(?i)^(?:is|are|was|were|has|have|had|can|will|would|should|must|does|do|did|gets?|"
+    r"[a-z]{2,}(?:es|ed|s))$"
+)
 _TITLE_CLAUSE_AT = 3
 # "Every action (addTodo, deleteTodo, toggleTodo, …) calls renderState()": a bracketed list
 # of examples is not the subject.
@@ -378,6 +384,13 @@ def _phrase_title(content: str) -> str:
             and raw.endswith((",", ";", "."))
         ):
             break  # "No celery, it's too heavy …": what is turned down names it
+    # "Never edit a migration that has", "Switching to colocated tests from now": a cut
+    # title does not end inside a relative clause or a "from now on".
+    k = len(picked) - 2
+    if k >= _TITLE_CLAUSE_AT and picked[k].lower() in _RELATIVE and _VERB_LIKE.match(picked[-1]):
+        del picked[k:]
+    if [w.lower() for w in picked[-2:]] == ["from", "now"] and len(picked) > _TITLE_CLAUSE_AT:
+        del picked[-2:]
     # "Zod inside the form action +", "Project is managed with uv —": a title does not end
     # on an operator or a dash, nor on a word with nothing after its "=".
     while picked and (
