@@ -13,7 +13,12 @@ assistant's block (app/sources/render.py):
     All green.
 
 `as_rendered` turns the first form into the second with the readers' own helpers, so the
-bench can score what the engine reads from a real session (`--as-rendered`). Whether a
+bench can score what the engine reads from a real session (`--as-rendered`). An Aider
+session (the user's `/add`, `/run`, `/test` commands with the command's output fenced after
+it, the agent's SEARCH/REPLACE blocks) is written out as the `.aider.chat.history.md` Aider
+keeps and read back by the app's own Aider reader (`_aider_rendered`) when `AIDER` is set
+(`bench/dialogue_quality.py --as-rendered --aider`); not yet by default, see
+docs/decisions.md, thirty-first part. Whether a
 tool's output was a failure is not in the transcript; output that reads like one (an error,
 a failed count, a traceback) is taken for one, as the exit code would usually say.
 """
@@ -22,6 +27,8 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
+from pathlib import Path
 
 from app.sources.jsonl import clip, run_summary, tool_line
 
@@ -67,8 +74,55 @@ def _tool_input(raw: str) -> object:
     return {"input": found.group(1)} if found else raw.strip()
 
 
+# Aider sessions read as the app reads them (off by default: the make test guards compare
+# the transcript form with the Claude Code / Codex rendering).
+AIDER = False
+_AIDER_COMMAND = re.compile(r"^/(?:add|drop|run|test|ask|code|architect|undo|clear)\b")
+_AIDER_RUN = re.compile(
+    r"^(?P<command>/(?:run|test)\b[^\n]*)\n```[^\n]*\n(?P<output>.*?)\n```\n?", re.S
+)
+
+
+def _is_aider(turns: list[tuple[str, str]]) -> bool:
+    return any(
+        (speaker == "User" and _AIDER_COMMAND.match(body.lstrip()))
+        or (speaker == "Assistant" and "<<<<<<< SEARCH" in body)
+        for speaker, body in turns
+    )
+
+
+def _aider_rendered(turns: list[tuple[str, str]]) -> str:
+    """An Aider session as the app renders it: the chat history Aider writes (user lines
+    under `#### `, command output under `> `, the reply as it is), read by app/sources/aider.py."""
+    from app.sources.aider import read_history
+    from app.sources.models import ReadStats
+    from app.sources.render import render
+
+    lines = ["# aider chat started at 2026-01-05 09:00:00", ""]
+    for speaker, body in turns:
+        if speaker == "Assistant":
+            lines += [body.rstrip(), ""]
+            continue
+        run = _AIDER_RUN.match(body.lstrip())
+        if run is not None:
+            lines += [f"#### {run.group('command')}  ", ""]
+            lines += [f"> {line}  " for line in run.group("output").splitlines()]
+            lines.append("")
+            body = body.lstrip()[run.end() :]
+        said = [f"#### {line}  " for line in body.strip().splitlines()]
+        if said:
+            lines += [*said, ""]
+    with tempfile.TemporaryDirectory() as folder:
+        history = Path(folder) / ".aider.chat.history.md"
+        history.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        threads = read_history((history,), ReadStats())
+    return "\n\n".join(render(t.content) for t in threads)
+
+
 def as_rendered(text: str) -> str:
     """The conversation as `app/sources/render.py` writes a session the readers parsed."""
+    if AIDER and _is_aider(_turns(text)):
+        return _aider_rendered(_turns(text))
     blocks: list[tuple[str, list[str]]] = []
 
     def in_agent_block(line: str) -> None:

@@ -48,6 +48,7 @@ from app.core.redact import redact  # noqa: E402
 from app.core.review import PER_THREAD  # noqa: E402
 from app.engines.offline.evolve import evolve, settle_review  # noqa: E402
 from app.engines.offline.extract import extract  # noqa: E402
+from bench import as_rendered as rendering  # noqa: E402
 from bench.as_rendered import as_rendered  # noqa: E402
 
 DIALOGUE = ROOT / "tests" / "fixtures" / "dialogue"
@@ -386,8 +387,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="read each conversation as the app renders the same agent session",
     )
+    parser.add_argument(
+        "--aider",
+        action="store_true",
+        help="with --as-rendered, also write Aider sessions as Aider's chat history and read "
+        "them with the app's Aider reader (not yet part of the make test guards)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
+    rendering.AIDER = args.aider
     if args.folder is not None:
         folder = args.folder.resolve()
         if not folder.is_dir():

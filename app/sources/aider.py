@@ -47,6 +47,9 @@ _EDIT_RE = re.compile(
     re.DOTALL | re.MULTILINE,
 )
 _ERROR_RE = re.compile(r"error|traceback|failed|exception", re.IGNORECASE)
+# A test runner's line for a check that passed ("✔ cli: unknown tag prints friendly error",
+# TAP's "ok 3 - …", "PASS src/x.test.ts"): its words are the test's name, not a failure.
+_PASSED_CHECK_RE = re.compile(r"^(?:[✔✓√]|ok\s+\d|PASS(?:ED)?\b)")
 _REPEATING_COMMANDS = ("/code ", "/ask ", "/architect ", "/context ", "/help ")
 
 
@@ -174,7 +177,7 @@ def _read_lines(handle: io.TextIOWrapper, sessions: list[_Session]) -> None:
             current.flush()
             in_user = False
             body = line[2:].strip()
-            if body and _ERROR_RE.search(body):
+            if body and _ERROR_RE.search(body) and not _PASSED_CHECK_RE.match(body):
                 current.messages.append(Message(SYSTEM, clip(body, 300), None, TOOL_ERROR))
             elif body and (summary := run_summary(body)):
                 # "/test" or "/run pytest" passed: the one line of its output kept

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.models import Category, MemoryItem
 from app.engines.offline.dialogue import _diagnosis
+from app.engines.offline.extract import extract
 
 
 @pytest.mark.parametrize(
@@ -46,3 +48,31 @@ def test_a_broker_is_no_trouble() -> None:
         "we're moving the dramatiq broker off redis to rabbitmq, redis stays only as the cache"
     )
     assert _symptom(report).startswith("the email jobs got lost")
+
+
+def _bugs(text: str) -> list[MemoryItem]:
+    return [i for i in extract(text, source="t").items if i.category is Category.BUG_PATTERNS]
+
+
+def test_a_guess_that_a_failing_run_disproves_is_no_cause() -> None:
+    # As the app renders an Aider session: the first guess, a test that fails, the user's
+    # "ok, I was wrong", then the real diagnosis, its fix and a green run.
+    bugs = _bugs(
+        "User: GET /api/invoices takes 5s for big accounts. I'm pretty sure we're missing an "
+        "index on invoices.account_id.\n\n"
+        "Assistant: Before adding an index: `Invoice.account` is a ForeignKey and Django "
+        "indexes those itself, so `invoices.account_id` should already be indexed. Let me add "
+        "a query-count test first so we can see it.\n"
+        "[tool] edit: invoices/tests/test_views.py\n"
+        "[tool error] E Failed: Expected to perform 4 queries but 312 were done\n\n"
+        "User: ok 312 queries, I was wrong about the index.\n\n"
+        "Assistant: 60 invoices × (1 lines query + 5 product queries) + auth queries = 312. "
+        "The fix is to prefetch the lines and products in the queryset.\n"
+        "[tool] edit: invoices/views.py\n"
+        "[tool result] 21 passed in 2.10s\n"
+    )
+    assert len(bugs) == 1, [b.content for b in bugs]
+    (bug,) = bugs
+    assert bug.content.startswith("GET /api/invoices takes 5s"), bug.content
+    assert "= 312" in bug.root_cause, bug.root_cause
+    assert "index" not in bug.root_cause, bug.root_cause

@@ -217,3 +217,26 @@ def test_every_line_of_prose_lands_in_one_turn(lines: list[str]) -> None:
     for word in ("plain words one", "plain words two", "[side conversation: Explore]"):
         assert kept.count(word) == lines.count(word)
     assert [t.index for t in turns] == list(range(len(turns)))
+
+
+def test_the_bench_reads_an_aider_session_with_the_apps_aider_reader() -> None:
+    from tests.benches import load_bench
+
+    rendering = load_bench("as_rendered")
+    transcript = (
+        "User: /add calc.py\n\n"
+        "User: total() is off by a cent on some carts.\n\n"
+        "Assistant: It rounds each line with float math. I'll switch it to Decimal.\n"
+        "calc.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n\n"
+        "User: /run pytest -q\n```\nE   AssertionError: 10.01 != 10.0\n1 failed in 0.2s\n```\n"
+        "still off\n"
+    )
+    rendering.AIDER = True
+    try:
+        text = rendering.as_rendered(transcript)
+    finally:
+        rendering.AIDER = False
+    assert "[tool] edit: calc.py" in text, text
+    assert "[tool error] 1 failed in 0.2s" in text, text
+    assert "User: still off" in text, text
+    assert "<<<<<<< SEARCH" not in text, text

@@ -599,7 +599,8 @@ def said_as_rule(text: str) -> bool:
 
 _GUESSES_THE_CAUSE = re.compile(
     r"(?i)^\W*(?:(?:so|and|but|also|hmm+|ok)\W+)?(?:probably|maybe|perhaps|i think|i guess|"
-    r"i suspect|i bet|pretty sure|my guess|could it be|might be)\b"
+    r"i suspect|i bet|(?:i'?m |i am )?(?:pretty|quite|fairly) sure|my guess|could it be|"
+    r"might be)\b"
 )
 
 
@@ -824,6 +825,7 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
     # does not confirm a fix; the edit and a passing run (or "works now") still have to come.
     planned = False
     looked = False
+    guessed = False  # the cause was given before anything was looked at
     for turn in classified:
         if turn.kind in ("call", "result"):
             looked = True
@@ -879,6 +881,7 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
                 found_cause = (cause[0], found_cause[1], cause[2])
             if found_cause is not None and (cause is None or cause[2] or not edited):
                 cause, cause_turn = found_cause, turn.index
+                guessed = not looked
                 # A stated plan ("I'll remove the printf") counts as the change: agents
                 # often edit in the same step as the run that verifies it.
                 edited = bool(found_cause[1])
@@ -902,6 +905,19 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
             if _explained(report, cause):
                 found.append(_fix(report, cause, cause_turn, turn.index))
             cause, edited = None, False
+        elif (
+            turn.kind == "result"
+            and cause is not None
+            and edited
+            and not planned
+            and guessed
+            and _FAILED.search(_ZERO_FAIL.sub(" ", turn.text))
+        ):
+            # The run after the change still fails, and the cause was a guess made before
+            # anything was read or run: that change fixed nothing, so the user's "ok, I was
+            # wrong about the index" next acknowledges the failure, and the agent's next
+            # diagnosis replaces the guess.
+            edited = False
         elif (
             turn.kind == "result"
             and cause is None
