@@ -126,7 +126,8 @@ HELD_OUT_FLOORS = [
     # 0.564 / 0.509 with more of the closing account (twenty-second); 0.559 once "No
     # captcha tho, product will literally kill me" is no reversal of "me" and stands alone, a
     # true rule whose words its label files under another item (twenty-fourth).
-    ("holdout5", 0.55, 0.50, 20, 9),
+    # 0.562 / 0.518 once one item of the user's list is one rule (thirty-first).
+    ("holdout5", 0.56, 0.51, 20, 9),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
@@ -156,8 +157,9 @@ HELD_OUT_FLOORS = [
     # in the eighteenth until "X goes away" stopped counting as a retirement); 45 after the
     # nineteenth ("we move X to Y" replaces an earlier thread's choice for X); 0.402 / 0.381
     # with the hold model (twentieth); 46 once turning down the agent's closing offer is no
-    # rejection of its report (twenty-seventh).
-    ("holdout8", 0.40, 0.38, 46, 6),
+    # rejection of its report (twenty-seventh); 0.415 and 47 once one item of the user's
+    # list is one rule (thirty-first).
+    ("holdout8", 0.41, 0.38, 47, 6),
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
