@@ -196,6 +196,11 @@ def _clauses(parts: list[str]) -> str:
     return "; ".join(out)
 
 
+def _ended(sentence: str) -> str:
+    """A full stop, unless the sentence ends on a cut ("…") already."""
+    return sentence if sentence.endswith("…") else f"{sentence}."
+
+
 def _listed(parts: list[str]) -> str:
     """ "a", "a and b", "a, b and c"."""
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
@@ -233,7 +238,7 @@ def summarize(memory: BranchMemory) -> str:
         key=_strength,
     )
     if rules:
-        sentences.append(f"Key points: {_clauses([_short(i) for i in rules])}.")
+        sentences.append(_ended(f"Key points: {_clauses([_short(i) for i in rules])}"))
     bugs = heapq.nsmallest(_SUMMARY_PRACTICE, memory.items[Category.BUG_PATTERNS], key=_strength)
     if bugs:
         told = []
@@ -242,13 +247,14 @@ def summarize(memory: BranchMemory) -> str:
             if item.occurrences > 1:
                 text += f" (seen {item.occurrences} times)"
             told.append(text)
-        sentences.append(f"Watch for: {_clauses(told)}.")
+        sentences.append(_ended(f"Watch for: {_clauses(told)}"))
     else:
         notes = heapq.nsmallest(
             _SUMMARY_PRACTICE, memory.items[Category.IMPLEMENTATION_NOTES], key=_strength
         )
         if notes:
-            sentences.append(f"Implementation notes: {_clauses([_short(i) for i in notes])}.")
+            notes_said = _clauses([_short(i) for i in notes])
+            sentences.append(_ended(f"Implementation notes: {notes_said}"))
     return " ".join(sentences)
 
 
