@@ -91,37 +91,35 @@ def test_each_session_is_a_thread(src_fixtures: Path, tmp_path: Path) -> None:
     assert "Tokens: 3.2k" not in text
 
 
+def _rendered_session(tmp_path: Path, body: str) -> str:
+    """One Aider session of `body`, as the app renders it."""
+    history = _repo(tmp_path, "main") / HISTORY
+    history.write_text(f"\n# aider chat started at 2026-03-05 10:00:00\n\n{body}", "utf-8")
+    (thread,) = discover(SourceSettings(), path=history).threads
+    return render(thread.load())
+
+
 def test_a_passing_test_run_keeps_its_summary_line(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, "main")
-    history = repo / HISTORY
-    history.write_text(
-        "\n# aider chat started at 2026-03-05 10:00:00\n\n"
+    text = _rendered_session(
+        tmp_path,
         "#### fix the rounding in total()  \n\n"
         "I'll round with `Decimal.quantize`.\n\n"
         "> Applied edit to calc.py  \n"
         "> Running pytest -q  \n"
         "> .......  \n"
         "> 7 passed in 0.12s  \n",
-        encoding="utf-8",
     )
-    (thread,) = discover(SourceSettings(), path=history).threads
-    text = render(thread.load())
     assert "[tool result] 7 passed in 0.12s" in text
     assert "Applied edit" not in text
 
 
 def test_a_passed_check_named_after_an_error_is_no_error(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, "main")
-    history = repo / HISTORY
-    history.write_text(
-        "\n# aider chat started at 2026-03-05 10:00:00\n\n"
+    text = _rendered_session(
+        tmp_path,
         "#### /run node --test  \n\n"
         "> ✔ cli: unknown tag prints a friendly error (140.2ms)  \n"
         "> ok 3 - parse error is reported with its line  \n"
         "> Error: Command failed with exit code 128  \n",
-        encoding="utf-8",
     )
-    (thread,) = discover(SourceSettings(), path=history).threads
-    text = render(thread.load())
     assert "[tool error] ✔" not in text and "[tool error] ok 3" not in text, text
     assert "[tool error] Error: Command failed with exit code 128" in text, text
