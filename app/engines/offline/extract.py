@@ -524,7 +524,9 @@ def _one_point(
     if statements[c.index].unit != unit or any(s.unit != unit for s in between):
         return None
     gap = [s.text.strip() for s in between]
-    if any(t.endswith("?") or _NEW_POINT.match(t) or _QUANTIFIED.match(t) for t in gap):
+    if any(
+        t.endswith("?") or _NEW_POINT.match(t) or _QUANTIFIED.match(t) or _instructs(t) for t in gap
+    ):
         return None
     if len(" ".join((prev.content, *gap, c.content)).split()) > MAX_JOINED_WORDS:
         return None
@@ -619,6 +621,20 @@ _ASKS_OR_PLANS = re.compile(
 )
 
 
+def _instructs(text: str) -> bool:
+    """Whether a sentence carries an instruction aimed at agents or unsafe text: never part
+    of a rule it follows (`_cleaned` drops such candidates; a joined sentence is checked here)."""
+    from app.core.screen import is_unsafe
+    from app.engines.offline import extract_rules as r
+
+    return bool(
+        r.INJECTION.search(text, text.lower())
+        or _ABOUT_AN_INJECTION.search(text)
+        or ADDRESSED_TO_AI_RE.search(text)
+        or is_unsafe(text)
+    )
+
+
 def _with_rest_of_item(
     found: list[Candidate], statements: list[Statement], reach: dict[int, int]
 ) -> list[Candidate]:
@@ -649,6 +665,7 @@ def _with_rest_of_item(
                 or _QUANTIFIED.match(text)
                 or _ASKS_OR_PLANS.search(text)
                 or _opens_with_request(text)
+                or _instructs(text)
             ):
                 break  # another point, or work asked for or promised: not the rule
             rest.append(text)
