@@ -2340,6 +2340,7 @@ def _with_value_changes(found: list[Candidate], statements: list[Statement]) -> 
             and held.family is not Family.BUG
             and _MAKES_IT.search(s.text)
             and not _TENTATIVE.search(s.text)
+            and not _instructs(s.text)
         ):
             # "… so the alarm is only a safety net. make it every 30 minutes instead.": the
             # sentence before is already an item; the new value completes it.
