@@ -1913,18 +1913,7 @@ def _with_listed_rules(found: list[Candidate], statements: list[Statement]) -> l
                 continue
             content = _sentence_of(_unhedged(text))
             used.add(k)
-            added.append(
-                Candidate(
-                    category=rule_category(content),
-                    speaker=Speaker.USER,
-                    turn=item.turn,
-                    index=k,
-                    content=content,
-                    confidence=LISTED,
-                    family=Family.DIRECTIVE,
-                    speakers={Speaker.USER},
-                )
-            )
+            added.append(_users_rule(k, item, content, confidence=LISTED))
     if not added:
         return found
     return sorted([*found, *added], key=lambda c: c.index)
@@ -2463,18 +2452,7 @@ def _with_acknowledged(
             if echo is not None and not stems(s.text) & echo:
                 continue  # the acknowledgement kept something else of the message
             content = _sentence_of(_unhedged(s.text))
-            found.append(
-                Candidate(
-                    category=rule_category(content),
-                    speaker=Speaker.USER,
-                    turn=s.turn,
-                    index=i,
-                    content=content,
-                    confidence=ACKNOWLEDGED,
-                    family=Family.DIRECTIVE,
-                    speakers={Speaker.USER},
-                )
-            )
+            found.append(_users_rule(i, s, content, confidence=ACKNOWLEDGED))
             said.append(frozenset(words_of))
     found.sort(key=lambda c: c.index)
     return found
