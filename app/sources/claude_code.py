@@ -138,15 +138,16 @@ def _command_outcome(record: dict[str, Any]) -> str:
 _MAX_QUESTION = 300
 _MAX_OPTION = 200
 _MAX_ANSWER = 2000
+_MAX_HEADER = 40
 
 
 def _answered_questions(record: dict[str, Any], ts: datetime | None) -> list[Message]:
     """The agent's questions (AskUserQuestion) and what the user chose or typed: the
     question with its options as the agent's words, the answer as the user's.
 
-    The tool result's `toolUseResult` holds both, `{"questions": [{"question", "options":
-    [{"label", "description"}]}], "answers": {question: answer}}`; the answer is what the
-    user picked in Claude Code's dialog, or wrote in its "Other" field.
+    The tool result's `toolUseResult` holds both, `{"questions": [{"question", "header",
+    "options": [{"label", "description"}]}], "answers": {question: answer}}`; the answer is
+    what the user picked in Claude Code's dialog, or wrote in its "Other" field.
     """
     result = record.get("toolUseResult")
     if not isinstance(result, dict):
@@ -164,7 +165,13 @@ def _answered_questions(record: dict[str, Any], ts: datetime | None) -> list[Mes
         answer = answers.get(question)
         if not isinstance(answer, str) or not answer.strip():
             continue
-        lines = [clip(question, _MAX_QUESTION)]
+        # The dialog's chip ("Rig prefix", "Tools", at most 12 characters) names what the
+        # question is about; it leads the question as its subject.
+        header = entry.get("header")
+        asked = clip(question, _MAX_QUESTION)
+        if isinstance(header, str) and 0 < len(header.strip()) <= _MAX_HEADER:
+            asked = f"{header.strip()}: {asked}"
+        lines = [asked]
         for option in entry.get("options") or []:
             if not isinstance(option, dict) or not isinstance(option.get("label"), str):
                 continue

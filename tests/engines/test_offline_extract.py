@@ -3605,6 +3605,36 @@ def test_an_answer_that_is_an_options_name_picks_it() -> None:
     assert decision.content.startswith("Credo + Dialyxir + mix_audit: Skip Sobelow")
 
 
+def test_a_picked_option_keeps_the_subject_it_was_asked_about() -> None:
+    # Claude Code's question dialog as the reader writes it: the dialog's chip leads the
+    # question. "No rig" alone says nothing; under its subject it does.
+    items = run(
+        "User: file the beads for this work\n\n"
+        "Assistant: Rig prefix: Which rig do these beads belong to? (This is a single-app "
+        "project — should I use 'spotter'?)\n"
+        "- **spotter**: Use 'spotter' as the rig prefix\n"
+        "- **No rig**: Don't use a rig prefix\n\n"
+        "User: No rig\n"
+    ).items
+
+    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    assert decision.content == "Rig prefix: No rig — don't use a rig prefix."
+    assert decision.title == "Rig prefix: No rig"
+
+
+def test_a_label_before_a_question_that_does_not_speak_of_it_is_no_subject() -> None:
+    items = run(
+        "User: set up the database\n\n"
+        "Assistant: Quick one: Which database should we use?\n"
+        "- **Postgres**: relational, the team knows it\n"
+        "- **SQLite**: one file, no server\n\n"
+        "User: Postgres\n"
+    ).items
+
+    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    assert decision.content.startswith("Postgres: relational")
+
+
 @pytest.mark.parametrize(
     ("said", "rule"),
     [

@@ -462,7 +462,7 @@ def test_the_users_answers_to_the_agents_questions_are_theirs(tmp_path: Path) ->
 
     assert (
         "[tool] AskUserQuestion\n"
-        "Which tools should we set up?\n"
+        "Tools: Which tools should we set up?\n"
         "- **All four**: Credo + Dialyxir + mix_audit + Sobelow\n"
         "- **Credo + Dialyxir + mix_audit**: Skip Sobelow\n\n"
         "User: Credo + Dialyxir + mix_audit"

@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from app.core.errors import InvalidInput
@@ -2597,6 +2597,7 @@ class _Option:
     numbered: bool
     bold: bool
     keys: frozenset[str] = frozenset()  # words of the name no other option of its list has
+    subject: str = ""  # what the question before the list was about ("Rig prefix")
 
 
 def _option_item(line: str) -> _Option | None:
@@ -2651,7 +2652,8 @@ def _option_lists(lines: list[str]) -> list[list[_Option]]:
             or _OFFERS_CHOICE.search(before)
             or _OFFERS_CHOICE.search(line)
         ):
-            runs.append(_keyed(current))
+            subject = _subject(before)
+            runs.append(_keyed([replace(o, subject=subject) for o in current]))
         if not current:
             before = line
         current = []
@@ -2667,8 +2669,39 @@ def _keyed(items: list[_Option]) -> list[_Option]:
     for k, item in enumerate(items):
         others = set().union(*(w for j, w in enumerate(words) if j != k))
         keys = frozenset(words[k] - others)
-        out.append(_Option(item.name, item.text, item.numbered, item.bold, keys))
+        out.append(_Option(item.name, item.text, item.numbered, item.bold, keys, item.subject))
     return out
+
+
+# "Rig prefix: Which rig do these beads belong to?": a short subject before a question (Claude
+# Code's question dialog writes its chip so).
+_ASKED_SUBJECT = re.compile(
+    r"^\W*(?P<head>[A-Za-z][\w+/.-]*(?:\s+[\w+/.-]+){0,3})\W*:\s+(?P<asked>[^\n]*\?)"
+)
+
+
+def _subject(line: str) -> str:
+    """The subject a question line opens with, when the question speaks of it."""
+    m = _ASKED_SUBJECT.match(line)
+    if m is None:
+        return ""
+    asked = {w[:4] for w in re.findall(r"[a-z]{3,}", m.group("asked").lower())}
+    head = m.group("head")
+    return head if any(w[:4] in asked for w in re.findall(r"[a-z]{3,}", head.lower())) else ""
+
+
+def _about_subject(option: _Option, content: str) -> str:
+    """A picked option's wording under the subject it was asked about: "Rig prefix: No rig —
+    don't use a rig prefix" (the option alone, "No rig", says nothing)."""
+    if not option.subject or content.lower().startswith(option.subject.lower()):
+        return content
+    name = option.name
+    if name and content.startswith(f"{name}: "):
+        about = content[len(name) + 2 :]
+        if about[:1].isupper() and about[1:2].islower():
+            about = about[0].lower() + about[1:]
+        content = f"{name} — {about}"
+    return f"{option.subject}: {content}"
 
 
 # Words that make a named option the choice ("Oban, agreed", "ECB it is", "we take Room").
@@ -2945,8 +2978,10 @@ def _with_picked_options(
                     speaker=Speaker.USER,
                     turn=reply.index,
                     index=answer[0],
-                    content=_as_named(_sentence_of(option.text), option.name),
-                    lead=option.name,
+                    content=_about_subject(
+                        option, _as_named(_sentence_of(option.text), option.name)
+                    ),
+                    lead=f"{option.subject}: {option.name}" if option.subject else option.name,
                     confidence=PICKED,
                     family=Family.DECISION,
                     speakers={Speaker.AGENT, Speaker.USER},
