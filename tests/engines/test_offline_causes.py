@@ -76,3 +76,50 @@ def test_a_guess_that_a_failing_run_disproves_is_no_cause() -> None:
     assert bug.content.startswith("GET /api/invoices takes 5s"), bug.content
     assert "= 312" in bug.root_cause, bug.root_cause
     assert "index" not in bug.root_cause, bug.root_cause
+
+
+def test_a_fix_given_as_a_numbered_list_is_its_first_item() -> None:
+    # "Fix:\n1. Store tokens with …" is split into "Fix: 1." and the item's sentence.
+    found = _diagnosis(
+        [
+            "That confirms it: the token is stored with kSecAttrAccessibleWhenUnlocked, so a "
+            "background launch with the phone locked cannot read it.",
+            "Fix: 1.",
+            "Store tokens with kSecAttrAccessibleAfterFirstUnlock so background launches can "
+            "read them.",
+            "2.",
+            "Migrate the existing item on first foreground launch.",
+        ],
+        looked=True,
+    )
+    assert found is not None
+    assert found[1] == (
+        "Fix: Store tokens with kSecAttrAccessibleAfterFirstUnlock so background launches "
+        "can read them."
+    )
+
+
+def test_a_plan_that_points_back_takes_the_sentence_after_it() -> None:
+    found = _diagnosis(
+        [
+            "The input id is built with Math.random(), so server and client render different ids.",
+            "I'll switch to it.",
+            "Vue 3.5 has useId(), which gives the same id on both sides.",
+        ],
+        looked=True,
+    )
+    assert found is not None
+    assert found[1].startswith("I'll switch to it. Vue 3.5 has useId()")
+
+
+def test_a_short_plan_that_names_its_fix_stands_alone() -> None:
+    found = _diagnosis(
+        [
+            "Every bullet is instantiated and destroyed, so the garbage collector stalls.",
+            "The fix is pooling.",
+            "Unity ships an ObjectPool, so there's no need for a third-party asset.",
+        ],
+        looked=True,
+    )
+    assert found is not None
+    assert found[1] == "The fix is pooling."

@@ -3605,6 +3605,21 @@ def test_an_answer_that_is_an_options_name_picks_it() -> None:
     assert decision.content.startswith("Credo + Dialyxir + mix_audit: Skip Sobelow")
 
 
+def test_an_option_turned_down_beside_the_pick_is_why_it_was_picked() -> None:
+    items = run(
+        "User: the products page refetches on every tab switch\n\n"
+        "Assistant: No cache anywhere. Options:\n\n"
+        "1. **TanStack Query**: cache, dedup, mutations with `invalidateQueries`.\n"
+        "2. **SWR**: smaller, but invalidation is manual (`mutate` with keys).\n\n"
+        "User: tanstack query yes. not SWR, we have a ton of edit forms and i want "
+        "invalidateQueries after a mutation, not hand-rolled mutate calls everywhere.\n"
+    ).items
+
+    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    assert decision.content.startswith("TanStack Query: cache, dedup")
+    assert "; not SWR, we have a ton of edit forms" in decision.content
+
+
 def test_a_picked_option_keeps_the_subject_it_was_asked_about() -> None:
     # Claude Code's question dialog as the reader writes it: the dialog's chip leads the
     # question. "No rig" alone says nothing; under its subject it does.

@@ -287,12 +287,41 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in split_sentences(text) if s.strip()]
 
 
+# "Fix: 1." (a list's first number), "I'll switch to it.": a plan that says what it is only
+# in the sentences after it.
+_LIST_NUMBER_END = re.compile(r":\s*\d{1,2}[.)]$")
+_POINTS_BACK = re.compile(r"(?i)\b(?:it|that|this|them)\W*$")
+_LIST_NUMBER_START = re.compile(r"^\d{1,2}[.)]\s+")
+_SHORT_PLAN = 5
+
+
+def _whole_plan(sentences: list[str], k: int) -> str:
+    """The plan sentence `k` with the sentences it needs to say what it is."""
+    if k < 0:
+        return ""
+    plan = sentences[k]
+    numbered = _LIST_NUMBER_END.search(plan) is not None
+    if numbered:
+        plan = _LIST_NUMBER_END.sub(":", plan).rstrip()
+    elif len(plan.split()) >= _SHORT_PLAN or not _POINTS_BACK.search(plan):
+        return plan
+    for more in sentences[k + 1 : k + 3]:
+        if more.rstrip().endswith("?") or re.search(r"\s\d{1,2}[.)]$", more):
+            break
+        plan = f"{plan} {_LIST_NUMBER_START.sub('', more)}"
+        if len(plan.split()) >= 2 * _SHORT_PLAN:
+            break
+    return plan
+
+
 def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | None:
     """(cause, planned fix, hedged) of an agent turn that explains a cause.
 
     `looked`: the agent read code or ran something since the problem was reported.
     """
-    plan = next((s for s in sentences if _PLAN.match(s)), "")
+    at = next((k for k, s in enumerate(sentences) if _PLAN.match(s)), -1)
+    plan = sentences[at] if at >= 0 else ""
+    whole = _whole_plan(sentences, at)
     # "Confirmed root cause: `add_index` without `algorithm: :concurrently` …": the agent
     # names its finding as the cause.
     labelled = next((k for k, s in enumerate(sentences) if _ROOT_CAUSE.match(s)), -1)
@@ -302,7 +331,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         if len(_ROOT_CAUSE.sub("", said).split()) < 5 and labelled + 1 < len(sentences):
             said = f"{said} {sentences[labelled + 1]}"
         if len(_ROOT_CAUSE.sub("", said).split()) >= 5:
-            return said, plan, False
+            return said, whole, False
     # "That confirms it. The workflow references X@main, and upstream renamed …": what the
     # agent states right after confirming is the established cause.
     marked = next((k for k, s in enumerate(sentences) if _FOUND_IT.match(s)), -1)
@@ -318,7 +347,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
             and len(s.split()) >= 5
         ]
         if confirmed:
-            return " ".join(confirmed), plan, False
+            return " ".join(confirmed), whole, False
     # The plan is what will be done, not why it broke ("I'd switch to X so a rerun ...").
     causes = [
         _with_antecedent(sentences, k)
@@ -371,7 +400,7 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
     if not causes:
         return None
     hedged = all(_HEDGE.search(s) for s in causes)
-    return " ".join(causes[:2]), plan, hedged
+    return " ".join(causes[:2]), whole, hedged
 
 
 def without_cause_label(cause: str) -> str:

@@ -2943,6 +2943,13 @@ def _as_named(content: str, name: str) -> str:
 _TERSE_PICK_WORDS = 4
 
 
+_TURNS_DOWN = re.compile(r"(?i)^\W*(?:not|no)\b(?!\s+(?:need|problem|worries|rush)\b)")
+
+
+def _lower_first(text: str) -> str:
+    return text[0].lower() + text[1:] if text[:1].isupper() and text[1:2].islower() else text
+
+
 def _with_picked_options(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
@@ -2972,15 +2979,32 @@ def _with_picked_options(
                 break
             # "Let's go with Oban." says no more than the pick: the agent's words for it do.
             found = [c for c in found if not any(c is n for n in naming)]
+            content = _about_subject(option, _as_named(_sentence_of(option.text), option.name))
+            # "not SWR, we have a ton of edit forms …": another option of the list turned down
+            # in the reply is why this one was picked, not a decision of its own.
+            passed = [
+                c
+                for c in found
+                if c.turn == reply.index
+                and c.speaker is Speaker.USER
+                and c.family is not Family.BUG
+                and _TURNS_DOWN.match(c.content)
+                and any(
+                    j != k and _keys_named(c.content.lower()[:60], other)
+                    for j, other in enumerate(options)
+                )
+            ]
+            if passed:
+                found = [c for c in found if not any(c is p for p in passed)]
+                reasons = "; ".join(_lower_first(p.content.rstrip(".")) for p in passed)
+                content = f"{content.rstrip('.')}; {reasons}."
             found.append(
                 Candidate(
                     category=Category.ARCHITECTURAL_DECISIONS,
                     speaker=Speaker.USER,
                     turn=reply.index,
                     index=answer[0],
-                    content=_about_subject(
-                        option, _as_named(_sentence_of(option.text), option.name)
-                    ),
+                    content=content,
                     lead=f"{option.subject}: {option.name}" if option.subject else option.name,
                     confidence=PICKED,
                     family=Family.DECISION,
