@@ -3765,3 +3765,29 @@ def test_an_instruction_to_agents_in_a_list_item_never_joins_the_rule() -> None:
     ).items
     assert any(".env" in i.content for i in items), [i.content for i in items]
     assert not any("publish" in i.text.lower() for i in items), [i.content for i in items]
+
+
+def test_a_rule_with_a_topic_joins_the_next_sentence_about_the_same_thing() -> None:
+    # "storage" is the first sentence's topic; the second shares its words ("sql"), so the
+    # two are one rule, not a rule and a fragment.
+    items = run(
+        "User: queries go in internal/store/queries/*.sql and you run sqlc generate. never "
+        "hand-edit the *.sql.go files, they get overwritten.\n"
+    ).items
+
+    (rule,) = items
+    assert rule.content == (
+        "Queries go in internal/store/queries/*.sql and you run sqlc generate. Never "
+        "hand-edit the *.sql.go files, they get overwritten."
+    )
+
+
+def test_a_rule_with_a_topic_stays_apart_from_a_sentence_about_something_else() -> None:
+    items = run(
+        "User: every model must have a `unique` and a `not_null` test on its primary key. "
+        "staging deploys go out on tuesdays only, never on fridays.\n"
+    ).items
+
+    assert len(items) == 2
+    assert items[0].content.startswith("Every model must have")
+    assert items[1].content.startswith("Staging deploys go out on tuesdays only")

@@ -544,9 +544,10 @@ def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Ca
     rule said twice over; kept apart, each half reads as a fragment and a later change to
     the rule supersedes only one of them. Back to back means consecutive sentences of one
     user turn, filed under the same category and family; one subject means a shared word
-    stem, or a second sentence that goes on about the first (`_goes_on`). Units with
-    structure of their own (bug patterns, tagged reversals and open points, anything with a
-    cause) stay as they are.
+    stem, or a second sentence that goes on about the first (`_goes_on`); a sentence with a
+    topic of its own ("storage", "testing") joins only by a shared stem, and two different
+    topics never join. Units with structure of their own (bug patterns, tagged reversals and
+    open points, anything with a cause) stay as they are.
 
     An item of a list the user writes is one point whatever its sentences' categories: "2.
     no f-strings in log calls. `log.info("quote_created", …)` — event name is a fixed
@@ -597,12 +598,16 @@ def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Ca
             or c.family is not prev.family
             or c.family is Family.BUG
             or c.category is not prev.category
-            or c.topic_tags
-            or prev.topic_tags
+            or any(":" in t or t == UNDECIDED for t in (*c.topic_tags, *prev.topic_tags))
+            or (c.topic_tags and prev.topic_tags and not set(c.topic_tags) & set(prev.topic_tags))
             or c.root_cause
             or prev.root_cause
             or len(prev.content.split()) + len(c.content.split()) > MAX_JOINED_WORDS
-            or not (stems(c.content) & stems(prev.content) or _goes_on(prev.content, c.content))
+            or not (
+                stems(c.content) & stems(prev.content)
+                # (A sentence with a subject of its own shares a word with the rule it joins.)
+                or (not (c.topic_tags or prev.topic_tags) and _goes_on(prev.content, c.content))
+            )
         ):
             joined.append(c)
             continue
@@ -611,6 +616,7 @@ def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Ca
         prev.confidence = max(prev.confidence, c.confidence)
         if c.rationale and c.rationale not in prev.rationale:
             prev.rationale = f"{prev.rationale}; {c.rationale}" if prev.rationale else c.rationale
+        prev.topic_tags = list(dict.fromkeys((*prev.topic_tags, *c.topic_tags)))
     return _with_rest_of_item(joined, statements, reach)
 
 
