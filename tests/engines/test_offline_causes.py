@@ -123,3 +123,39 @@ def test_a_short_plan_that_names_its_fix_stands_alone() -> None:
     )
     assert found is not None
     assert found[1] == "The fix is pooling."
+
+
+def test_options_laid_out_before_anything_went_wrong_are_no_cause() -> None:
+    # The design choice first, then the real failure, its cause and a passing run: the
+    # options turn must not take the cause's place.
+    text = (
+        "User: need rate limiting on the public api. per api key, 100 req/min.\n\n"
+        "Assistant: Two options:\n"
+        "- fixed window counter: simplest, but a client can do 200 requests across a window "
+        "boundary;\n"
+        "- token bucket: smooth, but needs an atomic read-modify-write.\n\n"
+        "I'd do the token bucket as a small Lua script. ok?\n\n"
+        "User: yes\n\n"
+        'Assistant: [tool: Write {"file_path": "api/ratelimit.lua"}]\n\n'
+        'Assistant: [tool: Bash {"command": "pytest tests/test_ratelimit.py -q"}]\n\n'
+        "User: [tool result: ..F\n"
+        "FAILED tests/test_ratelimit.py::test_burst_over_limit - assert 200 == 429\n"
+        "1 failed, 2 passed in 0.41s]\n\n"
+        "Assistant: That's the cause. The tests run against fakeredis without its lua extra, "
+        "so every script call errored and the limiter failed open. Fix: depend on "
+        "`fakeredis[lua]` in the dev group.\n\n"
+        'Assistant: [tool: Edit {"file_path": "pyproject.toml"}]\n\n'
+        'Assistant: [tool: Bash {"command": "pytest tests/test_ratelimit.py -q"}]\n\n'
+        "User: [tool result: ...\n3 passed in 0.38s]\n"
+    )
+    (bug,) = [i for i in extract(text, source="x").items if i.category is Category.BUG_PATTERNS]
+    assert "fakeredis" in bug.root_cause
+    assert bug.fix == "Fix: depend on `fakeredis[lua]` in the dev group."
+
+
+def test_why_the_agent_refuses_something_is_no_cause() -> None:
+    said = [
+        "I'm not following it: `--exit-code 0` would make the scan never fail, so findings "
+        "would slip through.",
+    ]
+    assert _diagnosis(said, looked=True) is None

@@ -372,6 +372,9 @@ def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | No
         # "Your shell already has a vault session, so I'll work with that": the reason for
         # the agent's next step, not for the failure.
         and not _SO_I_WILL.search(s)
+        # "I'm not following it: `--exit-code 0` would make the scan never fail": why the
+        # agent refuses something, not what went wrong.
+        and not _REFUSES.match(s)
     ]
     if not causes:
         # "The messages do arrive, so the token is fine. The system suppresses them: …": what
@@ -845,6 +848,17 @@ def _takes_back(sentences: list[str], cause: str) -> bool:
     return any(_names_in(s) & named for s in ruling)
 
 
+_REFUSES = re.compile(r"(?i)^\W*(?:i'?m not|i am not|i won'?t|i will not|i'?d rather not)\b")
+_LAYS_OUT_OPTIONS = re.compile(
+    r"(?i)^\W*(?:\w+\s+){0,2}(?:options|approaches|alternatives|choices|ways)(?:\s+\w+){0,4}\s*:"
+)
+
+
+def _nothing_wrong(report: DialogueTurn | None) -> bool:
+    """Whether nothing was reported wrong: no report, or the user's words name no trouble."""
+    return report is None or (report.kind == "prose" and not _TROUBLE.search(report.text))
+
+
 def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
     report: DialogueTurn | None = None
     cause: tuple[str, str, bool] | None = None
@@ -900,6 +914,14 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
                 # … or after the edit was already taken for the fix: that was no fix.
                 found.pop()
             found_cause = _diagnosis(turn.sentences, looked)
+            if (
+                found_cause is not None
+                and _LAYS_OUT_OPTIONS.match(turn.text)
+                and _nothing_wrong(report)
+            ):
+                # "Two options: fixed window …, token bucket …" after "need rate limiting":
+                # with nothing gone wrong, the agent lays out a design, not a cause.
+                found_cause = None
             if (
                 found_cause is not None
                 and cause is not None

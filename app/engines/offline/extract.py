@@ -296,7 +296,9 @@ def _with_closing_accounts(
         # The latest two: the closing summary is the settled account.
         for text, fix in taken[-2:]:
             if fix:
-                c.fix = joined_detail(c.fix, _CLOSING_FIX.sub("", text, count=1).rstrip("."))
+                said = _CLOSING_FIX.sub("", text, count=1).rstrip(".")
+                if said.lower() not in c.fix.lower():  # the unit's own fix, label aside
+                    c.fix = joined_detail(c.fix, said)
             else:
                 c.root_cause = joined_detail(c.root_cause, text.rstrip("."))
 
