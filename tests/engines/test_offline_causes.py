@@ -159,3 +159,12 @@ def test_why_the_agent_refuses_something_is_no_cause() -> None:
         "would slip through.",
     ]
     assert _diagnosis(said, looked=True) is None
+
+
+def test_a_cause_of_one_word_is_no_bug() -> None:
+    text = (
+        "User: the warehouse bill tripled in may\n\n"
+        "Assistant: With dozens of pushes a day, most of TRANSFORM_WH's May credits are idle "
+        "time caused by CI.\n"
+    )
+    assert not [i for i in extract(text, source="x").items if i.category is Category.BUG_PATTERNS]

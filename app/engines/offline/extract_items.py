@@ -772,6 +772,9 @@ def _quoted_at(text: str, at: int) -> bool:
     )
 
 
+MIN_CAUSE_WORDS = 2
+
+
 def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | None:
     text = core
     fix = root = symptom = ""
@@ -832,6 +835,8 @@ def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | No
                 break
     if not (root or fix):
         return None
+    if not fix and len(root.split()) < MIN_CAUSE_WORDS:
+        return None  # "… idle time caused by CI.": a word names no cause
     content = _SYMPTOM_LEAD_RE.sub("", symptom) if symptom else core
     confidence = BASE[Family.BUG]
     if root and fix:
