@@ -796,3 +796,45 @@ def test_consolidation_only_removes_what_it_reports(memory: BranchMemory, cap: i
         assert len(section) <= cap or all(i.pinned for i in section)
     assert check_evolution(memory, after, [], allowed_removals=result.notes) == []
     assert parse(render(after), "main") == after
+
+
+# --- a change that names what it retires -----------------------------------------------------
+
+
+def test_a_change_records_the_choice_it_retires_when_no_item_held_it() -> None:
+    # The first thread's "we pickle the cache" never became an item; the second says it is
+    # gone. The branch records pickle as superseded so nobody brings it back.
+    memory = run(None, later("No more pickle, use msgpack for the cache.", "replaces:pickle"))
+
+    assert contents(memory, DEC) == ["No more pickle, use msgpack for the cache."]
+    (entry,) = memory.contradictions
+    assert entry.status == "superseded"
+    (old,) = entry.items
+    assert old.title == "pickle"
+    assert old.category is DEC
+    assert "pickle" in old.content and "msgpack" in old.content
+    assert parse(render(memory)).contradictions[0].items[0].title == "pickle"
+
+
+@pytest.mark.parametrize(
+    ("said", "tag"),
+    [
+        # a word the reversal patterns read as a name, with nothing put in its place
+        ("I change to ValueKey and the flicker is gone, no more blink.", "replaces:flicker"),
+        ("Please verify rather than speculate.", "replaces:speculate"),
+        ("Experiments go from the jira ticket to the runs.", "replaces:ticket"),
+        ("Otherwise we'll be search-and-replacing hex codes for a month.", "replaces:hex"),
+    ],
+)
+def test_a_word_read_as_a_name_retires_nothing(said: str, tag: str) -> None:
+    memory = run(None, later(said, tag))
+
+    assert memory.contradictions == []
+
+
+def test_a_removed_package_named_outside_the_statement_is_retired() -> None:
+    # The agent removed @auth0/nextjs-auth0; the user's statement names only the new choice.
+    memory = run(None, later("Clerk went live this morning.", "replaces:auth0"))
+
+    (entry,) = memory.contradictions
+    assert entry.items[0].title == "auth0"

@@ -31,6 +31,7 @@ from app.core.models import (
     Contradiction,
     EvolutionResult,
     MemoryItem,
+    make_item_id,
     normalize_timestamp,
     utc_now,
 )
@@ -397,6 +398,13 @@ class _Work:
         _LOWERED[id(item)] = (item, text)
         return text
 
+    def mentions(self, name: str) -> bool:
+        """Whether an item of the branch names `name` as a word."""
+        word = named_word(name.lower())
+        return any(
+            word.search(self._lowered(item)) for items in self.sections.values() for item in items
+        )
+
     def locate(self, item_id: str) -> tuple[Category, int] | None:
         for category, items in self.sections.items():
             for index, item in enumerate(items):
@@ -621,6 +629,87 @@ def named_word(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
 
 
+# Words a `replaces:` tag can hold that name nothing ("scratch what I said").
+_NO_NAME = frozenset(
+    ("any", "earlier", UNNAMED, "what", "that", "this", "it", "them", "those", "these", "one")
+)
+
+
+_THE = r"(?:(?:the|our|all|any)\s+)?"
+_PLACE_REACH = 80
+# What the new statement puts in the old one's place, after dropping it ("scratch toml, make
+# it yaml", "no more pickle, use msgpack", "drop poetry, move it to uv").
+_IN_ITS_PLACE = re.compile(
+    r"\b(?:use|using|make it|move (?:it |them )?to|moved to|moving to|switch(?:ing)? to|go with|"
+    r"it is|now)\b"
+)
+
+
+def _retires(name: str, low: str) -> bool:
+    """Whether a statement says in so many words that `name` gives way to something else:
+    "switch from X to Y", "move off X onto Y", "replace X with Y", "Y replaces X", or X
+    scratched, dropped or removed with what takes its place said after it."""
+    n = re.escape(name)
+    edge = r"(?![\w-])"
+    if re.search(
+        rf"\b(?:switch|mov|migrat|port|chang)\w*\s+(?:\w+\s+){{0,3}}?(?:from|off)\s+{_THE}"
+        rf"[`'\"]?{n}[`'\"]?{edge}[^.;]{{0,30}}?\b(?:to|onto)\b"
+        rf"|(?<![\w-])replac\w*\s+{_THE}[`'\"]?{n}[`'\"]?{edge}"
+        rf"|(?<![\w-]){n}[`'\"]?\s*(?:→|->)",
+        low,
+    ):
+        return True
+    dropped = re.search(
+        rf"(?<!\bno\s)\b(?:scratch|drop(?:ped)?|ditch(?:ed)?|no more|remov(?:e|ed)|ripped out|"
+        rf"got rid of|get rid of)\s+{_THE}[`'\"]?{n}[`'\"]?{edge}",
+        low,
+    )
+    return (
+        dropped is not None
+        and _IN_ITS_PLACE.search(low, dropped.end(), dropped.end() + _PLACE_REACH) is not None
+    )
+
+
+def _named_replaced(new: MemoryItem, work: _Work) -> list[MemoryItem]:
+    """The choices `new` says it replaces by name that no item of the branch holds: each as
+    a record of the old choice ("pickle"), for the superseded list."""
+    names = [
+        t[len(REPLACES) :]
+        for t in new.tags
+        if t.startswith(REPLACES) and len(t) - len(REPLACES) >= 2
+    ]
+    low = new.content.lower()
+    names = [
+        n
+        for n in names
+        if n.lower() not in _NO_NAME
+        and (
+            _retires(n.lower(), low)
+            # a package the agent removed ("@auth0/nextjs-auth0" → "auth0"), named outside
+            # the statement: an identifier, not a word of it
+            or (re.search(r"[\d_./@]", n) and not named_word(n.lower()).search(low))
+        )
+    ]
+    out: list[MemoryItem] = []
+    for name in names:
+        if work.mentions(name):
+            continue  # an item still names it: not something only this change knows of
+        content = f'{name}: the earlier choice, replaced by "{new.title}".'
+        out.append(
+            MemoryItem(
+                id=make_item_id(new.category, name, content),
+                category=new.category,
+                title=name,
+                content=content,
+                confidence=new.confidence,
+                sources=list(new.sources),
+                extracted=new.extracted,
+                tags=["retired"],
+            )
+        )
+    return out
+
+
 def _superseded_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Contradiction:
     replaced = "; ".join(describe_statement(o) for o in olds)
     more = f" and {len(olds) - 1} more" if len(olds) > 1 else ""
@@ -789,6 +878,19 @@ def evolve(
             notes.append(f"{new.id} disagrees with {', '.join(o.id for o in disputed)}: left open")
             continue
         opposed = work.contradicted_by(new)
+        if not replaced and not opposed:
+            gone = _named_replaced(new, work)
+            if gone:
+                # "No more pickle, use msgpack": the old choice was never an item here, but
+                # the change still says what it retires; an agent reading the branch should
+                # not bring pickle back. It is recorded as superseded, as the new item's.
+                new = work.unique_id(new)
+                work.insert(new)
+                stats["added"] += 1
+                work.add_contradiction(_superseded_entry(new, gone, moment))
+                stats["superseded"] += len(gone)
+                notes.append(f"{new.id} retired {', '.join(o.title for o in gone)}")
+                continue
         if replaced:
             # The user said this replaces them ("we dropped X", "switch from X to Y"): it
             # wins whatever the confidences, except over what a person pinned.
