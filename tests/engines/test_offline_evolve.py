@@ -838,3 +838,12 @@ def test_a_removed_package_named_outside_the_statement_is_retired() -> None:
 
     (entry,) = memory.contradictions
     assert entry.items[0].title == "auth0"
+
+
+def test_a_retired_choice_takes_the_rule_naming_its_identifier() -> None:
+    first = run(None, item("Token is in ROLLBAR_ACCESS_TOKEN, never hardcoded.", category=CONV))
+    memory = run(first, later("From the 1st we are on Sentry, not Rollbar.", "replaces:rollbar"))
+
+    assert contents(memory, CONV) == []
+    (entry,) = memory.contradictions
+    assert entry.items[0].content == "Token is in ROLLBAR_ACCESS_TOKEN, never hardcoded."

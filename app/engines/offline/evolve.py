@@ -510,7 +510,11 @@ class _Work:
                     else:
                         # The word search only where the name occurs at all.
                         text = text or self._lowered(item)
-                        hit = name in text and named_word(name).search(text) is not None
+                        # (or as the head of an identifier: ROLLBAR_ACCESS_TOKEN is Rollbar's)
+                        hit = name in text and (
+                            named_word(name).search(text) is not None
+                            or re.search(rf"(?<![\w-]){re.escape(name)}_\w", text) is not None
+                        )
                     if hit:
                         found.append(item)
                         break
