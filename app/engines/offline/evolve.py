@@ -633,6 +633,8 @@ def named_word(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
 
 
+# The tag of a record made for a choice only a change named (`_named_replaced`).
+RETIRED = "retired"
 # Words a `replaces:` tag can hold that name nothing ("scratch what I said").
 _NO_NAME = frozenset(
     ("any", "earlier", UNNAMED, "what", "that", "this", "it", "them", "those", "these", "one")
@@ -708,7 +710,7 @@ def _named_replaced(new: MemoryItem, work: _Work) -> list[MemoryItem]:
                 confidence=new.confidence,
                 sources=list(new.sources),
                 extracted=new.extracted,
-                tags=["retired"],
+                tags=[RETIRED],
             )
         )
     return out
@@ -1019,7 +1021,20 @@ def settle_review(
             settled += stale
     if not entries:
         return memory, []
-    update = {"contradictions": [*memory.contradictions, *entries]}
+    # The record of a retired name (`_named_replaced`) gives way to the candidate that held
+    # it: the history keeps the real statement, once.
+    settling = {ref for entry in entries for ref in entry.refs}
+    kept = [
+        c
+        for c in memory.contradictions
+        if not (
+            c.status == "superseded"
+            and set(c.refs) <= settling
+            and c.items
+            and all(RETIRED in i.tags for i in c.items)
+        )
+    ]
+    update = {"contradictions": [*kept, *entries]}
     return memory.model_copy(update=update), settled
 
 
