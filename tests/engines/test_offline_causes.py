@@ -168,3 +168,36 @@ def test_a_cause_of_one_word_is_no_bug() -> None:
         "time caused by CI.\n"
     )
     assert not [i for i in extract(text, source="x").items if i.category is Category.BUG_PATTERNS]
+
+
+def test_each_item_of_an_agents_list_is_a_sentence_of_its_own() -> None:
+    from app.engines.offline.dialogue import _sentences
+
+    said = _sentences(
+        "Agreed. Quick recap of what we settled: - Tauri 2 replaces Electron (bundle size); "
+        "frontend stays Svelte. - SQLite is accessed only from Rust. * Commands live in "
+        "src-tauri/src/commands/."
+    )
+    assert said == [
+        "Agreed.",
+        "Quick recap of what we settled:",
+        "- Tauri 2 replaces Electron (bundle size); frontend stays Svelte.",
+        "- SQLite is accessed only from Rust.",
+        "* Commands live in src-tauri/src/commands/.",
+    ]
+
+
+def test_a_replacement_in_an_accepted_recap_is_its_own_item() -> None:
+    text = (
+        "User: so what's the plan for the desktop app\n\n"
+        "Assistant: Quick recap of what we settled:\n"
+        "- Tauri 2 replaces Electron for Inkwell (bundle size and idle RAM); frontend stays "
+        "Svelte.\n"
+        "- SQLite is accessed only from Rust with `rusqlite`; the frontend never sends SQL.\n\n"
+        "User: perfect thx\n"
+    )
+    items = extract(text, source="x").items
+    tauri = [i for i in items if "Tauri" in i.content]
+    assert tauri
+    assert tauri[0].content.startswith("Tauri 2 replaces Electron")
+    assert "rusqlite" not in tauri[0].content

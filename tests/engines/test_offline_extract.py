@@ -3791,3 +3791,17 @@ def test_a_rule_with_a_topic_stays_apart_from_a_sentence_about_something_else() 
     assert len(items) == 2
     assert items[0].content.startswith("Every model must have")
     assert items[1].content.startswith("Staging deploys go out on tuesdays only")
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("`app/src/a.c` replaces `b.c`.", "`app/src/a.c` replaces `b.c`."),
+        ("- [SerializeField] private for inspector fields", "[SerializeField] private"),
+        ("actually, use X", "use X"),
+    ],
+)
+def test_an_opening_code_span_survives_the_openers_cut(said: str, kept: str) -> None:
+    from app.engines.offline.extract import _unhedged
+
+    assert _unhedged(said).startswith(kept)

@@ -283,8 +283,24 @@ def _passed(text: str) -> bool:
     return bool(_PASSED.search(text)) and not _FAILED.search(cleaned)
 
 
+# Where a list item starts inside prose joined from lines ("… we settled: - Tauri 2 replaces
+# Electron …. - SQLite is …"): each item is a sentence of its own.
+_LIST_ITEM = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+\S")
+_ITEM_START = re.compile(r"(?<=[.:;!?])\s+(?=(?:[-*•]|\d{1,2}[.)])\s+\S)")
+
+
+def _unmarked(sentence: str) -> str:
+    """A sentence without the list mark it opens with ("- `a.c` replaces `b.c`")."""
+    return _LIST_MARK.sub("", sentence, count=1)
+
+
+_LIST_MARK = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")
+
+
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in split_sentences(text) if s.strip()]
+    return [
+        part.strip() for s in split_sentences(text) for part in _ITEM_START.split(s) if part.strip()
+    ]
 
 
 # "Fix: 1." (a list's first number), "I'll switch to it.": a plan that says what it is only
@@ -1460,7 +1476,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 )
                 if later is None:
                     continue
-                found.append(Reversal(sentences[later], turn.index, []))
+                found.append(Reversal(_unmarked(sentences[later]), turn.index, []))
                 joined_next = later
                 continue
             if _REPORTS_ONLY.match(sentence) and PROBLEM_GONE_RE.search(sentence):
@@ -1472,6 +1488,8 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 and not named_new
                 and k + 1 < len(sentences)
                 and not sentences[k + 1].rstrip().endswith("?")
+                # (another item of a list is another point)
+                and not _LIST_ITEM.match(sentences[k + 1])
             ):
                 # "We dropped MongoDB. ClickHouse it is": the choice is the next sentence.
                 text = f"{sentence} {sentences[k + 1]}"
@@ -1492,7 +1510,8 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                     text = f"{sentence} {sentences[then]}"
                     joined_next = then
             earlier_only = not old and not _corrects(_FROM_NOW_ON.sub(" ", sentence))
-            found.append(Reversal(text, turn.index, list(dict.fromkeys(old)), earlier_only, reason))
+            names = list(dict.fromkeys(old))
+            found.append(Reversal(_unmarked(text), turn.index, names, earlier_only, reason))
     return found
 
 

@@ -3322,9 +3322,18 @@ def _with_answers(
     return found
 
 
+_OPENS_SPAN = {"`": "`", "[": "]"}
+
+
 def _unhedged(text: str) -> str:
     """Without the chat openers ("actually,", "heads up:") that carry no content."""
-    return _OPENER.sub("", text).strip() or text
+    rest = _OPENER.sub("", text).strip()
+    lead = text[: len(text) - len(rest)]
+    if lead and lead[-1] in _OPENS_SPAN and _OPENS_SPAN[lead[-1]] in rest:
+        # "`a.c` replaces …", "[SerializeField] private …": the code span it opens with
+        # stays whole
+        return lead[-1] + rest
+    return rest or text
 
 
 _OPENER = re.compile(
