@@ -214,14 +214,3 @@ def test_a_failed_write_leaves_the_candidate_queued(
     with pytest.raises(Exception, match="kept changing"):
         api.writer.apply_extraction(ExtractionResult(items=[_replacement()]), "web/main")
     assert [e.item.title for e in api.review.entries()] == ["Winston for logging"]
-
-
-def test_a_replaced_candidate_is_recorded_once_not_also_as_a_retired_name(home: Path) -> None:
-    # The replacement names Winston; the offline evolution records a retired name when no
-    # item held it, but here the queued candidate did: only the candidate is kept.
-    api = build_api(home, engine_override="offline")
-    api.writer.apply_extraction(ExtractionResult(items=[_held_choice()]), "web/main")
-    api.writer.apply_extraction(ExtractionResult(items=[_replacement()]), "web/main")
-
-    [entry] = api.store.read("web/main").contradictions
-    assert [i.title for i in entry.items] == ["Winston for logging"]
