@@ -55,8 +55,9 @@ def test_held_out_quality_does_not_fall(bench: ModuleType) -> None:
     # wrong items 4 -> 4, required items found unchanged (docs/decisions.md, eighth part).
     assert report.precision() >= 0.80, report.precision()
     assert report.recall() >= 0.60, report.recall()
-    # 10 of 13 since a choice of a tool the keyword tables do not know counts (sixteenth).
-    assert passed >= 10, (passed, total)
+    # 10 of 13 since a choice of a tool the keyword tables do not know counts (sixteenth);
+    # 11 once a change that names what it retires records it (thirty-second).
+    assert passed >= 11, (passed, total)
     assert not report.secrets
     assert not report.violations(), report.violations()
 
@@ -89,9 +90,10 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # after the tenth (0.515 / 0.459), after the sixteenth (0.529 / 0.486), and after the
     # seventeenth (0.588 / 0.541), and after the nineteenth (0.606 / 0.541), and once the
     # hold model sends doubted user rules to review (twentieth: 0.645 / 0.541), and once a
-    # fixed bug's symptom is no rule as well (twenty-fifth: 0.667 / 0.541).
-    assert report.precision() >= 0.66, report.precision()
-    assert report.recall() >= 0.54, report.recall()
+    # fixed bug's symptom is no rule as well (twenty-fifth: 0.667 / 0.541), and once a
+    # rule's topic no longer keeps its next sentence apart (thirty-second: 0.70 / 0.568).
+    assert report.precision() >= 0.70, report.precision()
+    assert report.recall() >= 0.56, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
     assert len(report.violations()) <= 1, report.violations()
@@ -118,7 +120,8 @@ HELD_OUT_FLOORS = [
     # 0.632 / 0.573 once a fixed bug takes in more of the agent's closing account
     # (twenty-second); 25 sequence checks once a list announced as rules is read as rules
     # (thirtieth).
-    ("holdout4", 0.63, 0.57, 25, 7),
+    # 0.653 / 0.585 in the thirty-second.
+    ("holdout4", 0.65, 0.58, 25, 7),
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
@@ -127,7 +130,8 @@ HELD_OUT_FLOORS = [
     # captcha tho, product will literally kill me" is no reversal of "me" and stands alone, a
     # true rule whose words its label files under another item (twenty-fourth).
     # 0.562 / 0.518 once one item of the user's list is one rule (thirty-first).
-    ("holdout5", 0.56, 0.51, 20, 9),
+    # 0.573 in the thirty-second.
+    ("holdout5", 0.57, 0.51, 20, 9),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.
@@ -148,7 +152,7 @@ HELD_OUT_FLOORS = [
     # 0.463 once the latest closing account after the report completes a bug (twenty-second);
     # 0.531 / 0.469 once a rule compared to the agent's work ("like you did") is a rule
     # (twenty-fourth).
-    ("holdout7", 0.53, 0.46, 30, 33),
+    ("holdout7", 0.54, 0.46, 30, 31),  # 0.543, 31 must-not (thirty-second)
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
@@ -159,7 +163,7 @@ HELD_OUT_FLOORS = [
     # with the hold model (twentieth); 46 once turning down the agent's closing offer is no
     # rejection of its report (twenty-seventh); 0.415 and 47 once one item of the user's
     # list is one rule (thirty-first).
-    ("holdout8", 0.41, 0.38, 47, 6),
+    ("holdout8", 0.42, 0.40, 47, 6),  # 0.422 / 0.401 (thirty-second)
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
@@ -177,11 +181,11 @@ HELD_OUT_FLOORS = [
     # (twenty-second); 0.567 and 11 must-not once a person or a quantity names nothing a
     # reversal drops (twenty-fourth); 0.562 after the twenty-fifth (one wrong item more);
     # 0.571 / 0.519 once a closing account is its whole list item (twenty-sixth).
-    ("holdout10", 0.57, 0.51, 31, 11),
+    ("holdout10", 0.58, 0.51, 32, 11),  # 0.588, 32 sequence checks (thirty-second)
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
     # 0.354 after the part's last change; 0.359 and 16 sequence checks with the hold model.
-    ("holdout11", 0.35, 0.30, 16, 7),
+    ("holdout11", 0.36, 0.31, 16, 7),  # 0.367 / 0.313 (thirty-second)
     # Three more, written for the eighteenth part: unseen on arrival 0.50 / 0.417, 8 must-not,
     # 11 of 36 sequence checks, the same with the session-start engine; 0.512 / 0.427 after
     # the nineteenth; 0.538 / 0.427 with the hold model (twentieth); 0.545 once a paste

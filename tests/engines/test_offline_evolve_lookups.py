@@ -96,7 +96,11 @@ def _scan_named(
                         and any(len(t) >= 5 for t in shared)
                     )
                 else:
-                    hit = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+                    # a whole word, or the head of an identifier ("rollbar_access_token")
+                    hit = (
+                        re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+                        or re.search(rf"(?<![\w-]){re.escape(name)}_\w", text) is not None
+                    )
                 if hit:
                     found.append(item)
                     break
