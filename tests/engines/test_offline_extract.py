@@ -3805,3 +3805,15 @@ def test_an_opening_code_span_survives_the_openers_cut(said: str, kept: str) -> 
     from app.engines.offline.extract import _unhedged
 
     assert _unhedged(said).startswith(kept)
+
+
+def test_a_package_spec_in_quotes_is_a_package() -> None:
+    from app.engines.offline.dialogue import _PM_ADD, _PM_REMOVE, _packages
+
+    call = (
+        '[tool: Bash {"command": "pip install \'dbt-bigquery~=1.8\' && pip uninstall -y '
+        'dbt-redshift"}]'
+    )
+    # dbt stays (it comes back in the new package): only redshift goes
+    assert _packages(_PM_ADD, call) == ["dbt", "bigquery"]
+    assert _packages(_PM_REMOVE, call) == ["dbt", "redshift"]

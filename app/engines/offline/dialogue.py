@@ -1950,12 +1950,13 @@ class Swap:
 _PM_REMOVE = re.compile(
     r"\b(?:(?:npm|pnpm|yarn|bun) (?:uninstall|remove|rm|un)|(?:pip3?|pipenv) uninstall|"
     r"(?:poetry|uv|cargo|bundle|composer) remove|gem uninstall|dotnet remove package|"
-    r"(?:flutter|dart) pub remove)((?:\s+(?:-[\w-]+|[@\w][\w@/.+-]*))+)"
+    r"(?:flutter|dart) pub remove)((?:\s+(?:-[\w-]+|['\"]?[@\w][\w@/.+-]*['\"]?))+)"
 )
 _PM_ADD = re.compile(
     r"\b(?:(?:npm|pnpm|bun) (?:install|i|add)|yarn add|(?:pip3?|pipenv) install|"
     r"(?:poetry|uv|cargo|bundle|flutter pub|dart pub) add|composer require|"
-    r"dotnet add package|go get)((?:\s+(?:-[\w-]+|[@\w][\w@/.+=<>~^-]*))+)"
+    # (a spec in quotes, "pip install 'dbt-bigquery~=1.8'", is a package too)
+    r"dotnet add package|go get)((?:\s+(?:-[\w-]+|['\"]?[@\w][\w@/.+=<>~^-]*['\"]?))+)"
 )
 # Cheap test before the patterns above: a removal names one of these verbs.
 _PM_REMOVE_WORD = re.compile(r"\b(?:uninstall|remove|rm|un)\b")
