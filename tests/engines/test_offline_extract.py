@@ -3817,3 +3817,14 @@ def test_a_package_spec_in_quotes_is_a_package() -> None:
     # dbt stays (it comes back in the new package): only redshift goes
     assert _packages(_PM_ADD, call) == ["dbt", "bigquery"]
     assert _packages(_PM_REMOVE, call) == ["dbt", "redshift"]
+
+
+def test_what_would_be_done_if_we_ever_is_no_rule() -> None:
+    items = run(
+        "User: one state per env, s3 backend.\n\n"
+        "Assistant: Done, envs/staging and envs/prod each have their own backend block.\n\n"
+        "User: yeah if we ever go multi-region we'd also likely move to terragrunt, but "
+        "that's years out, don't build for it.\n"
+    ).items
+
+    assert not [i for i in items if "terragrunt" in i.content]

@@ -797,6 +797,15 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
     ]
     # "No subcommand for now", "not for now, we are too small": a "no" until later.
     found = [c for c in found if not _NOT_YET.search(c.content)]
+    # "yeah if we ever go multi-region we'd also likely move to terragrunt, but that's years
+    # out": what would be done in a future that may never come.
+    found = [
+        c
+        for c in found
+        if c.speaker is not Speaker.USER
+        or any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
+        or not _IF_EVER.match(c.content)
+    ]
     # "god, so it was never flaky, it was just broken": a story, whatever rule word it has.
     found = [
         c
@@ -1721,6 +1730,10 @@ _PROHIBITION_LEAD = re.compile(
     r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|please|pls|no(?=,))\W+)+"
 )
 _MODAL = re.compile(r"(?i)\b(?:must|should|shall|need to|needs to|has to|have to|are to|is to)\b")
+_IF_EVER = re.compile(
+    r"(?i)^\W*(?:(?:yeah|yes|ok(?:ay)?|so|and|but|also)\W+)*(?:if|when|once) (?:we|you|i|they) "
+    r"(?:ever|someday|one day)\b"
+)
 _TENTATIVE = re.compile(
     r"(?i)\b(?:if we ever|maybe|might|probably|i think|not sure|perhaps|"
     r"would|could|should we|wonder|later|eventually)\b"
