@@ -201,3 +201,17 @@ def test_a_replacement_in_an_accepted_recap_is_its_own_item() -> None:
     assert tauri
     assert tauri[0].content.startswith("Tauri 2 replaces Electron")
     assert "rusqlite" not in tauri[0].content
+
+
+def test_a_plan_that_opens_a_list_takes_its_first_item() -> None:
+    from app.engines.offline.dialogue import _whole_plan
+
+    said = [
+        "I'll:",
+        "- load `test_2024q4.parquet` as the only eval set, - set `bf16=True`, - drop "
+        '"other" (8 labels).',
+    ]
+    assert _whole_plan(said, 0) == "I'll: load `test_2024q4.parquet` as the only eval set"
+    assert _whole_plan(["Proposed fix:", "drop `-Xmx2g` and size the heap from the limit;"], 0) == (
+        "Proposed fix: drop `-Xmx2g` and size the heap from the limit"
+    )

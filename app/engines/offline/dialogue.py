@@ -309,6 +309,7 @@ _LIST_NUMBER_END = re.compile(r":\s*\d{1,2}[.)]$")
 _POINTS_BACK = re.compile(r"(?i)\b(?:it|that|this|them)\W*$")
 _LIST_NUMBER_START = re.compile(r"^\d{1,2}[.)]\s+")
 _SHORT_PLAN = 5
+_NEXT_ITEM = re.compile(r"[,;]?\s+[-*•]\s+")
 
 
 def _whole_plan(sentences: list[str], k: int) -> str:
@@ -316,18 +317,21 @@ def _whole_plan(sentences: list[str], k: int) -> str:
     if k < 0:
         return ""
     plan = sentences[k]
-    numbered = _LIST_NUMBER_END.search(plan) is not None
+    numbered = _LIST_NUMBER_END.search(plan) is not None or plan.rstrip().endswith(":")
     if numbered:
+        # "Fix: 1.", "I'll:", "Proposed fix:": what follows is the plan
         plan = _LIST_NUMBER_END.sub(":", plan).rstrip()
     elif len(plan.split()) >= _SHORT_PLAN or not _POINTS_BACK.search(plan):
         return plan
     for more in sentences[k + 1 : k + 3]:
         if more.rstrip().endswith("?") or re.search(r"\s\d{1,2}[.)]$", more):
             break
-        plan = f"{plan} {_LIST_NUMBER_START.sub('', more)}"
+        more = _LIST_MARK.sub("", _LIST_NUMBER_START.sub("", more))
+        # (the first item of a list written on one line: "load X, - set Y, - use Z")
+        plan = f"{plan} {_NEXT_ITEM.split(more, maxsplit=1)[0]}"
         if len(plan.split()) >= 2 * _SHORT_PLAN:
             break
-    return plan
+    return plan.rstrip(" ,;")
 
 
 def _diagnosis(sentences: list[str], looked: bool) -> tuple[str, str, bool] | None:
@@ -954,7 +958,8 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
                 edited = bool(found_cause[1])
                 planned = edited
             elif cause is not None and not cause[1]:
-                plan = next((s for s in turn.sentences if _PLAN.match(s)), "")
+                at = next((k for k, s in enumerate(turn.sentences) if _PLAN.match(s)), -1)
+                plan = _whole_plan(turn.sentences, at)
                 if plan:
                     cause = (cause[0], plan, cause[2])
             elif cause is not None and edited and not planned:
