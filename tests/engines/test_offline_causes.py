@@ -215,3 +215,22 @@ def test_a_plan_that_opens_a_list_takes_its_first_item() -> None:
     assert _whole_plan(["Proposed fix:", "drop `-Xmx2g` and size the heap from the limit;"], 0) == (
         "Proposed fix: drop `-Xmx2g` and size the heap from the limit"
     )
+
+
+def test_the_cause_a_fixed_bug_holds_is_no_rule_as_well() -> None:
+    # "never close it" made the agent's diagnosis a rule next to the bug that holds it.
+    text = (
+        "User: the worker leaks db connections, after an hour every request times out with "
+        "QueuePool limit reached\n\n"
+        'Assistant: [tool: Read {"file_path": "worker/jobs.py"}]\n\n'
+        "User: [tool result: async def sync(): s = async_session()]\n\n"
+        "Assistant: Found the cause. Both job functions create a session with async_session() "
+        "and never close it, so every run leaves a connection checked out. Fix: use `async "
+        "with async_session() as s:` in both.\n\n"
+        'Assistant: [tool: Edit {"file_path": "worker/jobs.py"}]\n\n'
+        'Assistant: [tool: Bash {"command": "pytest -q"}]\n\n'
+        "User: [tool result: 12 passed in 1.2s]\n"
+    )
+    (item,) = extract(text, source="x").items
+    assert item.category is Category.BUG_PATTERNS
+    assert "never close it" in item.root_cause

@@ -200,9 +200,39 @@ def _with_dialogue_units(
         )
         starts[id(kept[-1])] = fix.start
     kept = _without_told_symptoms(kept, fixes, statements)
+    kept = _without_told_causes(kept, fixes, statements)
     _with_closing_accounts(kept, statements, starts)
     kept.sort(key=lambda c: c.index)
     return kept
+
+
+def _without_told_causes(
+    found: list[Candidate], fixes: list[Fix], statements: list[Statement]
+) -> list[Candidate]:
+    """The agent's sentence a fixed bug took as its cause is no rule or decision as well.
+
+    "Both functions create a session and never close it, and if `find_capture` raises, the
+    session stays mid-transaction forever": "never" made it a rule, but the bug it explains
+    already holds it as the root cause.
+    """
+    causes = [(f.start, f.end, " ".join(f.cause.lower().split())) for f in fixes if f.cause.strip()]
+    if not causes:
+        return found
+
+    def told(c: Candidate) -> bool:
+        if c.family is Family.BUG or Speaker.USER in c.speakers:
+            return False
+        if not 0 <= c.index < len(statements):
+            return False
+        said = " ".join(statements[c.index].text.lower().rstrip(".!? ").split())
+        return len(said) >= MIN_TOLD_CAUSE and any(
+            a <= c.turn <= b and said in cause for a, b, cause in causes
+        )
+
+    return [c for c in found if not told(c)]
+
+
+MIN_TOLD_CAUSE = 20
 
 
 # "symptoms: the host sees gaps …": a label that names what follows as trouble.
