@@ -152,7 +152,7 @@ HELD_OUT_FLOORS = [
     # 0.463 once the latest closing account after the report completes a bug (twenty-second);
     # 0.531 / 0.469 once a rule compared to the agent's work ("like you did") is a rule
     # (twenty-fourth).
-    ("holdout7", 0.54, 0.46, 30, 31),  # 0.543, 31 must-not (thirty-second)
+    ("holdout7", 0.54, 0.46, 30, 30),  # 0.543, 30 must-not (thirty-second)
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
@@ -191,7 +191,7 @@ HELD_OUT_FLOORS = [
     # the nineteenth; 0.538 / 0.427 with the hold model (twentieth); 0.545 once a paste
     # the user announces is no one's words (twenty-first); 12 sequence checks once a point
     # left open may set one named source against an earlier rule (twenty-third).
-    ("holdout12", 0.54, 0.42, 12, 8),
+    ("holdout12", 0.55, 0.42, 12, 8),  # 0.553 (thirty-second)
     # Three more, written for the nineteenth part: unseen on arrival 0.360 / 0.352, 8
     # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine);
     # 0.378 / 0.352 with the hold model (twentieth); 0.388 and 6 must-not once lines written
