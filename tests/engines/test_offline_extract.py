@@ -3589,33 +3589,36 @@ def test_a_rules_announcement_is_not_part_of_it(said: str, opens: str) -> None:
     assert rule.content.startswith(opens), rule.content
 
 
+def _picked(conversation: str) -> MemoryItem:
+    """The one decision a conversation's pick among the agent's options made."""
+    items = run(conversation).items
+    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    return decision
+
+
 def test_an_answer_that_is_an_options_name_picks_it() -> None:
     # Claude Code's question dialog: the user clicked the option; its words are in the
     # other options too, so no word of it is its own.
-    items = run(
+    decision = _picked(
         "User: set up credo, dialyxir and mix_audit\n\n"
         "Assistant: Which tools should we set up?\n"
         "- **All four (Recommended)**: Credo + Dialyxir + mix_audit + Sobelow\n"
         "- **Credo + Dialyxir + mix_audit**: Skip Sobelow (Phoenix security scanner)\n"
         "- **Custom selection**: I'll specify which ones\n\n"
         "User: Credo + Dialyxir + mix_audit\n"
-    ).items
-
-    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    )
     assert decision.content.startswith("Credo + Dialyxir + mix_audit: Skip Sobelow")
 
 
 def test_an_option_turned_down_beside_the_pick_is_why_it_was_picked() -> None:
-    items = run(
+    decision = _picked(
         "User: the products page refetches on every tab switch\n\n"
         "Assistant: No cache anywhere. Options:\n\n"
         "1. **TanStack Query**: cache, dedup, mutations with `invalidateQueries`.\n"
         "2. **SWR**: smaller, but invalidation is manual (`mutate` with keys).\n\n"
         "User: tanstack query yes. not SWR, we have a ton of edit forms and i want "
         "invalidateQueries after a mutation, not hand-rolled mutate calls everywhere.\n"
-    ).items
-
-    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    )
     assert decision.content.startswith("TanStack Query: cache, dedup")
     assert "; not SWR, we have a ton of edit forms" in decision.content
 
@@ -3623,30 +3626,26 @@ def test_an_option_turned_down_beside_the_pick_is_why_it_was_picked() -> None:
 def test_a_picked_option_keeps_the_subject_it_was_asked_about() -> None:
     # Claude Code's question dialog as the reader writes it: the dialog's chip leads the
     # question. "No rig" alone says nothing; under its subject it does.
-    items = run(
+    decision = _picked(
         "User: file the beads for this work\n\n"
         "Assistant: Rig prefix: Which rig do these beads belong to? (This is a single-app "
         "project — should I use 'spotter'?)\n"
         "- **spotter**: Use 'spotter' as the rig prefix\n"
         "- **No rig**: Don't use a rig prefix\n\n"
         "User: No rig\n"
-    ).items
-
-    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    )
     assert decision.content == "Rig prefix: No rig — don't use a rig prefix."
     assert decision.title == "Rig prefix: No rig"
 
 
 def test_a_label_before_a_question_that_does_not_speak_of_it_is_no_subject() -> None:
-    items = run(
+    decision = _picked(
         "User: set up the database\n\n"
         "Assistant: Quick one: Which database should we use?\n"
         "- **Postgres**: relational, the team knows it\n"
         "- **SQLite**: one file, no server\n\n"
         "User: Postgres\n"
-    ).items
-
-    (decision,) = [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS]
+    )
     assert decision.content.startswith("Postgres: relational")
 
 
