@@ -285,7 +285,6 @@ def _passed(text: str) -> bool:
 
 # Where a list item starts inside prose joined from lines ("… we settled: - Tauri 2 replaces
 # Electron …. - SQLite is …"): each item is a sentence of its own.
-_LIST_ITEM = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+\S")
 _ITEM_START = re.compile(r"(?<=[.:;!?])\s+(?=(?:[-*•]|\d{1,2}[.)])\s+\S)")
 
 
@@ -307,7 +306,6 @@ def _sentences(text: str) -> list[str]:
 # in the sentences after it.
 _LIST_NUMBER_END = re.compile(r":\s*\d{1,2}[.)]$")
 _POINTS_BACK = re.compile(r"(?i)\b(?:it|that|this|them)\W*$")
-_LIST_NUMBER_START = re.compile(r"^\d{1,2}[.)]\s+")
 _SHORT_PLAN = 5
 _NEXT_ITEM = re.compile(r"[,;]?\s+[-*•]\s+")
 
@@ -326,7 +324,7 @@ def _whole_plan(sentences: list[str], k: int) -> str:
     for more in sentences[k + 1 : k + 3]:
         if more.rstrip().endswith("?") or re.search(r"\s\d{1,2}[.)]$", more):
             break
-        more = _LIST_MARK.sub("", _LIST_NUMBER_START.sub("", more))
+        more = _LIST_MARK.sub("", more)
         # (the first item of a list written on one line: "load X, - set Y, - use Z")
         plan = f"{plan} {_NEXT_ITEM.split(more, maxsplit=1)[0]}"
         if len(plan.split()) >= 2 * _SHORT_PLAN:
@@ -1494,7 +1492,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 and k + 1 < len(sentences)
                 and not sentences[k + 1].rstrip().endswith("?")
                 # (another item of a list is another point)
-                and not _LIST_ITEM.match(sentences[k + 1])
+                and not _LIST_MARK.match(sentences[k + 1])
             ):
                 # "We dropped MongoDB. ClickHouse it is": the choice is the next sentence.
                 text = f"{sentence} {sentences[k + 1]}"

@@ -716,6 +716,21 @@ def _named_replaced(new: MemoryItem, work: _Work) -> list[MemoryItem]:
     return out
 
 
+def _placed(work: _Work, new: MemoryItem, slot: int | None) -> tuple[MemoryItem, bool]:
+    """`new` put in its section (at `slot`), or, when it repeats an item still in place,
+    that item reinforced instead of a second bullet for the same fact. Returns the item
+    that stands and whether it was a reinforced twin."""
+    twin = work.duplicate_of(new)
+    if twin is not None:
+        index, kept = twin
+        winner = reinforce(kept, new)
+        work.replace(new.category, index, winner)
+        return winner, True
+    new = work.unique_id(new)
+    work.insert(new, slot)
+    return new, False
+
+
 def _superseded_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Contradiction:
     replaced = "; ".join(describe_statement(o) for o in olds)
     more = f" and {len(olds) - 1} more" if len(olds) > 1 else ""
@@ -890,12 +905,11 @@ def evolve(
                 # "No more pickle, use msgpack": the old choice was never an item here, but
                 # the change still says what it retires; an agent reading the branch should
                 # not bring pickle back. It is recorded as superseded, as the new item's.
-                new = work.unique_id(new)
-                work.insert(new)
-                stats["added"] += 1
-                work.add_contradiction(_superseded_entry(new, gone, moment))
+                winner, twin = _placed(work, new, None)
+                stats["reinforced" if twin else "added"] += 1
+                work.add_contradiction(_superseded_entry(winner, gone, moment))
                 stats["superseded"] += len(gone)
-                notes.append(f"{new.id} retired {', '.join(o.title for o in gone)}")
+                notes.append(f"{winner.id} retired {', '.join(o.title for o in gone)}")
                 continue
         if replaced:
             # The user said this replaces them ("we dropped X", "switch from X to Y"): it
@@ -912,17 +926,9 @@ def evolve(
                     category, index = work.remove(old)
                     if slot is None and category is new.category:
                         slot = index
-                # The winner may repeat another item still in place: reinforce that one
-                # instead of adding a second bullet for the same fact.
-                twin = work.duplicate_of(new)
-                if twin is not None:
-                    index, kept = twin
-                    winner = reinforce(kept, new)
-                    work.replace(new.category, index, winner)
+                winner, twin = _placed(work, new, slot)
+                if twin:
                     stats["reinforced"] += 1
-                else:
-                    winner = new
-                    work.insert(new, slot)
                 work.add_contradiction(_superseded_entry(winner, opposed, moment))
                 stats["superseded"] += len(opposed)
                 notes.append(f"{winner.id} superseded {', '.join(o.id for o in opposed)}")
