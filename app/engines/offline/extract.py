@@ -2748,10 +2748,7 @@ def _about_subject(option: _Option, content: str) -> str:
         return content
     name = option.name
     if name and content.startswith(f"{name}: "):
-        about = content[len(name) + 2 :]
-        if about[:1].isupper() and about[1:2].islower():
-            about = about[0].lower() + about[1:]
-        content = f"{name} — {about}"
+        content = f"{name} — {lower_first(content[len(name) + 2 :])}"
     return f"{option.subject}: {content}"
 
 
@@ -2997,10 +2994,6 @@ _TERSE_PICK_WORDS = 4
 _TURNS_DOWN = re.compile(r"(?i)^\W*(?:not|no)\b(?!\s+(?:need|problem|worries|rush)\b)")
 
 
-def _lower_first(text: str) -> str:
-    return text[0].lower() + text[1:] if text[:1].isupper() and text[1:2].islower() else text
-
-
 def _with_picked_options(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
@@ -3047,7 +3040,7 @@ def _with_picked_options(
             ]
             if passed:
                 found = [c for c in found if not any(c is p for p in passed)]
-                reasons = "; ".join(_lower_first(p.content.rstrip(".")) for p in passed)
+                reasons = "; ".join(lower_first(p.content.rstrip(".")) for p in passed)
                 content = f"{content.rstrip('.')}; {reasons}."
             found.append(
                 Candidate(

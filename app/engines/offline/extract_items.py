@@ -371,7 +371,7 @@ def capitalize(text: str) -> str:
 def lower_first(text: str) -> str:
     """ "The guidelines say" -> "the guidelines say"; names ("CONTRIBUTING.md") stay."""
     first = text.split(" ", 1)[0]
-    if first[1:].islower() and first.isalpha():
+    if first[1:].islower() and first.replace("'", "").isalpha():  # ("Don't" is a word)
         return text[0].lower() + text[1:]
     return text
 
