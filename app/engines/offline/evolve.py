@@ -400,9 +400,12 @@ class _Work:
 
     def mentions(self, name: str) -> bool:
         """Whether an item of the branch names `name` as a word."""
-        word = named_word(name.lower())
+        low = name.lower()
+        word = named_word(low)
         return any(
-            word.search(self._lowered(item)) for items in self.sections.values() for item in items
+            low in text and word.search(text) is not None
+            for items in self.sections.values()
+            for text in map(self._lowered, items)
         )
 
     def locate(self, item_id: str) -> tuple[Category, int] | None:
