@@ -161,6 +161,16 @@ def test_a_labelled_cause_is_told_once_and_without_its_label() -> None:
     assert bug.root_cause.count("egress proxy") == 1, bug.root_cause
 
 
+def test_a_run_whose_processes_exit_0_confirms_the_fix() -> None:
+    # Agents often check exit codes instead of a test runner's summary.
+    session = RENDERED.replace("[tool result] 12 passed in 0.88s", "[tool result] orders exit=0")
+    session = session.replace("Fixed: all 12 order tests pass.", "Done.")
+    (fix,) = find_fixes(read_dialogue(split_turns(session)))
+    assert "returns a float" in fix.cause
+    failing = session.replace("orders exit=0", "orders exit=1")
+    assert find_fixes(read_dialogue(split_turns(failing))) == []
+
+
 def test_a_report_keeps_its_words_without_the_request_after_them() -> None:
     (fix,) = find_fixes(
         read_dialogue(

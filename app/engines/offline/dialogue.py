@@ -57,7 +57,9 @@ _EDIT_COMMAND = re.compile(r"\b(?:sed -i|git apply|patch -p|perl -pi)\b")
 # A test or build run that passed, and signs that it did not.
 _PASSED = re.compile(
     r"(?i)\b(?:\d+ passed|passed\b|pass\b|ok\b|success(?:ful|fully)?\b|succeeded|"
-    r"no changes|errors?:? 0\b|0 errors|0 failed|build successful|test succeeded)|✓|✔"
+    r"no changes|errors?:? 0\b|0 errors|0 failed|build successful|test succeeded|"
+    # a process's own word: "exit=0", "exit code 0", "exited with 0"
+    r"exit(?:ed)?(?:\s+(?:code|status|with))?\s*[=:]?\s*0\b)|✓|✔"
 )
 _FAILED = re.compile(
     r"(?i)\b(?:[1-9]\d* failed|fail(?:ed|ure)?\b|error\b|errors\b|traceback|"
