@@ -2517,6 +2517,42 @@ def test_a_side_weighed_asked_about_or_refused_is_not_picked(reply: str) -> None
     ]
 
 
+WHICH_ONE = (
+    "User: add per-tenant rate limiting to the gateway, redis is already there.\n\n"
+    "Assistant: Two ways to count: a sliding-window log in a Redis sorted set is the most"
+    " precise; a fixed window (INCR + EXPIRE on a per-minute key) is one round trip but lets"
+    " up to twice the limit through at the window edges. Which one?\n\n"
+)
+
+
+def test_the_option_a_user_names_when_asked_which_one_is_a_decision() -> None:
+    items = run(
+        WHICH_ONE + "User: fixed window. we don't need precision, just stop the one tenant"
+        " that hammers us.\n"
+    ).items
+    picked = [i for i in items if i.content.startswith("Fixed window")]
+    assert len(picked) == 1, [i.content for i in items]
+    assert picked[0].title == "Fixed window"
+    assert "don't need precision" in picked[0].content  # the reason the user gave
+    assert picked[0].confidence >= COMMIT
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "ok thanks.",  # an acknowledgement names nothing
+        "redis sorted set? what does it cost us?",  # asked back
+        "not the fixed window, we bill by the request.",  # turned down
+        "window edges worry me, let me think.",  # words the agent wrote, weighed
+    ],
+)
+def test_an_answer_to_which_one_that_names_no_option_is_no_pick(reply: str) -> None:
+    items = run(WHICH_ONE + f"User: {reply}\n").items
+    assert not [i for i in items if i.category is Category.ARCHITECTURAL_DECISIONS], [
+        i.content for i in items
+    ]
+
+
 def test_a_plan_the_agent_lays_out_is_not_a_list_of_options() -> None:
     plan = (
         "User: add cursor pagination to GET /orders\n\n"

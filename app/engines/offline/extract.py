@@ -149,6 +149,7 @@ def _with_dialogue_units(
     found = _with_approved_plans(found, turns, statements)
     found = _with_picked_options(found, turns, statements)
     found = _with_either_or_picks(found, turns, statements)
+    found = _with_which_picks(found, turns, statements)
     found = _with_named_acceptances(found, turns, statements)
     found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _with_value_changes(found, statements)
@@ -3135,6 +3136,72 @@ def _with_either_or_picks(
                 speakers={Speaker.AGENT, Speaker.USER},
             )
         )
+    found.sort(key=lambda c: c.index)
+    return found
+
+
+# The agent asking the user to pick among what it just described: "Which one?", "Which do
+# you prefer?", "Which would you like?" (the choices are in the sentences before).
+_WHICH_ONE = re.compile(
+    r"(?i)^\W*which(?:\s+(?:one|way|approach|option|variant|of (?:the|these|them|those)"
+    r"(?:\s+\w+)?))?(?:\s+(?:do|would|should)\s+(?:you|we)(?:\s+\w+){0,2}?)?"
+    r"(?:\s+(?:want|prefer|like|pick|choose|take|go with|use)(?:\s+to\s+go)?)?\W*$"
+)
+_WHICH_PICK_WORDS = 4
+
+
+def _with_which_picks(
+    found: list[Candidate], turns: list[Turn], statements: list[Statement]
+) -> list[Candidate]:
+    """The choice a user names when asked "Which one?" after the agent described options.
+
+    "… a sliding-window log is the most precise; a fixed window (INCR + EXPIRE) is one round
+    trip … Which one?" answered by "fixed window. we don't need precision …": the reply opens
+    with words the agent wrote, so it names one of the options, and that is a decision, with
+    what the user says next as its reason. An answer that only acknowledges, weighs or asks
+    back names nothing (`_either_or_picks` does the same for "X or Y?").
+    """
+    by_turn = _indices_by_turn(statements)
+    for turn, reply, answer in _answered_agent_turns(turns, statements):
+        asked = [statements[i] for i in by_turn.get(turn.index, [])]
+        if not asked or not _WHICH_ONE.match(asked[-1].text):
+            continue
+        first = statements[answer[0]]
+        low = _ANSWER_WORD.sub("", first.low.replace("`", ""))
+        clause = re.split(r"[,;:—–]|\.(?:\s|$)", low, maxsplit=1)[0].strip(" .!")
+        words = clause.split()
+        if (
+            not 1 <= len(words) <= _WHICH_PICK_WORDS
+            or all(w.strip(".,!") in _SAYS_NOTHING for w in words)
+            or _WEIGHS.search(clause)
+            or low.rstrip().endswith("?")
+        ):
+            continue
+        described = " ".join(s.low for s in asked[:-1]).replace("`", "")
+        if not re.search(rf"(?<![\w-]){re.escape(clause)}(?![\w-])", described):
+            continue
+        if any(
+            c.turn == reply.index and c.speaker is Speaker.USER and clause in c.content.lower()
+            for c in found
+        ):
+            continue  # the user's own words already made an item of the pick
+        content = first.text
+        if len(content.split()) < _PICK_WORDS and len(answer) > 1:
+            content = f"{content.rstrip('.')}: {statements[answer[1]].text}"
+        pick = Candidate(
+            category=rule_category(content) or Category.ARCHITECTURAL_DECISIONS,
+            speaker=Speaker.USER,
+            turn=reply.index,
+            index=answer[0],
+            content=_sentence_of(content),
+            confidence=PICKED,
+            family=Family.DECISION,
+            speakers={Speaker.AGENT, Speaker.USER},
+        )
+        # (the title names the pick: "Fixed window", not the reason after it)
+        said = _ANSWER_WORD.sub("", first.text.replace("`", ""))
+        pick.lead = capitalize(re.split(r"[,;:—–]|\.(?:\s|$)", said, maxsplit=1)[0].strip(" .!"))
+        found.append(pick)
     found.sort(key=lambda c: c.index)
     return found
 
