@@ -16,6 +16,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.container import build_api
 from app.core.format import render
@@ -105,35 +106,45 @@ def _conversation(target: int = 100_000) -> str:
     return text[:target]
 
 
+def _bench_api(root: Path) -> tuple[Any, Path]:
+    """One long-lived API over a home in `root`, as in the app, and the branch file the runs
+    reset to their starting items before each memorize (outside the timing), so every run
+    merges into the same starting file."""
+    home = root / "home"
+    (home / "branches").mkdir(parents=True)
+    return build_api(home, engine_override="offline"), home / "branches" / "bench.md"
+
+
+def _timed_memorize(api: Any, branch_file: Path, seed_text: str, text: str) -> tuple[float, dict]:
+    """Milliseconds of one memorize of `text` into the branch reset to `seed_text` (the reset
+    and the index catching up with it are not timed), and the reply."""
+    branch_file.write_text(seed_text, encoding="utf-8")
+    api.index.sync(api.store)
+    start = time.perf_counter()
+    reply = api.invoke(
+        "memory:memorize", {"conversationText": text, "branchId": "bench", "source": "bench"}
+    )
+    elapsed = (time.perf_counter() - start) * 1000
+    assert "error" not in reply, reply
+    return elapsed, reply
+
+
 def measure(count: int, runs: int, target: float, conversation: str) -> Figures:
     branch = _small_branch() if count <= 50 else _large_branch(count)
     assert branch.item_count() == count, branch.item_count()
     seed_text = render(branch)
     root = Path(tempfile.mkdtemp(prefix="puffin-bench-"))
     try:
-        home = root / "home"
-        (home / "branches").mkdir(parents=True)
-        branch_file = home / "branches" / "bench.md"
-        # One long-lived API, as in the app; the branch is reset to its starting items before
-        # each run (outside the timing) so every run merges into the same starting file.
-        api = build_api(home, engine_override="offline")
+        api, branch_file = _bench_api(root)
         engine = api.writer.engine
         timings: list[float] = []
         extract_timings: list[float] = []
         reply: dict = {}
         for run in range(runs + 1):
-            branch_file.write_text(seed_text, encoding="utf-8")
-            api.index.sync(api.store)
             start = time.perf_counter()
             engine.extract(conversation, source="bench")
             extract_ms = (time.perf_counter() - start) * 1000
-            start = time.perf_counter()
-            reply = api.invoke(
-                "memory:memorize",
-                {"conversationText": conversation, "branchId": "bench", "source": "bench"},
-            )
-            elapsed = (time.perf_counter() - start) * 1000
-            assert "error" not in reply, reply
+            elapsed, reply = _timed_memorize(api, branch_file, seed_text, conversation)
             if run:  # the first run fills caches (regexes, similarity, the parsed file)
                 timings.append(elapsed)
                 extract_timings.append(extract_ms)
@@ -165,23 +176,13 @@ def measure_real(path: Path, runs: int = 15) -> tuple[float, int, int]:
     seed_text = render(_small_branch())
     root = Path(tempfile.mkdtemp(prefix="puffin-bench-"))
     try:
-        home = root / "home"
-        (home / "branches").mkdir(parents=True)
-        branch_file = home / "branches" / "bench.md"
-        api = build_api(home, engine_override="offline")
+        api, branch_file = _bench_api(root)
         read = api.writer.transcript(raw) if api.writer.transcript is not None else None
         rendered = len(read[0]) if read is not None else len(raw)
         timings: list[float] = []
         reply: dict = {}
         for run in range(runs + 1):
-            branch_file.write_text(seed_text, encoding="utf-8")
-            api.index.sync(api.store)
-            start = time.perf_counter()
-            reply = api.invoke(
-                "memory:memorize", {"conversationText": raw, "branchId": "bench", "source": "bench"}
-            )
-            elapsed = (time.perf_counter() - start) * 1000
-            assert "error" not in reply, reply
+            elapsed, reply = _timed_memorize(api, branch_file, seed_text, raw)
             if run:
                 timings.append(elapsed)
         return statistics.median(timings), rendered, reply["itemsExtracted"]

@@ -3104,7 +3104,7 @@ def _with_either_or_picks(
         if _YES_FIRST.match(first.low):
             continue  # "Is it set globally or per task?" "Yes, globally": a yes-no question
         low = _ANSWER_WORD.sub("", first.low.replace("`", ""))
-        clause = re.split(r"[,;:—–]|\.(?:\s|$)", low, maxsplit=1)[0]
+        clause = _first_clause(low)
         named = _named_options(clause, options)
         if (
             len(named) != 1
@@ -3121,23 +3121,34 @@ def _with_either_or_picks(
             for c in found
         ):
             continue  # the user's own words already made an item of the pick
-        content = first.text
-        if len(content.split()) < _PICK_WORDS and len(answer) > 1:
-            content = f"{content.rstrip('.')}. {statements[answer[1]].text}"
-        found.append(
-            Candidate(
-                category=rule_category(content) or Category.ARCHITECTURAL_DECISIONS,
-                speaker=Speaker.USER,
-                turn=reply.index,
-                index=answer[0],
-                content=_sentence_of(content),
-                confidence=PICKED,
-                family=Family.DECISION,
-                speakers={Speaker.AGENT, Speaker.USER},
-            )
-        )
+        found.append(_pick_decision(answer, reply, statements, ". "))
     found.sort(key=lambda c: c.index)
     return found
+
+
+def _pick_decision(
+    answer: list[int], reply: Turn, statements: list[Statement], join: str
+) -> Candidate:
+    """The user's decision in a reply that picks an option: its first sentence, with the
+    next one (`join`ed) when the pick is short ("fail open. a redis hiccup must not …")."""
+    content = statements[answer[0]].text
+    if len(content.split()) < _PICK_WORDS and len(answer) > 1:
+        content = f"{content.rstrip('.')}{join}{statements[answer[1]].text}"
+    return Candidate(
+        category=rule_category(content) or Category.ARCHITECTURAL_DECISIONS,
+        speaker=Speaker.USER,
+        turn=reply.index,
+        index=answer[0],
+        content=_sentence_of(content),
+        confidence=PICKED,
+        family=Family.DECISION,
+        speakers={Speaker.AGENT, Speaker.USER},
+    )
+
+
+def _first_clause(text: str) -> str:
+    """Up to the first comma, semicolon, colon, dash or full stop."""
+    return re.split(r"[,;:—–]|\.(?:\s|$)", text, maxsplit=1)[0]
 
 
 # The agent asking the user to pick among what it just described: "Which one?", "Which do
@@ -3168,7 +3179,7 @@ def _with_which_picks(
             continue
         first = statements[answer[0]]
         low = _ANSWER_WORD.sub("", first.low.replace("`", ""))
-        clause = re.split(r"[,;:—–]|\.(?:\s|$)", low, maxsplit=1)[0].strip(" .!")
+        clause = _first_clause(low).strip(" .!")
         words = clause.split()
         if (
             not 1 <= len(words) <= _WHICH_PICK_WORDS
@@ -3185,22 +3196,10 @@ def _with_which_picks(
             for c in found
         ):
             continue  # the user's own words already made an item of the pick
-        content = first.text
-        if len(content.split()) < _PICK_WORDS and len(answer) > 1:
-            content = f"{content.rstrip('.')}: {statements[answer[1]].text}"
-        pick = Candidate(
-            category=rule_category(content) or Category.ARCHITECTURAL_DECISIONS,
-            speaker=Speaker.USER,
-            turn=reply.index,
-            index=answer[0],
-            content=_sentence_of(content),
-            confidence=PICKED,
-            family=Family.DECISION,
-            speakers={Speaker.AGENT, Speaker.USER},
-        )
+        pick = _pick_decision(answer, reply, statements, ": ")
         # (the title names the pick: "Fixed window", not the reason after it)
         said = _ANSWER_WORD.sub("", first.text.replace("`", ""))
-        pick.lead = capitalize(re.split(r"[,;:—–]|\.(?:\s|$)", said, maxsplit=1)[0].strip(" .!"))
+        pick.lead = capitalize(_first_clause(said).strip(" .!"))
         found.append(pick)
     found.sort(key=lambda c: c.index)
     return found
