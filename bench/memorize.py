@@ -211,7 +211,7 @@ def main() -> None:
         else []
     )
     if not real:
-        print("real transcripts: ../shared/corpus not found, skipped")
+        print("real transcripts: none of 100 KB or more in ../shared/corpus, skipped")
         return
     print(f"real transcripts of {REAL_MIN_BYTES // 1000} KB or more, into the 50-item branch:")
     for path in real:

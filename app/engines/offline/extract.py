@@ -3170,7 +3170,7 @@ def _with_which_picks(
     trip … Which one?" answered by "fixed window. we don't need precision …": the reply opens
     with words the agent wrote, so it names one of the options, and that is a decision, with
     what the user says next as its reason. An answer that only acknowledges, weighs or asks
-    back names nothing (`_either_or_picks` does the same for "X or Y?").
+    back names nothing (`_with_either_or_picks` does the same for "X or Y?").
     """
     by_turn = _indices_by_turn(statements)
     for turn, reply, answer in _answered_agent_turns(turns, statements):
