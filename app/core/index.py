@@ -844,7 +844,7 @@ class MemoryIndex:
         stale = [row[0] for item_id, row in old.items() if item_id not in ids]
         for position, item in placed:
             row = old.get(item.id)
-            if row is not None and row[2] == item.model_dump_json():
+            if row is not None and row[2] == _item_json(item):
                 if row[1] != position:
                     moved.append((position, row[0]))
                 continue
@@ -886,7 +886,7 @@ class MemoryIndex:
             int(item.pinned),
             item.extracted.isoformat(),
             position,
-            item.model_dump_json(),
+            _item_json(item),
             self._folded(branch, item),
         )
 
@@ -1225,6 +1225,27 @@ def _report(
         "failed": failed,
         "elapsedMs": round((time.perf_counter() - start) * 1000, 3),
     }
+
+
+# Each item's row data as last serialized, by the item object. Items are values: nothing
+# changes one in place (every change is a `model_copy(update=...)`, see
+# `store._own_copy`), so the same object always serializes the same way. A memorize into a
+# branch of thousands compares every row with its item; the long-lived app and MCP server
+# pass the same parsed items each time, and only the new ones need serializing. Bounded;
+# cleared when full.
+_JSON: dict[int, tuple[MemoryItem, str]] = {}
+_JSON_MAX = 8_192
+
+
+def _item_json(item: MemoryItem) -> str:
+    known = _JSON.get(id(item))
+    if known is not None and known[0] is item:
+        return known[1]
+    if len(_JSON) >= _JSON_MAX:
+        _JSON.clear()
+    data = item.model_dump_json()
+    _JSON[id(item)] = (item, data)
+    return data
 
 
 # Room for each section's items in `position`: an item added to one section leaves the rows

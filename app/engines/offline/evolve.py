@@ -352,8 +352,9 @@ class _Work:
 
     def __post_init__(self) -> None:
         key, _items = _identity(self.sections)
-        known = _LOOKUPS.get(key)
+        known = _LOOKUPS.pop(key, None)
         if known is not None:
+            _LOOKUPS[key] = known  # the most recently used stays longest
             self.look = known[1].copy()
         else:
             self.look = _built(self.sections)
