@@ -20,7 +20,7 @@ from app.core.redact import redact
 from app.engines.offline import category, extract_rules, judge
 from app.engines.offline.extract import MAX_ITEMS, MIN_CONFIDENCE, extract
 from app.engines.offline.extract_items import strip_fillers
-from app.engines.offline.extract_text import read_statements, split_turns
+from app.engines.offline.extract_text import read_statements, split_sentences, split_turns
 
 TODAY = date(2025, 3, 4)
 COMMIT = 0.75  # the writer commits items at or above this confidence
@@ -3863,3 +3863,70 @@ def test_what_would_be_done_if_we_ever_is_no_rule() -> None:
     ).items
 
     assert not [i for i in items if "terragrunt" in i.content]
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "sentences"),
+    [
+        # Rust's operator and a conditional, written in a sentence that goes on
+        (
+            "propagate with ? and let AppError carry it. Thanks.",
+            ["propagate with ? and let AppError carry it.", "Thanks."],
+        ),
+        (
+            "The label picks `count === 1 ? one : other` today.",
+            ["The label picks `count === 1 ? one : other` today."],
+        ),
+        # a question, however it is spaced, still ends its sentence
+        ("is it ok ? i think so", ["is it ok ?", "i think so"]),
+        (
+            "were you at FlutterCon? a colleague went.",
+            ["were you at FlutterCon?", "a colleague went."],
+        ),
+        ("Should we use it ? Maybe.", ["Should we use it ?", "Maybe."]),
+    ],
+)
+def test_a_question_mark_standing_alone_in_a_clause_ends_no_sentence(
+    paragraph: str, sentences: list[str]
+) -> None:
+    assert split_sentences(paragraph) == sentences
+
+
+def test_a_rust_rule_naming_the_question_mark_operator_is_kept_whole() -> None:
+    text = (
+        "User: the list command fails on empty config. fix it.\n"
+        "Assistant: The loader calls unwrap() on the parsed file, so an empty file panics. "
+        "I'll return an error instead.\n"
+        "User: No unwrap() or expect() in command code please, thats a rule for me in all rust "
+        "i write, propagate with ? and let AppError carry it.\n"
+        "Assistant: Done: load_config returns Result<Config, AppError>; cargo test passes.\n"
+    )
+    items = extract(text, source="t").items
+    rule = next(i for i in items if "unwrap()" in i.content)
+    assert rule.content.endswith("propagate with ? and let AppError carry it.")
+    assert rule.category is Category.CODING_PREFERENCES
+
+
+def test_no_as_an_answer_ends_its_sentence_and_no_5_does_not() -> None:
+    assert split_sentences("No. We stay with FreeRTOS. It is certified.") == [
+        "No.",
+        "We stay with FreeRTOS.",
+        "It is certified.",
+    ]
+    assert split_sentences("See issue No. 5 for the details. Then ship.") == [
+        "See issue No. 5 for the details.",
+        "Then ship.",
+    ]
+
+
+def test_a_title_ends_where_its_first_sentence_does() -> None:
+    text = (
+        "User: should we move the orders service to MySQL?\n"
+        "Assistant: MySQL would match the billing team, but the migration is large. Shall I "
+        "plan it?\n"
+        "User: We stay on Postgres. The team knows it well and the ops tooling is built "
+        "around it.\n"
+    )
+    (item,) = extract(text, source="t").items
+    assert item.title == "Stay on Postgres"
+    assert item.content.startswith("We stay on Postgres. The team knows it well")

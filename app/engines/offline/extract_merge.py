@@ -343,6 +343,10 @@ _DANGLING = frozenset(
 )  # fmt: skip
 
 
+# Words written with a full stop that ends no sentence.
+_ABBREVIATED = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp"})
+
+
 def _phrase_title(content: str) -> str:
     """The first words of the statement that name its subject (at most six)."""
     text = _LABEL.sub("", strip_fillers(content), count=1)
@@ -374,6 +378,8 @@ def _phrase_title(content: str) -> str:
             break
         if len(picked) >= _TITLE_CLAUSE_AT and raw.endswith((",", ";", ":")):
             break
+        if len(picked) >= 2 and raw.endswith((".", "!", "?")) and low not in _ABBREVIATED:
+            break  # "We stay with FreeRTOS. The product has …": the sentence ends the title
         if (
             len(picked) == 2
             and picked[0].lower() in _NEGATIONS

@@ -236,8 +236,10 @@ _LEAD_COLON_INSIDE_RE = re.compile(r"^(?P<lead>.+?):$")
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])[\"')\]]*[ \t]+(?=[A-Za-z0-9\"'`(\[*_])")
 _STOP_INSIDE_RE = re.compile(r"[.!?][\"')\]]*[ \t]")
 _ABBREV_END_RE = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|resp|Mr|Ms|Dr|No|Fig|Sec)\.|\b[A-Z]\.)$"
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|resp|Mr|Ms|Dr|Fig|Sec)\.|\b[A-Z]\.)$"
 )
+# "No. 5" abbreviates "number"; "No. We stay with FreeRTOS." is an answer and a sentence.
+_NUMBER_ABBREV_RE = re.compile(r"\bNo\.$")
 _MD_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _DUNDER_RE = re.compile(r"(?<!\w)__[A-Za-z0-9]\w{0,40}?__(?!\w)")
 _EMPHASIS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
@@ -488,11 +490,38 @@ def split_sentences(paragraph: str) -> list[str]:
     merged: list[str] = []
     for piece in pieces:
         # "e.g. Foo" and "vs. Bar" do not end a sentence (only the tail can hold one).
-        if merged and _ABBREV_END_RE.search(merged[-1][-12:]):
+        if merged and (
+            _ABBREV_END_RE.search(merged[-1][-12:])
+            or (piece[:1].isdigit() and _NUMBER_ABBREV_RE.search(merged[-1][-4:]))
+            or _operator_mark(merged[-1], piece)
+        ):
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(piece)
     return merged
+
+
+# "propagate with ? and let AppError carry it", "count === 1 ? one : other": a question mark
+# standing alone as a word is Rust's operator or a conditional. When the words after it go
+# on in lower case and the sentence does not open as a question, it ends nothing ("is it ok ?
+# i think so" still asks). A mark closing a word ("String? fixed it") is left alone: people
+# type their questions that way too ("were you at FlutterCon? a colleague …").
+_OPERATOR_MARK_RE = re.compile(r"\s\?$")
+_OPENS_A_QUESTION_RE = re.compile(
+    r"(?i)^\W*(?:(?:so|and|but|or|also|ok(?:ay)?|hmm|hey|q)\W+)*(?:what|why|how|which|who|"
+    r"whose|when|where|is|are|am|was|were|do|does|did|can|could|should|shall|would|will|"
+    r"have|has|had|may|might|must|any|anyone|anything|isn'?t|aren'?t|doesn'?t|don'?t|"
+    r"didn'?t|can'?t|couldn'?t|shouldn'?t|wouldn'?t|won'?t)\b"
+)
+
+
+def _operator_mark(sentence: str, after: str) -> bool:
+    """Whether `sentence` ends on a question mark that is an operator and `after` goes on."""
+    return (
+        after[:1].islower()
+        and _OPERATOR_MARK_RE.search(sentence) is not None
+        and _OPENS_A_QUESTION_RE.match(sentence) is None
+    )
 
 
 @dataclass(slots=True)
