@@ -62,6 +62,13 @@ def _traces_at_scale(n: int) -> str:
     return "\n\n".join(parts)
 
 
+def _merges_at_scale(n: int) -> str:
+    """One paragraph whose full stops and question marks end no sentence ("e.g. X", Rust's
+    "use ? and …"): the sentence splitter joins its pieces back into one long sentence."""
+    words = " ".join(f"use ? on call{i}, e.g. Foo{i} and vs. Bar{i} and" for i in range(n))
+    return f"User: {words} done.\n\nAssistant: Noted."
+
+
 def _timed(text: str) -> float:
     start = time.perf_counter()
     extract(text, source="bench")
@@ -81,6 +88,7 @@ def main() -> int:
     cases: list[tuple[str, Callable[[int], str]]] = [
         ("rules on common words", _rules_at_scale),
         ("traces and brackets", _traces_at_scale),
+        ("joined sentence pieces", _merges_at_scale),
     ]
     baseline = _ordinary_rate()
     print(f"baseline: the 100 KB bench conversation, {baseline:.2f} s per MB")

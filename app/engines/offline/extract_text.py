@@ -487,18 +487,26 @@ _INLINE_NUMBER_FIRST = frozenset("(0123456789")
 def split_sentences(paragraph: str) -> list[str]:
     """Sentences of one paragraph (abbreviations such as \"e.g.\" do not end one)."""
     pieces = _SENTENCE_SPLIT_RE.split(paragraph)
-    merged: list[str] = []
+    # Each sentence as its pieces, joined once at the end (joining as it goes made a paragraph
+    # of a thousand "e.g." quadratic), with the last characters read by the tests below.
+    merged: list[list[str]] = []
+    tail = ""
     for piece in pieces:
         # "e.g. Foo" and "vs. Bar" do not end a sentence (only the tail can hold one).
         if merged and (
-            _ABBREV_END_RE.search(merged[-1][-12:])
-            or (piece[:1].isdigit() and _NUMBER_ABBREV_RE.search(merged[-1][-4:]))
-            or _operator_mark(merged[-1], piece)
+            _ABBREV_END_RE.search(tail)
+            or (piece[:1].isdigit() and _NUMBER_ABBREV_RE.search(tail[-4:]))
+            or _operator_mark(merged[-1][0], tail, piece)
         ):
-            merged[-1] = f"{merged[-1]} {piece}"
+            merged[-1].append(piece)
+            tail = f"{tail} {piece}"[-_TAIL:]
         else:
-            merged.append(piece)
-    return merged
+            merged.append([piece])
+            tail = piece[-_TAIL:]
+    return [" ".join(parts) for parts in merged]
+
+
+_TAIL = 12  # the longest ending the tests above read ("approx." and a space before it)
 
 
 # "propagate with ? and let AppError carry it", "count === 1 ? one : other": a question mark
@@ -506,7 +514,6 @@ def split_sentences(paragraph: str) -> list[str]:
 # on in lower case and the sentence does not open as a question, it ends nothing ("is it ok ?
 # i think so" still asks). A mark closing a word ("String? fixed it") is left alone: people
 # type their questions that way too ("were you at FlutterCon? a colleague …").
-_OPERATOR_MARK_RE = re.compile(r"\s\?$")
 _OPENS_A_QUESTION_RE = re.compile(
     r"(?i)^\W*(?:(?:so|and|but|or|also|ok(?:ay)?|hmm|hey|q)\W+)*(?:what|why|how|which|who|"
     r"whose|when|where|is|are|am|was|were|do|does|did|can|could|should|shall|would|will|"
@@ -515,12 +522,14 @@ _OPENS_A_QUESTION_RE = re.compile(
 )
 
 
-def _operator_mark(sentence: str, after: str) -> bool:
-    """Whether `sentence` ends on a question mark that is an operator and `after` goes on."""
+def _operator_mark(start: str, tail: str, after: str) -> bool:
+    """Whether a sentence opening with `start` and ending with `tail` ends on a question mark
+    that is an operator, and `after` goes on."""
     return (
         after[:1].islower()
-        and _OPERATOR_MARK_RE.search(sentence) is not None
-        and _OPENS_A_QUESTION_RE.match(sentence) is None
+        and tail.endswith("?")
+        and tail[-2:-1].isspace()
+        and _OPENS_A_QUESTION_RE.match(start) is None
     )
 
 
