@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from app.core.errors import InvalidInput, PuffinError, StorageError
 from app.core.indexread import BUSY_TIMEOUT_MS, SCHEMA_VERSION
 from app.core.paths import project_of
+from app.core.peritem import PerItem
 from app.core.words import STOP_WORDS
 
 if TYPE_CHECKING:
@@ -1227,25 +1228,9 @@ def _report(
     }
 
 
-# Each item's row data as last serialized, by the item object. Items are values: nothing
-# changes one in place (every change is a `model_copy(update=...)`, see
-# `store._own_copy`), so the same object always serializes the same way. A memorize into a
-# branch of thousands compares every row with its item; the long-lived app and MCP server
-# pass the same parsed items each time, and only the new ones need serializing. Bounded;
-# cleared when full.
-_JSON: dict[int, tuple[MemoryItem, str]] = {}
-_JSON_MAX = 8_192
-
-
-def _item_json(item: MemoryItem) -> str:
-    known = _JSON.get(id(item))
-    if known is not None and known[0] is item:
-        return known[1]
-    if len(_JSON) >= _JSON_MAX:
-        _JSON.clear()
-    data = item.model_dump_json()
-    _JSON[id(item)] = (item, data)
-    return data
+# Each item's row data, by the item object (`PerItem`): a memorize into a branch of
+# thousands compares every row with its item, and only the new items need serializing.
+_item_json: PerItem[str] = PerItem(lambda item: item.model_dump_json(), 8_192)
 
 
 # Room for each section's items in `position`: an item added to one section leaves the rows

@@ -35,6 +35,7 @@ from app.core.models import (
     normalize_timestamp,
     utc_now,
 )
+from app.core.peritem import PerItem
 from app.core.similarity import (
     contradicts,
     item_similarity,
@@ -292,10 +293,8 @@ class _Lookups:
 # entry holds the items themselves: their ids cannot be reused by other objects meanwhile.
 _LOOKUPS: dict[tuple[int, ...], tuple[tuple[MemoryItem, ...], _Lookups]] = {}
 _LOOKUPS_KEPT = 8
-# `item.text.lower()` per item object (the `replaces:`/`disputes:` search), with the item
-# itself so that an id is never taken for another object's. Bounded; cleared when full.
-_LOWERED: dict[int, tuple[MemoryItem, str]] = {}
-_LOWERED_MAX = 65_536
+# `item.text.lower()` per item object (the `replaces:`/`disputes:` search).
+_LOWERED: PerItem[str] = PerItem(lambda item: item.text.lower(), 65_536)
 
 
 def _identity(
@@ -390,14 +389,7 @@ class _Work:
 
     @staticmethod
     def _lowered(item: MemoryItem) -> str:
-        known = _LOWERED.get(id(item))
-        if known is not None and known[0] is item:
-            return known[1]
-        if len(_LOWERED) >= _LOWERED_MAX:
-            _LOWERED.clear()
-        text = item.text.lower()
-        _LOWERED[id(item)] = (item, text)
-        return text
+        return _LOWERED(item)
 
     def mentions(self, name: str) -> bool:
         """Whether an item of the branch names `name` as a word."""
