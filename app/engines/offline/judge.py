@@ -35,10 +35,10 @@ import math
 import operator
 import re
 import zlib
-from collections import _count_elements  # type: ignore[attr-defined]
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, pairwise, repeat
+from itertools import pairwise, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,18 +68,6 @@ _TOKENS_MAX = 80
 @lru_cache(maxsize=1 << 16)
 def _bucket(key: str) -> int:
     return zlib.crc32(key.encode("utf-8")) % BUCKETS
-
-
-# The buckets of the named features ("#user", "#reply:accept", …): a few dozen names, asked
-# for every candidate.
-_NAMED_BUCKETS: dict[str, int] = {}
-
-
-def _named_bucket(name: str) -> int:
-    found = _NAMED_BUCKETS.get(name)
-    if found is None:
-        found = _NAMED_BUCKETS[name] = _bucket(f"#{name}")
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,47 +135,47 @@ def features(
         if part
     )
     words = _WORD.findall(_DIGITS.sub("0", text.lower()))[:_TOKENS_MAX]
-    # Each word, each pair of neighbours, and the first three words marked as openers,
-    # counted by bucket (in C: this runs for every plain statement of a conversation).
-    keys = chain(words, map(" ".join, pairwise(words)), ["^" + w for w in words[:3]])
-    counts: dict[int, int] = {}
-    _count_elements(counts, map(_bucket, keys))
-    norm = math.sqrt(sum(map(operator.mul, counts.values(), counts.values()))) or 1.0
+    # Each word, each pair of neighbours, and the first three words marked as openers.
+    keys = [*words, *(f"{a} {b}" for a, b in pairwise(words))]
+    keys += [f"^{w}" for w in words[:3]]
+    counts = Counter(map(_bucket, keys))
+    norm = math.sqrt(sum(n * n for n in counts.values())) or 1.0
     found: dict[int, float] = {b: n / norm for b, n in counts.items()}
     speakers = candidate.speakers or {candidate.speaker}
-    user = Speaker.USER in speakers
-    reply = ctx.reply.get(candidate.turn, "") or "end"
-    named: tuple[tuple[str, float], ...] = (
-        ("bias", 1.0),
-        ("user", float(user)),
-        ("agent", float(Speaker.AGENT in speakers)),
-        ("both", float(len(speakers) > 1)),
-        ("rationale", float(bool(candidate.rationale))),
-        ("cause", float(bool(candidate.root_cause))),
-        ("fix", float(bool(candidate.fix))),
-        ("mentions", float(min(candidate.mentions, 3))),
-        ("question", float(candidate.content.rstrip().endswith("?"))),
-        ("length", min(len(text), 400) / 400),
-        ("short", float(len(words) < 6)),
-        ("long", float(len(words) > 50)),
-        ("position", candidate.turn / max(1, ctx.turns)),
-        ("first_user_turn", float(candidate.turn == ctx.first_user_turn)),
-        (f"reply:{reply}", 1.0),
-        (f"{'user' if user else 'agent'}:reply:{reply}", 1.0),
-        ("after_tools", float(candidate.turn in ctx.after_tools)),
-    )
+    reply = ctx.reply.get(candidate.turn, "")
+    named = {
+        "bias": 1.0,
+        "user": float(Speaker.USER in speakers),
+        "agent": float(Speaker.AGENT in speakers),
+        "both": float(len(speakers) > 1),
+        "rationale": float(bool(candidate.rationale)),
+        "cause": float(bool(candidate.root_cause)),
+        "fix": float(bool(candidate.fix)),
+        "mentions": float(min(candidate.mentions, 3)),
+        "question": float(candidate.content.rstrip().endswith("?")),
+        "length": min(len(text), 400) / 400,
+        "short": float(len(words) < 6),
+        "long": float(len(words) > 50),
+        "position": candidate.turn / max(1, ctx.turns),
+        "first_user_turn": float(candidate.turn == ctx.first_user_turn),
+        f"reply:{reply or 'end'}": 1.0,
+        f"{'user' if Speaker.USER in speakers else 'agent'}:reply:{reply or 'end'}": 1.0,
+        "after_tools": float(candidate.turn in ctx.after_tools),
+    }
     if rules:
-        named += (
-            ("extra", float(extra)),
-            ("rules", float(not extra)),
-            ("confidence", candidate.confidence),
-            (f"family:{candidate.family.value}", 1.0),
-            (f"category:{candidate.category.value}", 1.0),
-            (f"{'extra' if extra else 'rules'}:{candidate.category.value}", 1.0),
+        named.update(
+            {
+                "extra": float(extra),
+                "rules": float(not extra),
+                "confidence": candidate.confidence,
+                f"family:{candidate.family.value}": 1.0,
+                f"category:{candidate.category.value}": 1.0,
+                f"{'extra' if extra else 'rules'}:{candidate.category.value}": 1.0,
+            }
         )
-    for name, value in named:
+    for name, value in named.items():
         if value:
-            b = _named_bucket(name)
+            b = _bucket(f"#{name}")
             found[b] = found.get(b, 0.0) + value
     return found
 
