@@ -3930,3 +3930,46 @@ def test_a_title_ends_where_its_first_sentence_does() -> None:
     (item,) = extract(text, source="t").items
     assert item.title == "Stay on Postgres"
     assert item.content.startswith("We stay on Postgres. The team knows it well")
+
+
+@pytest.mark.parametrize(
+    ("text", "joined"),
+    [
+        (
+            "User: the migrations folder has two heads again after the last merge.\n"
+            "Assistant: I can add an alembic merge revision that joins both heads. Shall I?\n"
+            "User: No merge revisions in this repo. We keep the history linear: whoever lands "
+            "second rebases and points down_revision at the other head.\n"
+            "Assistant: Understood, I rebased the newer migration onto the other head.\n",
+            "No merge revisions in this repo. We keep the history linear: whoever lands second "
+            "rebases and points down_revision at the other head.",
+        ),
+        (
+            "User: the orders tests are slow, they use H2 and still break on jsonb.\n"
+            "Assistant: Two options: keep H2 with compatibility mode, or Testcontainers with a "
+            "real Postgres 16.\n"
+            "User: Testcontainers with real Postgres 16, we use jsonb and ON CONFLICT everywhere "
+            "and that is where H2 burned us. No H2 anywhere in this project.\n"
+            "Assistant: Done, the integration tests start a Postgres 16 container.\n",
+            "Testcontainers with real Postgres 16, we use jsonb and ON CONFLICT everywhere and "
+            "that is where H2 burned us. No H2 anywhere in this project.",
+        ),
+    ],
+)
+def test_one_rule_said_in_two_sentences_of_different_kinds_is_one_item(
+    text: str, joined: str
+) -> None:
+    items = extract(text, source="t").items
+    assert [i.content for i in items] == [joined]
+
+
+def test_answers_to_numbered_points_stay_apart() -> None:
+    text = (
+        "User: two questions about the DAO layer.\n"
+        "Assistant: 1. Should reads be Flow? 2. Should photos go into the database?\n"
+        "User: 1 yes, all reads are Flow, writes suspend, this is the rule for the DAOs. 2 yes, "
+        "photos never in the database, too big, we have 40 photos per inspection.\n"
+    )
+    contents = [i.content for i in extract(text, source="t").items]
+    assert len(contents) == 2
+    assert contents[1].startswith("2 yes, photos never in the database")

@@ -209,7 +209,7 @@ HOLDS = (
     "User: the settings screen needs a dark mode toggle.\n\n"
     "Assistant: Should the choice sync across devices, or stay per device? I could also "
     "add viper-style layered config for the theme.\n\n"
-    "User: Theme state goes in src/stores/theme.ts. We never put the theme in cookies. No "
+    "User: Theme state goes in src/stores/theme.ts. We never put user preferences in cookies. No "
     "viper, too much magic for one flag. Bump the cache lifetime to 30 days while you're in "
     "there.\n"
 )

@@ -570,13 +570,44 @@ def _one_point(
     return gap
 
 
+# The kinds of rule a user states; two of them back to back may be one rule whatever their
+# categories (`_one_rule_across_categories`).
+_RULE_KINDS = frozenset({Family.DIRECTIVE, Family.PREFERENCE, Family.DECISION, Family.CONVENTION})
+# "1 yes, …" / "2 yes, …", "2) …": answers to numbered points, one point each.
+_NUMBERED_POINT = re.compile(
+    r"(?i)^\W*\(?\d{1,2}[.):]\s|^\W*\d{1,2},?\s+(?:yes|no|ok|okay|agreed|sure)\b"
+)
+
+
+def _one_rule_across_categories(prev: Candidate, c: Candidate, statements: list[Statement]) -> bool:
+    """Whether two rules said back to back, filed under different categories, are one rule.
+
+    "No merge revisions in this repo." / "We keep the history linear: whoever lands second
+    rebases …", "Testcontainers with real Postgres 16 …" / "No H2 anywhere in this
+    project.": the word model reads each half alone and files them apart, so each half is a
+    fragment and a later change supersedes only one. They are one when they share a word
+    stem and the second goes on about the first (`_goes_on`: no directive or "all/every"
+    scope of its own, no new point, not after a problem report), unless the second names
+    itself a rule ("The rule is simple: …") or answers another numbered point. The joined
+    rule's category is the word model's reading of the whole.
+    """
+    return (
+        {c.family, prev.family} <= _RULE_KINDS
+        and bool(stems(c.content) & stems(prev.content))
+        and _goes_on(prev.content, c.content)
+        and not _named_a_rule(c, statements)
+        and _NUMBERED_POINT.match(c.content) is None
+    )
+
+
 def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """Two rules the user states back to back about one subject are one item.
 
     "Liveness never checks dependencies (db, redis…)." / "Deps only go in readiness." is one
     rule said twice over; kept apart, each half reads as a fragment and a later change to
     the rule supersedes only one of them. Back to back means consecutive sentences of one
-    user turn, filed under the same category and family; one subject means a shared word
+    user turn, filed under the same category and family (or rules of different categories
+    that are one, `_one_rule_across_categories`); one subject means a shared word
     stem, or a second sentence that goes on about the first (`_goes_on`); a sentence with a
     topic of its own ("storage", "testing") joins only by a shared stem, and two different
     topics never join. Units with structure of their own (bug patterns, tagged reversals and
@@ -628,9 +659,11 @@ def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Ca
             or c.turn != prev.turn
             or c.speaker is not Speaker.USER
             or prev.speaker is not Speaker.USER
-            or c.family is not prev.family
             or c.family is Family.BUG
-            or c.category is not prev.category
+            or (
+                (c.family is not prev.family or c.category is not prev.category)
+                and not _one_rule_across_categories(prev, c, statements)
+            )
             or any(":" in t or t == UNDECIDED for t in (*c.topic_tags, *prev.topic_tags))
             or (c.topic_tags and prev.topic_tags and not set(c.topic_tags) & set(prev.topic_tags))
             or c.root_cause
@@ -646,6 +679,8 @@ def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Ca
             continue
         if c.content.lower() not in prev.content.lower():
             prev.content = f"{prev.content} {c.content}"
+        if c.category is not prev.category:
+            prev.category = rule_category(prev.content)  # the word model reads the whole
         prev.confidence = max(prev.confidence, c.confidence)
         if c.rationale and c.rationale not in prev.rationale:
             prev.rationale = f"{prev.rationale}; {c.rationale}" if prev.rationale else c.rationale
