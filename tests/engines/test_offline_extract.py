@@ -18,8 +18,8 @@ from app.core.format import parse, render
 from app.core.models import BranchMemory, Category, ExtractionResult, MemoryItem
 from app.core.redact import redact
 from app.engines.offline import category, extract_rules, judge
-from app.engines.offline.extract import MAX_ITEMS, MIN_CONFIDENCE, extract
-from app.engines.offline.extract_items import strip_fillers
+from app.engines.offline.extract import MAX_ITEMS, MIN_CONFIDENCE, extract, skip_section
+from app.engines.offline.extract_items import find_candidates, strip_fillers
 from app.engines.offline.extract_text import read_statements, split_sentences, split_turns
 
 TODAY = date(2025, 3, 4)
@@ -3973,3 +3973,18 @@ def test_answers_to_numbered_points_stay_apart() -> None:
     contents = [i.content for i in extract(text, source="t").items]
     assert len(contents) == 2
     assert contents[1].startswith("2 yes, photos never in the database")
+
+
+def test_the_agents_account_of_a_cause_and_its_fix_is_whole_and_a_bare_cause_is_not() -> None:
+    text = (
+        "User: finance flagged invoice 4471 in the nightly export.\n"
+        "Assistant: Root cause: the export loop re-read the last page when the cursor was "
+        "empty, so the final invoice was written twice. Fix: the loop now stops when a page "
+        "comes back empty.\n"
+        "Assistant: Root cause: the retry decorator swallowed the timeout, so the job looked "
+        "green.\n"
+    )
+    found, _notes = find_candidates(read_statements(split_turns(text), skip_section))
+    whole, bare = found
+    assert whole.fix.startswith("the loop now stops") and whole.confidence >= 0.75
+    assert not bare.fix and bare.confidence < 0.75
