@@ -53,7 +53,8 @@ def test_held_out_quality_does_not_fall(bench: ModuleType) -> None:
     # 0.80 / 0.56 with proposals accepted by name (2026-11-26). 0.80, not 0.81, since two
     # rules stated back to back about one subject became one item: right items 18 -> 17,
     # wrong items 4 -> 4, required items found unchanged (docs/decisions.md, eighth part).
-    assert report.precision() >= 0.80, report.precision()
+    # 0.84 once one rule said in two sentences of different kinds is one item (thirty-fifth).
+    assert report.precision() >= 0.84, report.precision()
     assert report.recall() >= 0.60, report.recall()
     # 10 of 13 since a choice of a tool the keyword tables do not know counts (sixteenth);
     # 11 once a change that names what it retires records it (thirty-second).
@@ -91,8 +92,9 @@ def test_unseen_annotator_quality_does_not_fall(bench: ModuleType) -> None:
     # seventeenth (0.588 / 0.541), and after the nineteenth (0.606 / 0.541), and once the
     # hold model sends doubted user rules to review (twentieth: 0.645 / 0.541), and once a
     # fixed bug's symptom is no rule as well (twenty-fifth: 0.667 / 0.541), and once a
-    # rule's topic no longer keeps its next sentence apart (thirty-second: 0.70 / 0.568).
-    assert report.precision() >= 0.70, report.precision()
+    # rule's topic no longer keeps its next sentence apart (thirty-second: 0.70 / 0.568),
+    # and once one rule said in two sentences of different kinds is one (thirty-fifth: 0.724).
+    assert report.precision() >= 0.72, report.precision()
     assert report.recall() >= 0.56, report.recall()
     assert passed >= 1, (passed, total)
     assert not report.secrets
@@ -121,7 +123,7 @@ HELD_OUT_FLOORS = [
     # (twenty-second); 25 sequence checks once a list announced as rules is read as rules
     # (thirtieth).
     # 0.653 / 0.585 in the thirty-second.
-    ("holdout4", 0.65, 0.58, 25, 7),
+    ("holdout4", 0.65, 0.59, 25, 7),  # 0.658 / 0.598 (thirty-fifth)
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
@@ -163,7 +165,7 @@ HELD_OUT_FLOORS = [
     # with the hold model (twentieth); 46 once turning down the agent's closing offer is no
     # rejection of its report (twenty-seventh); 0.415 and 47 once one item of the user's
     # list is one rule (thirty-first).
-    ("holdout8", 0.42, 0.40, 47, 6),  # 0.422 / 0.401 (thirty-second)
+    ("holdout8", 0.43, 0.40, 47, 6),  # 0.435 / 0.401 (thirty-fifth)
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
@@ -181,11 +183,11 @@ HELD_OUT_FLOORS = [
     # (twenty-second); 0.567 and 11 must-not once a person or a quantity names nothing a
     # reversal drops (twenty-fourth); 0.562 after the twenty-fifth (one wrong item more);
     # 0.571 / 0.519 once a closing account is its whole list item (twenty-sixth).
-    ("holdout10", 0.58, 0.51, 32, 11),  # 0.588, 32 sequence checks (thirty-second)
+    ("holdout10", 0.59, 0.52, 32, 11),  # 0.598 / 0.528 (thirty-fifth)
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
     # 0.354 after the part's last change; 0.359 and 16 sequence checks with the hold model.
-    ("holdout11", 0.36, 0.31, 16, 7),  # 0.367 / 0.313 (thirty-second)
+    ("holdout11", 0.38, 0.32, 16, 7),  # 0.385 / 0.323 (thirty-fifth)
     # Three more, written for the eighteenth part: unseen on arrival 0.50 / 0.417, 8 must-not,
     # 11 of 36 sequence checks, the same with the session-start engine; 0.512 / 0.427 after
     # the nineteenth; 0.538 / 0.427 with the hold model (twentieth); 0.545 once a paste
