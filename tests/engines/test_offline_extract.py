@@ -18,8 +18,8 @@ from app.core.format import parse, render
 from app.core.models import BranchMemory, Category, ExtractionResult, MemoryItem
 from app.core.redact import redact
 from app.engines.offline import category, extract_rules, judge
-from app.engines.offline.extract import MAX_ITEMS, MIN_CONFIDENCE, extract, skip_section
-from app.engines.offline.extract_items import find_candidates, strip_fillers
+from app.engines.offline.extract import MAX_ITEMS, MIN_CONFIDENCE, extract, read_candidates
+from app.engines.offline.extract_items import strip_fillers
 from app.engines.offline.extract_text import read_statements, split_sentences, split_turns
 
 TODAY = date(2025, 3, 4)
@@ -3984,7 +3984,7 @@ def test_the_agents_account_of_a_cause_and_its_fix_is_whole_and_a_bare_cause_is_
         "Assistant: Root cause: the retry decorator swallowed the timeout, so the job looked "
         "green.\n"
     )
-    found, _notes = find_candidates(read_statements(split_turns(text), skip_section))
+    found, _context, _notes = read_candidates(text)
     whole, bare = found
     assert whole.fix.startswith("the loop now stops") and whole.confidence >= 0.75
     assert not bare.fix and bare.confidence < 0.75

@@ -3528,6 +3528,7 @@ def read_candidates(
     found = _with_dialogue_units(found, turns, reading.statements)
     found = _without_opening_task(found, reading.statements)
     candidates = finalize(_screened(found), reading.statements)
+    _agent_accounts_whole(candidates, reading.statements)
     if not plain:
         return candidates, EMPTY_CONTEXT, notes  # no judge: nothing reads the context
     tool_turns = {
@@ -3546,6 +3547,35 @@ def read_candidates(
             candidates.append(c)
     candidates.sort(key=lambda c: c.index)
     return candidates, context, notes
+
+
+# "Root cause: …", "Root cause on Android: …": the agent's account names what it gives.
+_NAMES_THE_CAUSE = re.compile(r"(?i)^\W*(?:confirmed |actual |real )?root cause\b")
+AGENT_ACCOUNT_BONUS = 0.1
+
+
+def _agent_accounts_whole(found: list[Candidate], statements: list[Statement]) -> None:
+    """The agent's account that names the root cause and the fix it made is a whole bug.
+
+    The rules build a bug the agent tells at the bug base less the agent's penalty, which
+    keeps its passing remarks ("Root cause: the retry decorator swallowed the timeout") in
+    review. One that opens by naming the root cause and gives the fix too ("Root cause:
+    buildLegs rounded the seller leg … Fix: fees are rounded once …") and that no confirmed
+    fix took in has most of that penalty waived (docs/decisions.md, thirty-fifth part).
+    Raised after the dialogue units are read, so a confirmed fix still outranks it.
+    """
+    for c in found:
+        if (
+            c.family is Family.BUG
+            and c.root_cause
+            and c.fix
+            and c.confidence < SURE
+            and (c.speakers or {c.speaker}) == {Speaker.AGENT}
+            and 0 <= c.index < len(statements)
+            and statements[c.index].speaker is Speaker.AGENT
+            and _NAMES_THE_CAUSE.match(statements[c.index].text)
+        ):
+            c.confidence = round(c.confidence + AGENT_ACCOUNT_BONUS, 2)
 
 
 # What the agent is about to do, not what is: "I'll also add … in a follow-up", "Next I'm

@@ -81,9 +81,6 @@ REASON_BONUS = 0.05
 TRADEOFF_BONUS = 0.03
 CORRECTION_BONUS = 0.05
 BUG_COMPLETE_BONUS = 0.05
-AGENT_ACCOUNT_BONUS = 0.1
-# "Root cause: …", "Root cause on Android: …": the agent's account names what it gives.
-_NAMES_THE_CAUSE = re.compile(r"(?i)^\W*(?:confirmed |actual |real )?root cause\b")
 APPROACH_BONUS = 0.05
 PASTED_PENALTY = 0.2
 STORY_PENALTY = 0.2
@@ -844,10 +841,6 @@ def _build_bug(ctx: _Context, i: int, s: Statement, core: str) -> Candidate | No
     confidence = BASE[Family.BUG]
     if root and fix:
         confidence += BUG_COMPLETE_BONUS
-        if s.speaker is Speaker.AGENT and _NAMES_THE_CAUSE.match(s.text):
-            # The agent's own account naming the cause and the fix it made is whole: the
-            # agent's penalty is for its passing remarks (docs/decisions.md, 35th part).
-            confidence += AGENT_ACCOUNT_BONUS
     if symptom:
         confidence += BUG_COMPLETE_BONUS
     candidate = _new(s, i, Category.BUG_PATTERNS, Family.BUG, content, confidence)
