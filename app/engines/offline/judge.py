@@ -70,6 +70,18 @@ def _bucket(key: str) -> int:
     return zlib.crc32(key.encode("utf-8")) % BUCKETS
 
 
+class _Named(dict[str, int]):
+    """The bucket of each named feature (`#name`), hashed once."""
+
+    def __missing__(self, name: str) -> int:
+        b = self[name] = _bucket(f"#{name}")
+        return b
+
+
+_NAMED = _Named()
+_named = _NAMED.__getitem__
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """Per-conversation facts the features need, computed once per conversation."""
@@ -136,47 +148,49 @@ def features(
     )
     words = _WORD.findall(_DIGITS.sub("0", text.lower()))[:_TOKENS_MAX]
     # Each word, each pair of neighbours, and the first three words marked as openers.
-    keys = [*words, *(f"{a} {b}" for a, b in pairwise(words))]
-    keys += [f"^{w}" for w in words[:3]]
+    keys = [*words, *map(" ".join, pairwise(words))]
+    keys += ["^" + w for w in words[:3]]
     counts = Counter(map(_bucket, keys))
-    norm = math.sqrt(sum(n * n for n in counts.values())) or 1.0
+    squares = counts.values()
+    norm = math.sqrt(sum(map(operator.mul, squares, squares))) or 1.0
     found: dict[int, float] = {b: n / norm for b, n in counts.items()}
     speakers = candidate.speakers or {candidate.speaker}
-    reply = ctx.reply.get(candidate.turn, "")
-    named = {
-        "bias": 1.0,
-        "user": float(Speaker.USER in speakers),
-        "agent": float(Speaker.AGENT in speakers),
-        "both": float(len(speakers) > 1),
-        "rationale": float(bool(candidate.rationale)),
-        "cause": float(bool(candidate.root_cause)),
-        "fix": float(bool(candidate.fix)),
-        "mentions": float(min(candidate.mentions, 3)),
-        "question": float(candidate.content.rstrip().endswith("?")),
-        "length": min(len(text), 400) / 400,
-        "short": float(len(words) < 6),
-        "long": float(len(words) > 50),
-        "position": candidate.turn / max(1, ctx.turns),
-        "first_user_turn": float(candidate.turn == ctx.first_user_turn),
-        f"reply:{reply or 'end'}": 1.0,
-        f"{'user' if Speaker.USER in speakers else 'agent'}:reply:{reply or 'end'}": 1.0,
-        "after_tools": float(candidate.turn in ctx.after_tools),
-    }
+    user = Speaker.USER in speakers
+    reply = ctx.reply.get(candidate.turn, "") or "end"
+    # (bucket, value) in the order the model was trained with: the sums below add in it.
+    named = [
+        (_NAMED["bias"], 1.0),
+        (_NAMED["user"], float(user)),
+        (_NAMED["agent"], float(Speaker.AGENT in speakers)),
+        (_NAMED["both"], float(len(speakers) > 1)),
+        (_NAMED["rationale"], float(bool(candidate.rationale))),
+        (_NAMED["cause"], float(bool(candidate.root_cause))),
+        (_NAMED["fix"], float(bool(candidate.fix))),
+        (_NAMED["mentions"], float(min(candidate.mentions, 3))),
+        (_NAMED["question"], float(candidate.content.rstrip().endswith("?"))),
+        (_NAMED["length"], min(len(text), 400) / 400),
+        (_NAMED["short"], float(len(words) < 6)),
+        (_NAMED["long"], float(len(words) > 50)),
+        (_NAMED["position"], candidate.turn / max(1, ctx.turns)),
+        (_NAMED["first_user_turn"], float(candidate.turn == ctx.first_user_turn)),
+        (_named(f"reply:{reply}"), 1.0),
+        (_named(f"{'user' if user else 'agent'}:reply:{reply}"), 1.0),
+        (_NAMED["after_tools"], float(candidate.turn in ctx.after_tools)),
+    ]
     if rules:
-        named.update(
-            {
-                "extra": float(extra),
-                "rules": float(not extra),
-                "confidence": candidate.confidence,
-                f"family:{candidate.family.value}": 1.0,
-                f"category:{candidate.category.value}": 1.0,
-                f"{'extra' if extra else 'rules'}:{candidate.category.value}": 1.0,
-            }
+        category = candidate.category.value
+        named += (
+            (_NAMED["extra"], float(extra)),
+            (_NAMED["rules"], float(not extra)),
+            (_NAMED["confidence"], candidate.confidence),
+            (_named(f"family:{candidate.family.value}"), 1.0),
+            (_named(f"category:{category}"), 1.0),
+            (_named(f"{'extra' if extra else 'rules'}:{category}"), 1.0),
         )
-    for name, value in named.items():
+    get = found.get
+    for b, value in named:
         if value:
-            b = _bucket(f"#{name}")
-            found[b] = found.get(b, 0.0) + value
+            found[b] = get(b, 0.0) + value
     return found
 
 
