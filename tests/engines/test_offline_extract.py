@@ -3988,3 +3988,35 @@ def test_the_agents_account_of_a_cause_and_its_fix_is_whole_and_a_bare_cause_is_
     whole, bare = found
     assert whole.fix.startswith("the loop now stops") and whole.confidence >= 0.75
     assert not bare.fix and bare.confidence < 0.75
+
+
+def test_a_report_placed_after_the_last_statement_is_read_without_error() -> None:
+    # The statement reader takes the bullets after an empty fence for code; the dialogue
+    # reader reads them as the agent's report, so its facts sit after the last statement.
+    text = (
+        "Assistant: ## Implementation Complete\n```\n```\n"
+        "- **Model** (`app.js:56-199`) — Holds authoritative state, validates business "
+        "rules, persists to Local Storage on every mutation\n"
+        "- **Actions** (`app.js:207-250`) — Thin layer that delegates to model and triggers "
+        "render\n"
+    )
+    items = extract(text, source="t").items
+    assert [i.content.split(" (")[0] for i in items] == ["Model", "Actions"]
+
+
+def test_mutated_conversations_are_read_without_error() -> None:
+    # A short run of `bench/fuzz_extract.py`: fixtures cut, repeated and spliced with
+    # speaker marks, fences and tool brackets; nothing the user pastes may crash the reader.
+    import random
+
+    rng = random.Random(11)
+    fixtures = sorted((Path(__file__).parents[1] / "fixtures" / "dialogue" / "dev").glob("*.txt"))
+    marks = ["\n", "User:", "Assistant:", "```", "[tool: Bash {", "]", "- ", "1. ", "**", "\x00"]
+    for _ in range(60):
+        text = rng.choice(fixtures).read_text(encoding="utf-8")
+        for _ in range(rng.randint(1, 20)):
+            at = rng.randrange(len(text) + 1)
+            end = min(len(text), at + rng.randint(1, 200))
+            text = rng.choice((text[:at] + rng.choice(marks) + text[at:], text[:at] + text[end:]))
+        result = extract(redact(text), source="fuzz")
+        assert all(0.0 <= i.confidence <= 1.0 for i in result.items)

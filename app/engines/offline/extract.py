@@ -527,7 +527,10 @@ def _goes_on(first: str, second: str) -> bool:
 
 def _in_a_list(k: int, statements: list[Statement]) -> bool:
     """Whether statement `k` is in an item of a list of the turn (two items or more), not
-    a reply that opens with an option's number ("2. postgres, same tx …")."""
+    a reply that opens with an option's number ("2. postgres, same tx …"). A unit placed
+    after the last statement (a fix confirmed by the conversation's final run) is in none."""
+    if not 0 <= k < len(statements):
+        return False
     s = statements[k]
     if not s.bullet:
         return False
