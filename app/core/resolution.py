@@ -38,6 +38,13 @@ def apply_resolution(memory: Any, conflict: Contradiction, action: str) -> None:
         refs_after = [*conflict.refs, *(i.id for i in held)]
     elif action in ("keep-newer", "mark-outdated"):
         everyone = sorted([*held, *refs], key=lambda i: (i.extracted, i.confidence))
+        if not everyone:
+            # The items it named were forgotten or settled since (a later change took them,
+            # another resolution archived them): there is no newer one left to keep.
+            raise InvalidInput(
+                f"Conflict '{conflict.title}' no longer holds any item of the branch: "
+                "there is nothing left to keep or mark outdated."
+            )
         newer = everyone[-1]
         if memory.find(newer.id) is None:
             memory.items[newer.category].append(newer)

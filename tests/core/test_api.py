@@ -218,6 +218,43 @@ def test_in_branch_conflict_resolution(api: MemoryApi, home: Path) -> None:
     assert "keep both" in note
 
 
+@pytest.mark.parametrize("action", ["keep-newer", "mark-outdated"])
+def test_a_conflict_whose_items_are_gone_says_so(api: MemoryApi, home: Path, action: str) -> None:
+    # A superseded record whose replacement was forgotten since: nothing is left to keep.
+    kept = MemoryItem(
+        category=Category.CODING_PREFERENCES,
+        title="Pathlib",
+        content="Use pathlib.",
+        confidence=0.9,
+    )
+    record = Contradiction(
+        title="Async pattern",
+        description="The newer statement replaced the old one.",
+        status="resolved",
+        refs=["pref-gone0000"],
+        items=[],
+    )
+    memory = BranchMemory(
+        branch_id="c",
+        summary="s",
+        items={Category.CODING_PREFERENCES: [kept]},
+        contradictions=[record],
+    )
+    (home / "branches").mkdir(exist_ok=True)
+    path = home / "branches" / "c.md"
+    path.write_text(render(memory), encoding="utf-8")
+    before = path.read_text(encoding="utf-8")
+    conflict = next(
+        c for c in call(api, "memory:list-conflicts")["conflicts"] if c["scope"] == "branch"
+    )
+    reply = api.invoke(
+        "memory:resolve-conflict", {"branch": "c", "id": conflict["id"], "action": action}
+    )
+    assert reply["code"] == "INVALID_INPUT"
+    assert "no longer holds any item" in reply["message"]
+    assert path.read_text(encoding="utf-8") == before
+
+
 def test_stats_and_status_shapes(api: MemoryApi) -> None:
     stats = call(api, "memory:get-stats")
     for key in (
