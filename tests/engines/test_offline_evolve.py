@@ -412,6 +412,29 @@ def test_a_correction_that_sets_a_value_aside_retires_only_the_rules_that_said_i
     assert rules[1].content in [i.content for i in entry.items]
 
 
+def test_a_correction_naming_nothing_takes_back_the_closest_rule_only() -> None:
+    rules = [
+        item("The lint target in the Makefile runs ruff and mypy.", category=CONV),
+        item("Release builds go through the Makefile, never by hand.", category=CONV),
+        item("Every Makefile target has a help line.", category=CONV),
+    ]
+    memory = run(None, *rules)
+    new = later(
+        "Actually, the lint target in the Makefile does not run mypy anymore, CI does.",
+        "replaces:any",
+        category=CONV,
+    )
+
+    after = run(memory, new)
+
+    # The three share "makefile"; only the lint rule shares the correction's subject.
+    assert sorted(contents(after, CONV)) == sorted(
+        [rules[1].content, rules[2].content, new.content]
+    )
+    (entry,) = after.contradictions
+    assert [i.content for i in entry.items] == [rules[0].content]
+
+
 def test_the_verbs_every_rule_uses_are_no_shared_subject() -> None:
     pino = item("Logging goes through pino, JSON lines.", category=CONV)
     memory = run(None, pino)

@@ -104,6 +104,10 @@ def _scan_named(
                 if hit:
                     found.append(item)
                     break
+    if len(found) > 1 and not named and "any" in names:
+        # a correction naming nothing takes back the rules closest to it (ties all go)
+        shared = [len((item_tokens(i) & item_tokens(new)) - _RULE_VERBS) for i in found]
+        found = [i for i, n in zip(found, shared, strict=True) if n == max(shared)]
     aside = _SET_ASIDE.search(new.content)
     if not named and aside is not None and aside.group(1).lower() not in _NOT_A_VALUE:
         # "…, not sqlite": only the rules that said what the correction sets aside

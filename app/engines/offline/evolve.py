@@ -514,6 +514,12 @@ class _Work:
                     if hit:
                         found.append(item)
                         break
+        if len(found) > 1 and not named and "any" in names:
+            # "No thank you, that target does not even exist in our Makefile anymore" names
+            # nothing: it takes back the rule closest to it (ties all go), not every rule
+            # that shares one long word with it.
+            overlap = [len((item_tokens(i) & new_tokens) - _RULE_VERBS) for i in found]
+            found = [i for i, n in zip(found, overlap, strict=True) if n == max(overlap)]
         if found and not named:
             # "actually, the api integration tests run against a real postgres in docker,
             # not sqlite": the correction names what it sets aside; rules that share its
