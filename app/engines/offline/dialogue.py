@@ -1574,6 +1574,18 @@ _GENERIC = frozenset(
 )
 
 
+# Where the words naming the earlier rule end, and words no rule is named by.
+_CLAUSE_GOES_ON = re.compile(r"(?i),|\s(?:and|but|so|which|because|since|while|as|though)\s")
+_FUNCTION = frozenset(
+    {
+        "and", "or", "but", "nor", "so", "as", "at", "by", "with", "from", "into", "than",
+        "then", "also", "not", "no", "all", "any", "its", "their", "his", "her", "my", "them",
+        "they", "he", "she", "would", "could", "can", "will", "shall", "may", "might", "must",
+        "let", "lets", "do", "does", "did", "has", "have", "had", "be", "been", "being",
+    }
+)  # fmt: skip
+
+
 @dataclass
 class Dispute:
     """A user statement that the agent pointed out disagrees with an earlier rule."""
@@ -1599,9 +1611,15 @@ def find_disputes(classified: list[DialogueTurn]) -> list[Dispute]:
         match = _DISPUTE_GATED.search(reply.text)
         if match is None:
             continue
-        words = re.findall(r"[\w.+#-]+", match.group("what").lower())
-        names = [w for w in words if w not in _GENERIC and len(w) > 1]
-        if names:
+        # "… contradicts your BACKWARD rule and would let breaking changes through": the
+        # earlier rule is named before the clause goes on about something else.
+        what = _CLAUSE_GOES_ON.split(match.group("what"), maxsplit=1)[0]
+        words = re.findall(r"[\w.+#-]+", what.lower())
+        names = [w for w in words if w not in _GENERIC and w not in _FUNCTION and len(w) > 1]
+        # "… which contradicts your BACKWARD rule": a rule named in the turn itself is not
+        # an earlier one it disputes, it is the side the agent keeps to.
+        own = set(re.findall(r"[\w.+#-]+", turn.text.lower()))
+        if names and not all(n in own for n in names):
             found.append(Dispute(turn.index, names[:4]))
     return found
 

@@ -733,8 +733,19 @@ def _placed(work: _Work, new: MemoryItem, slot: int | None) -> tuple[MemoryItem,
     return new, False
 
 
+# A record quotes at most this many of the statements it concerns; the rest are named by
+# count (a superseded record holds them whole below it, an open one lists their ids).
+QUOTED = 3
+
+
+def _quoted(olds: list[MemoryItem]) -> str:
+    said = "; ".join(describe_statement(o) for o in olds[:QUOTED])
+    rest = len(olds) - QUOTED
+    return f"{said}; and {rest} more" if rest > 0 else said
+
+
 def _superseded_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Contradiction:
-    replaced = "; ".join(describe_statement(o) for o in olds)
+    replaced = _quoted(olds)
     more = f" and {len(olds) - 1} more" if len(olds) > 1 else ""
     return Contradiction(
         title=f"Superseded: {olds[0].title}{more}",
@@ -760,7 +771,7 @@ def _open_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Co
             reasons.append(
                 f"{old.id} has higher confidence ({old.confidence:.2f} > {new.confidence:.2f})"
             )
-    existing = "; ".join(describe_statement(o) for o in olds)
+    existing = _quoted(olds)
     return _held_open(
         new,
         [o.id for o in olds],
