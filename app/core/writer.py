@@ -287,7 +287,7 @@ class MemoryWriter:
                 fallback.notes.append("rewrite refused: " + "; ".join(problems[:3]))
                 return fallback, text
         raise ExtractionFailed(
-            "The rewritten memory would have lost or changed earlier items ("
+            "The new version of the memory failed its checks ("
             + "; ".join(problems[:3])
             + "); the file was left unchanged."
         )
