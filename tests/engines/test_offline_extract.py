@@ -4045,3 +4045,19 @@ def test_a_dispute_is_named_by_its_words_not_by_the_clause_after_them() -> None:
     tags = {t for i in extract(text, source="t").items for t in i.tags}
     assert {"disputes:10", "disputes:minute", "disputes:ttl"} <= tags
     assert not {"disputes:and", "disputes:would", "disputes:double"} & tags
+
+
+def test_a_reversal_in_a_turn_read_as_a_tool_call_is_no_rule() -> None:
+    # (Found by bench/fuzz_extract.py.) The statement reader takes the last turn for a
+    # tool call, it ends in one; the dialogue reader still hears a reversal in it, which
+    # has no statement to stand on.
+    text = (
+        "User: Hi! Marta here, I lead the frontend on the customer portal (React + Vite). "
+        "Two things covers the database case without SSH.\n"
+        "User: Yes. That's it, we do Session Manager and kill the bastion. The whole point "
+        "is no more open SSH and no shared keys, and the session logs give the auditors what "
+        "theyeable and functional. Please don't introduce momentant: [tool: Bash "
+        '{"command": "gre so p -rhoE \\"from \'(date-fns|dayjs|moment)[^\']*\'\\" src | sort | '
+        'uniq1.  -c && cat .prettierrc"}]\n'
+    )
+    assert extract(text, source="t").items == []

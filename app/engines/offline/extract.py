@@ -1434,6 +1434,10 @@ def _with_reversals(
                     candidate.category = rule_category(candidate.content)
             continue
         index = bisect.bisect_left(turn_of, reversal.turn)  # its turn's first statement
+        if index == len(statements):
+            # The statement reader found no prose from this turn on (it read the turn as
+            # pasted text or code): what was pasted is never the user's rule.
+            continue
         category: Category | None = rule_category(reversal.text)
         found.append(
             Candidate(
