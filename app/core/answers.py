@@ -207,7 +207,7 @@ class SaveAnswer(Success):
     """`save-branch-memory`."""
 
     branch: str
-    version: str
+    version: str | None
     secretsRedacted: int
 
 

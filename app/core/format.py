@@ -32,6 +32,7 @@ from app.core.models import (
     MemoryItem,
     clean_token,
     derive_title,
+    make_item_id,
     normalize_timestamp,
     one_line,
     utc_now,
@@ -756,6 +757,8 @@ class _Parser:
             else:
                 body = self._raw(section.start, section.end)
                 extras.append(ExtraSection(heading=section.heading, body=body))
+        if not self.check_only:
+            _unique_ids(items)
         memory = BranchMemory(
             branch_id=self.branch_id or "unknown",
             last_updated=updated,
@@ -769,6 +772,29 @@ class _Parser:
         )
         kinds = {str(s.kind) for s in sections[1:]}
         return memory, self.problems, kinds
+
+
+def _unique_ids(items: dict[Category, list[MemoryItem]]) -> None:
+    """A second item under an id already taken gets an id of its own.
+
+    A bullet copied in an editor to write a variant keeps the original's id; two items
+    under one id would make every later rewrite of the file look like it changed one of
+    them. The copy's id derives from its text and place, so every parse of the same file
+    gives the same id, and the next write records it.
+    """
+    seen: set[str] = set()
+    for section in items.values():
+        for k, item in enumerate(section):
+            if item.id in seen:
+                n = 2
+                fresh = make_item_id(item.category, item.title, f"{item.content}\n{item.id}#{n}")
+                while fresh in seen:
+                    n += 1
+                    fresh = make_item_id(
+                        item.category, item.title, f"{item.content}\n{item.id}#{n}"
+                    )
+                section[k] = item = item.model_copy(update={"id": fresh})
+            seen.add(item.id)
 
 
 def _parsed(

@@ -338,8 +338,8 @@ SAVE_BRANCH_MEMORY = _op(
     "Replace a branch memory with edited text (validated; the old text becomes a version).",
     "SaveBranchRequest",
     "SaveAnswer",
-    "`success`, `version` (the previous content), `secretsRedacted`; INVALID_INPUT with "
-    "`context.problems` when the text does not validate",
+    "`success`, `version` (the previous content; null for a new branch), `secretsRedacted`; "
+    "INVALID_INPUT with `context.problems` when the text does not validate",
     True,
     _ST,
 )

@@ -255,6 +255,34 @@ def test_a_conflict_whose_items_are_gone_says_so(api: MemoryApi, home: Path, act
     assert path.read_text(encoding="utf-8") == before
 
 
+def test_an_item_copied_in_the_editor_gets_its_own_id(api: MemoryApi, home: Path) -> None:
+    # Copying a bullet to write a variant keeps the original's id; the file must still take
+    # later memorizes (before, every one failed its checks on the repeated id).
+    item = MemoryItem(
+        category=Category.CODING_PREFERENCES,
+        title="No celery",
+        content="No celery, it is too heavy for this service.",
+        confidence=0.85,
+        sources=["t1"],
+    )
+    text = render(BranchMemory(branch_id="c", summary="s", items={item.category: [item]}))
+    line = next(x for x in text.splitlines() if f"(id: {item.id}" in x)
+    copied = text.replace(line, f"{line}\n{line.replace('too heavy', 'too heavy to run')}")
+    assert call(api, "memory:save-branch-memory", {"branch": "c", "content": copied})["success"]
+
+    reply = call(
+        api,
+        "memory:memorize",
+        {"conversationText": "User: always use pathlib, never os.path.\n", "branchId": "c"},
+    )
+
+    assert "error" not in reply
+    after = parse((home / "branches" / "c.md").read_text(encoding="utf-8"), "c")
+    ids = [i.id for i in after.all_items()]
+    assert len(ids) == len(set(ids)) == 3
+    assert item.id in ids
+
+
 def test_stats_and_status_shapes(api: MemoryApi) -> None:
     stats = call(api, "memory:get-stats")
     for key in (
