@@ -161,7 +161,7 @@ def _integrity(
     for where, text in texts:
         reasons = screen_text(text)
         if reasons and not all(r in screen_text(before) for r in reasons):
-            problems.append(f"{where} would {' and '.join(reasons)}")
+            problems.append(f"{where} {' and '.join(reasons)}")
     if old is not None:
         had = {sec.heading.strip().casefold() for sec in old.extra_sections}
         problems += [

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.core.format import Problem, header_last_updated, parse, render, validate
@@ -521,9 +521,23 @@ def _memories(draw: st.DrawFn) -> BranchMemory:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_memories())
 def test_property_render_then_parse_is_identity(memory: BranchMemory) -> None:
+    ids = [i.id for i in memory.all_items()]
+    # (a second item under a taken id is given its own: the next property)
+    assume(len(ids) == len(set(ids)))
     text = render(memory)
     assert parse(text) == memory
     assert validate(text) == []
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_memories())
+def test_property_every_item_read_has_an_id_of_its_own(memory: BranchMemory) -> None:
+    text = render(memory)
+    read = parse(text)
+    ids = [i.id for i in read.all_items()]
+    assert len(ids) == len(set(ids))
+    assert [i.content for i in read.all_items()] == [i.content for i in memory.all_items()]
+    assert parse(text) == read  # the same file reads the same every time
 
 
 @settings(max_examples=150, deadline=None)

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.core import operations as ops
 from app.core.errors import (
+    InvalidInput,
     PuffinError,
 )
 from app.core.handlers.base import Core, Handler
@@ -50,6 +51,17 @@ def review_approve(api: Core, req: ReviewApproveRequest) -> dict[str, Any]:
     data = entry.item.model_dump()
     data.update(updates)
     item = MemoryItem.model_validate(data)
+    from app.core.screen import screen_text
+
+    reasons = screen_text(f"{item.title} {item.content}")
+    if reasons:
+        # As `remember` answers: an edit that would steer the next agent is refused, and
+        # the candidate waits in the queue as it was.
+        api.review.put_back(entry)
+        raise InvalidInput(
+            f"Not approved: the text {' and '.join(reasons)}. Memory is handed to agents "
+            "as notes; this one would steer them. Edit it and approve again."
+        )
     try:
         api.writer.integrate(entry.branch, [item])
     except PuffinError:
