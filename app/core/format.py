@@ -785,16 +785,13 @@ def _unique_ids(items: dict[Category, list[MemoryItem]]) -> None:
     seen: set[str] = set()
     for section in items.values():
         for k, item in enumerate(section):
-            if item.id in seen:
-                n = 2
+            fresh, n = item.id, 1
+            while fresh in seen:
+                n += 1
                 fresh = make_item_id(item.category, item.title, f"{item.content}\n{item.id}#{n}")
-                while fresh in seen:
-                    n += 1
-                    fresh = make_item_id(
-                        item.category, item.title, f"{item.content}\n{item.id}#{n}"
-                    )
-                section[k] = item = item.model_copy(update={"id": fresh})
-            seen.add(item.id)
+            if fresh != item.id:
+                section[k] = item.model_copy(update={"id": fresh})
+            seen.add(fresh)
 
 
 def _parsed(

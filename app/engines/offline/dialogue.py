@@ -1570,20 +1570,59 @@ _GENERIC = frozenset(
         "is",
         "are",
         "retrying",
+        # function words name no rule ("… your BACKWARD rule and would let …")
+        "and",
+        "or",
+        "but",
+        "nor",
+        "so",
+        "as",
+        "at",
+        "by",
+        "with",
+        "from",
+        "into",
+        "than",
+        "then",
+        "also",
+        "not",
+        "no",
+        "all",
+        "any",
+        "its",
+        "their",
+        "his",
+        "her",
+        "my",
+        "them",
+        "they",
+        "he",
+        "she",
+        "would",
+        "could",
+        "can",
+        "will",
+        "may",
+        "might",
+        "must",
+        "let",
+        "lets",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "be",
+        "been",
+        "being",
+        "shall",
     }
 )
 
 
-# Where the words naming the earlier rule end, and words no rule is named by.
+# Where the words naming the earlier rule end.
 _CLAUSE_GOES_ON = re.compile(r"(?i),|\s(?:and|but|so|which|because|since|while|as|though)\s")
-_FUNCTION = frozenset(
-    {
-        "and", "or", "but", "nor", "so", "as", "at", "by", "with", "from", "into", "than",
-        "then", "also", "not", "no", "all", "any", "its", "their", "his", "her", "my", "them",
-        "they", "he", "she", "would", "could", "can", "will", "shall", "may", "might", "must",
-        "let", "lets", "do", "does", "did", "has", "have", "had", "be", "been", "being",
-    }
-)  # fmt: skip
 
 
 @dataclass
@@ -1615,7 +1654,7 @@ def find_disputes(classified: list[DialogueTurn]) -> list[Dispute]:
         # earlier rule is named before the clause goes on about something else.
         what = _CLAUSE_GOES_ON.split(match.group("what"), maxsplit=1)[0]
         words = re.findall(r"[\w.+#-]+", what.lower())
-        names = [w for w in words if w not in _GENERIC and w not in _FUNCTION and len(w) > 1]
+        names = [w for w in words if w not in _GENERIC and len(w) > 1]
         # "… which contradicts your BACKWARD rule": a rule named in the turn itself is not
         # an earlier one it disputes, it is the side the agent keeps to.
         own = set(re.findall(r"[\w.+#-]+", turn.text.lower()))
