@@ -448,7 +448,7 @@ def item_stances(item: MemoryItem) -> tuple[Stance, ...]:
 @lru_cache(maxsize=65536)  # a whole memory (10,000 items) stays cached
 def _title_content_stances(title: str, content: str, implicit: bool) -> tuple[Stance, ...]:
     from_title = _text_stances(title, False)
-    from_content = _text_stances(content, implicit) + _settings(content)
+    from_content = _text_stances(content, implicit) + _settings(content) + _counts(content)
     if not from_title:
         return from_content
     return tuple(dict.fromkeys((*from_title, *from_content)))
@@ -557,6 +557,72 @@ def _settings(text: str) -> tuple[Stance, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# A number standing alone: not part of a name, a path, a version, a time of day or a date.
+_COUNT_RE = re.compile(r"(?<![\w.$#/:@-])(?P<num>\d+(?:\.\d+)?)(?![\w%/:@-]|\.\d)")
+_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+# Words after a number that count nothing of their own ("5 times", "3 more"), or only say
+# the unit of a length a bare number leaves implied ("120 characters").
+_NOT_COUNTED = _wordset(
+    "times time more less fewer other others total characters chars columns cols"
+)
+COUNT = "count"
+
+
+def _count_value(num: str) -> float:
+    """The number, with "3.10" and "3.1" kept apart (a version is not a decimal)."""
+    whole, _, part = num.partition(".")
+    return float(whole) + (float(f"0.{part}") + len(part)) / 1000 if part else float(whole)
+
+
+@lru_cache(maxsize=65536)
+def _counts(text: str) -> tuple[Stance, ...]:
+    """Settings given as a bare number: "max line length is 100", "3 retries for the invoice
+    actor", "python 3.10 as the minimum".
+
+    The clause's content words around the number make the subject, what is counted
+    ("retries") among them. Two counts are one setting only when one
+    subject holds the whole of the other (`opposing_subjects`): "staging runs 2 replicas"
+    and "prod runs 4 replicas" are two. Years and numbers with a unit (`_settings`) are not
+    counts.
+    """
+    if not any(c.isdigit() for c in text):
+        return ()
+    found: list[Stance] = []
+    plain = _ASIDE_RE.sub(lambda m: " " * len(m.group()), text)
+    with_unit = {m.start() for m in _QUANTITY_RE.finditer(text) if _unit(m.group("unit"))}
+
+    def content(words: list[str]) -> list[str]:
+        return [
+            _stem(w)
+            for w in words
+            if w not in _SUBJECT_STOP
+            and w not in _SETTING_WORDS
+            and w not in _NOT_COUNTED
+            and not w[0].isdigit()
+        ]
+
+    for match in _COUNT_RE.finditer(text):
+        if match.start() in with_unit or _YEAR_RE.fullmatch(match.group("num")):
+            continue
+        around = plain if plain[match.start()] != " " else text
+        start = max(
+            (m.end() for m in _SETTING_CLAUSE_RE.finditer(around, 0, match.start())), default=0
+        )
+        end_match = _SETTING_CLAUSE_RE.search(around, match.end())
+        end = end_match.start() if end_match is not None else len(text)
+        words = content(_words(around[start : match.start()]))[-_SETTING_SUBJECT_WORDS:]
+        after = _words(around[match.end() : end])
+        words += content(after)[:_SETTING_SUBJECT_WORDS]
+        subject = frozenset(words)
+        if len(subject) < 2:
+            continue
+        # What is counted: the word right after the number ("3 retries"), if it names a thing
+        counted = content(after[:1])
+        dimension = f"{COUNT}:{counted[0] if counted else ''}"
+        found.append(Stance(subject, 1, value=(dimension, _count_value(match.group("num")))))
+    return tuple(dict.fromkeys(found))
+
+
 def sets_a_value(text: str) -> bool:
     """Whether `text` sets a quantity of something ("Loki retention goes up to 30 days"): a
     later statement of another value for it changes the setting (see `opposing_subjects`)."""
@@ -585,6 +651,18 @@ def subjects_match(a: Stance, b: Stance) -> bool:
     return inter == smaller and smaller >= 2 and jaccard >= 0.5
 
 
+def _same_count(x: str, y: str, a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two counts (dimensions `x`, `y`, subjects `a`, `b`) are of one thing: what each
+    counts is the same where both name it ("2 replicas", "4 workers per replica" are not),
+    and one subject holds the whole of the other (two words at least). A bare number says
+    less than a unit does, so the scope must not differ."""
+    counted_x, counted_y = x[len(COUNT) + 1 :], y[len(COUNT) + 1 :]
+    if counted_x and counted_y and counted_x != counted_y:
+        return False
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return len(small) >= 2 and small <= large
+
+
 def _same_setting(a: frozenset[str], b: frozenset[str]) -> bool:
     """Two settings' subjects name one thing: two words in common, most of the shorter."""
     shared = len(a & b)
@@ -604,9 +682,12 @@ def opposing_subjects(a: MemoryItem, b: MemoryItem) -> list[str]:
                 if (
                     x.value is not None
                     and y.value is not None
-                    and x.value[0] == y.value[0]
                     and x.value[1] != y.value[1]
-                    and _same_setting(x.subject, y.subject)
+                    and (
+                        _same_count(x.value[0], y.value[0], x.subject, y.subject)
+                        if x.value[0].startswith(COUNT) and y.value[0].startswith(COUNT)
+                        else x.value[0] == y.value[0] and _same_setting(x.subject, y.subject)
+                    )
                     and x.key not in found
                 ):
                     found.append(x.key)

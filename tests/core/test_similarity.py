@@ -240,6 +240,10 @@ CHANGED_SETTINGS = [
         "HTTP calls to the payment provider time out after 30 s.",
         "Payment provider HTTP calls: 10s.",
     ),
+    # A bare number: a count, a length, a version.
+    ("Max line length is 100 for all Python code.", "Keep Python lines under 120 characters."),
+    ("The invoice worker retries 5 times.", "Make it 3 retries for the invoice worker."),
+    ("We support python 3.10 as the minimum.", "Python 3.12 is the minimum now."),
 ]
 SAME_OR_OTHER_SETTINGS = [
     # The same value said another way.
@@ -251,6 +255,12 @@ SAME_OR_OTHER_SETTINGS = [
     ("The jitter shows on 144hz screens only.", "The jitter shows on 60hz screens too."),
     # Another dimension.
     ("Upload limit is 10 MB per file.", "Upload limit is 10 files per minute request batch."),
+    # A count of the same thing in another scope, of another thing, or a year or a name.
+    ("Staging runs 2 replicas.", "Prod runs 4 replicas."),
+    ("The API service runs 2 replicas.", "The API service runs 4 workers per replica."),
+    ("Unity pooling is built in since 2021.", "Unity pooling is built in since 2022."),
+    ("Tickets are named like MLX-412.", "Tickets are named like MLX-413."),
+    ("We support python 3.10 as the minimum.", "We support python 3.10 as the minimum."),
 ]
 
 

@@ -1076,7 +1076,7 @@ _NAME = r"[`'\"]?(?P<{g}>[\w@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
 _SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?"
 # "switching from X to Y", "replace X with Y": what was and what is, both named.
 _FROM_TO = re.compile(
-    rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|go(?:ing)?|port(?:ing)?"
+    rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|going|port(?:ing)?"
     rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
     rf"{_SKIP}{_NAME.format(g='new')}"
 )
@@ -1339,6 +1339,9 @@ class Reversal:
     # The sentence a pointing word was read from ("the redux toolkit setup is way too much
     # ceremony" before "we're moving off it"): why the choice goes, not a rule of its own.
     reason: str = ""
+    # What comes instead, when the sentence names it ("switch from X to Y", "replace X with
+    # Y"): with one old name, the item's title says what replaced what.
+    new: list[str] = field(default_factory=list)
 
 
 # A sentence with no word of a decision in it: what it says is gone is news, not a choice.
@@ -1443,6 +1446,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
             )
             old = [m.group("old").strip("`'\".,") for m in matches]
             reason = ""
+            resolved = ""
             if not agent and any(o.lower() in _POINTERS for o in old):
                 # "the redux toolkit setup is way too much ceremony. … we're moving off it."
                 reason, resolved = _antecedent(sentences[max(0, k - 2) : k])
@@ -1516,7 +1520,22 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                     joined_next = then
             earlier_only = not old and not _corrects(_FROM_NOW_ON.sub(" ", sentence))
             names = list(dict.fromkeys(old))
-            found.append(Reversal(_unmarked(text), turn.index, names, earlier_only, reason))
+            # (not when what went was read from a pointing word: that reading can be off)
+            instead = [
+                m.group("new").strip("`'\".,")
+                for m in matches
+                if "new" in m.groupdict() and m.group("new") and not resolved
+            ]
+            found.append(
+                Reversal(
+                    _unmarked(text),
+                    turn.index,
+                    names,
+                    earlier_only,
+                    reason,
+                    [n for n in dict.fromkeys(instead) if n.lower() not in _NOT_NAMES],
+                )
+            )
     return found
 
 

@@ -1332,6 +1332,7 @@ def _demote_unanchored(found: list[Candidate], statements: list[Statement]) -> N
         and c.family in _RULE_FAMILIES
         and c.confidence >= UNANCHORED
         and not _NAMED.search(c.content)
+        and not _names_what_it_replaces(c)
         and _short_or_vague(c.content)
     ]
     if not rules:
@@ -1344,6 +1345,21 @@ def _demote_unanchored(found: list[Candidate], statements: list[Statement]) -> N
             for s in statements
         ):
             c.confidence = min(c.confidence, UNANCHORED)
+
+
+def _names_what_it_replaces(c: Candidate) -> bool:
+    """A change that names the choice it retires ("replace winston with pino everywhere, it
+    is much faster") is about that choice, named in this conversation or an earlier one; a
+    remark as short as "Not on the roadmap." is not told apart that way."""
+    if len(_LEAD_FILLER.sub("", c.content).split()) <= _SHORT_RULE:
+        return False
+    low = c.content.lower()
+    return any(
+        t.startswith(REPLACES)
+        and t[len(REPLACES) :] not in (ANY, EARLIER, UNNAMED)
+        and t[len(REPLACES) :] in low
+        for t in c.topic_tags
+    )
 
 
 def _short_or_vague(content: str) -> bool:
@@ -1414,6 +1430,7 @@ def _with_reversals(
             tags = [REPLACES + UNNAMED]
         else:
             tags = [REPLACES + (name.lower() if name else anything) for name in named or [""]]
+        title = _replacement_title(named, reversal.new)
         words = tokens(reversal.text)
         same = [
             c
@@ -1430,8 +1447,11 @@ def _with_reversals(
                 if len(reversal.text) > len(candidate.content) + 10:
                     # "We dropped X." + "Y is our ORM now.": the new choice belongs in it.
                     candidate.content = _sentence_of(_unhedged(reversal.text))
+                    if candidate.rationale and candidate.rationale in candidate.content:
+                        candidate.rationale = ""  # the whole sentence now holds it
                 if candidate.category is Category.IMPLEMENTATION_NOTES:
                     candidate.category = rule_category(candidate.content)
+                candidate.lead = title or candidate.lead
             continue
         index = bisect.bisect_left(turn_of, reversal.turn)  # its turn's first statement
         if index == len(statements):
@@ -1451,10 +1471,20 @@ def _with_reversals(
                 topic_tags=tags,
                 speakers={Speaker.USER},
                 rationale=_sentence_of(reversal.reason).rstrip(".") if reversal.reason else "",
+                lead=title,
             )
         )
     found.sort(key=lambda c: c.index)
     return found
+
+
+def _replacement_title(old: list[str], new: list[str]) -> str:
+    """The title of a change that names one old and one new choice ("Pino instead of
+    winston" for "replace winston with pino everywhere"); else empty (the statement's own
+    words title it)."""
+    if len(old) != 1 or len(new) != 1 or old[0].lower() == new[0].lower():
+        return ""
+    return f"{capitalize(new[0])} instead of {old[0]}"
 
 
 def _without_reasons(
@@ -1652,6 +1682,11 @@ _NEW_CHOICE = re.compile(
     r"go(?:ing)? with|now|from now on|going forward|from today)\b|->|→"
 )
 _FOLD_TURNS = 2
+_CHOOSES = re.compile(r"(?i)^\W*(?:(?:so|then|just)\W+)?(?:use|go with|switch to|move to)\b")
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s+", text, maxsplit=1)[0]
 
 
 def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
@@ -1670,7 +1705,9 @@ def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
             t.startswith(REPLACES) and t not in (REPLACES + ANY, REPLACES + EARLIER)
             for t in c.topic_tags
         )
-        and not _NEW_CHOICE.search(c.content)
+        # (in its own sentence: "we're dropping black. ruff's formatter does the same job
+        # now" gives a reason after it, not the new choice)
+        and not _NEW_CHOICE.search(_first_sentence(c.content))
     ]
     if not retiring:
         return found
@@ -1690,7 +1727,12 @@ def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
                 and all(c is not r for r in retiring)
                 and (id(c) in heirs or not any(t.startswith(REPLACES) for t in c.topic_tags))
                 and not any(n in c.content.lower() for n in names)
-                and _NEW_CHOICE.search(c.content)
+                and (
+                    _NEW_CHOICE.search(c.content)
+                    # "… we're dropping black. … use `ruff format`": what to use now, said
+                    # right after
+                    or (c.turn == old.turn and c.index > old.index and _CHOOSES.match(c.content))
+                )
             ),
             None,
         )
@@ -2705,6 +2747,8 @@ def _option_item(line: str) -> _Option | None:
         name, about = bold.group("name").strip(), bold.group("about").strip()
         if name.endswith((".", ":")):
             name = ""  # a sentence in bold is a finding or a step
+        if about[:1] in ",;":
+            about = about[1:].strip()  # "**`ObjectPool<T>`**, built into Unity …"
         text = f"{name} {about}" if about[:1] in ("(", "[", "") else f"{name}: {about}"
     else:
         plain = None if body.endswith("?") else _PLAIN_NAME.match(body)
@@ -2756,7 +2800,12 @@ def _option_lists(lines: list[str]) -> list[list[_Option]]:
 
 def _keyed(items: list[_Option]) -> list[_Option]:
     words = [
-        {w for w in _OPTION_KEY.findall(o.name.lower()) if len(w) >= 3 and w not in _NOT_KEYS}
+        {
+            w
+            for word in _OPTION_KEY.findall(o.name.lower())
+            for w in _with_last_part(word)
+            if len(w) >= 3 and w not in _NOT_KEYS
+        }
         for o in items
     ]
     out = []
@@ -2765,6 +2814,13 @@ def _keyed(items: list[_Option]) -> list[_Option]:
         keys = frozenset(words[k] - others)
         out.append(_Option(item.name, item.text, item.numbered, item.bold, keys, item.subject))
     return out
+
+
+def _with_last_part(word: str) -> tuple[str, ...]:
+    """A qualified name and its last part: "codes.InvalidArgument" is answered by
+    "InvalidArgument" as often as in full."""
+    last = word.rsplit(".", 1)[-1]
+    return (word, last) if "." in word.strip(".") and last[:1].isalpha() else (word,)
 
 
 # "Rig prefix: Which rig do these beads belong to?": a short subject before a question (Claude
@@ -3109,6 +3165,9 @@ _EITHER_OR = re.compile(
     r"(?i)(?P<left>(?:[^\s,;:]+\s+){0,2}[^\s,;:]+)\s+or\s+(?P<right>[^?,;:]{1,80})\?\W*$"
 )
 _PICK_WORDS = 6
+_TITLE_SIDE_WORDS = 3
+# "date-fns then", "fail open please": the words after a pick that only say it is one.
+_PICK_TAIL = re.compile(r"(?i)(?:\s+(?:then|please|pls|it is|for sure|of course|definitely))+$")
 _YES_FIRST = re.compile(r"^\W*(?:yes|yeah|yep|yup|correct|right)\b")
 
 
@@ -3163,7 +3222,15 @@ def _with_either_or_picks(
             for c in found
         ):
             continue  # the user's own words already made an item of the pick
-        found.append(_pick_decision(answer, reply, statements, ". "))
+        pick = _pick_decision(answer, reply, statements, ". ")
+        # "InvalidArgument. our gateway maps it to 400 …": the title says what was picked
+        # over what ("InvalidArgument, not codes.FailedPrecondition")
+        said = _first_clause(_ANSWER_WORD.sub("", first.text.replace("`", ""))).strip(" .!")
+        said = _PICK_TAIL.sub("", said)
+        other = options[1 - named[0]].name
+        if 0 < len(said.split()) <= _TITLE_SIDE_WORDS and 0 < len(other.split()) <= 2:
+            pick.lead = f"{capitalize(said)}, not {other}"
+        found.append(pick)
     found.sort(key=lambda c: c.index)
     return found
 
@@ -3482,7 +3549,8 @@ def _unhedged(text: str) -> str:
 
 _OPENER = re.compile(
     r"(?i)^\W*(?:(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note|(?:one more|another|"
-    r"last|final) thing|for (?:the )?future(?: reference)?)\b[,:]?\s*)*"
+    r"last|final) thing|for (?:the )?future(?: reference)?)\b[,:]?\s*"
+    r"|(?:hey|hi|hello|well|oh|um+|uh+|hm+)\s*[,!]\s*)*"
     r"(?:(?:scratch that|no wait|never ?mind)\b[,:;.]?\s*)?"
 )
 

@@ -116,10 +116,14 @@ _FILLER_RE = re.compile(
         |please|fyi|but|finally|first|one\ more\ thing|one\ last\ thing|another\ thing
         |one\ more|(?:it\ )?turns\ out(?:\ that)?|note\ that|keep\ in\ mind(?:\ that)?
         |remember\ that|be\ aware\ that|thanks|thank\ you|cool|nice|perfect|fine|more\ generally
-        |in\ general|generally|while\ (?:we'?re|you'?re)\ (?:here|at\ it)|for\ the\ record)
+        |in\ general|generally|while\ (?:we'?re|you'?re)\ (?:here|at\ it)|for\ the\ record
+        # a change of mind announced before it is said
+        |scratch\ that|on\ (?:a\ )?second\ thoughts?|change\ of\ plans?|no\ wait|never\ ?mind)
         \b[\s,:;.!—–-]*
         # "No, …" answers; "No force unwraps" is the rule itself.
-        |(?:no|nope)\b\s*[,:;.!—–-]+\s*)+""",
+        |(?:no|nope)\b\s*[,:;.!—–-]+\s*
+        # greetings, only when set off ("hi-res" is no greeting)
+        |(?:hi|hello|hey\ there)\s*[,!]\s*)+""",
     re.IGNORECASE | re.VERBOSE,
 )
 # "The real convention for this project: always pin ..." - the label says what follows.

@@ -743,8 +743,9 @@ SIGNAL_INDEX: Final = AnchorIndex(
 
 REASON: Final = _R(
     r"""
-      \s*(?:,\s*|\s)(?:because|since|so\ that|given\ that|due\ to|as\ (?:it|they|this|that)\b
-        |the\ reason\ being|in\ order\ to|otherwise|to\ (?:avoid|prevent|keep|make\ sure|ensure))
+      \s*(?:,\s*|\s)(?:because(?:\ of(?=\s))?|since|so\ that|given\ that|due\ to
+        |as\ (?:it|they|this|that)\b|the\ reason\ being|in\ order\ to|otherwise
+        |to\ (?:avoid|prevent|keep|make\ sure|ensure))
         \s+
     | \s*,\s*so\s+(?=\w)
     | \s+so\s+(?=(?:a|an|we|you|it|they|the|there|that|nothing|no|every|each)\b)
