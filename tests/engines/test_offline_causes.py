@@ -234,3 +234,25 @@ def test_the_cause_a_fixed_bug_holds_is_no_rule_as_well() -> None:
     (item,) = extract(text, source="x").items
     assert item.category is Category.BUG_PATTERNS
     assert "never close it" in item.root_cause
+
+
+def test_a_choice_the_user_told_is_no_symptom_of_the_work_it_asked_for() -> None:
+    # The agent's explanation repeats the words of the choice ("Mailgun's EU region …"),
+    # and the work was confirmed by a passing run; still nothing went wrong.
+    text = (
+        "User: legal came back: all email processing has to stay in the EU now. We're going "
+        "with Mailgun on their EU region (api.eu.mailgun.net), they have an EU-only setup and "
+        "legal approved their DPA. Please switch notify over.\n\n"
+        "Assistant: Got it. Mailgun's EU region means all API calls go to "
+        "`https://api.eu.mailgun.net/v3/<domain>/messages`; the domain has to be created in "
+        "the EU region too. I'll keep the MJML rendering and swap the transport.\n\n"
+        'Assistant: [tool: Edit {"file_path": "notify/channels/email.py", "old_string": '
+        '"PostmarkClient", "new_string": "MailgunSender"}]\n\n'
+        "User: [tool result: The file notify/channels/email.py has been updated.]\n\n"
+        'Assistant: [tool: Bash {"command": "pytest -q notify/tests/test_email.py"}]\n\n'
+        "User: [tool result: 6 passed in 0.41s]\n\n"
+        "Assistant: Done: notify sends through Mailgun's EU API now, and the email tests pass.\n"
+    )
+    items = extract(text, source="t").items
+    assert not [i for i in items if i.category is Category.BUG_PATTERNS], [i.text for i in items]
+    assert [i for i in items if "Mailgun" in i.content]

@@ -644,6 +644,15 @@ _RULE_SAID = re.compile(
 )
 
 
+# "We're going with Mailgun on their EU region, …": a choice told, however many words the
+# diagnosis repeats of it, is no symptom.
+_CHOICE_SAID = re.compile(
+    r"(?i)^\W*(?:so\W+)?(?:we(?:'re| are| will|'ll)|let'?s|i(?:'m| am))\s+"
+    r"(?:going (?:with|to (?:use|go with|switch to|move to))|go(?:ing)? with|switch(?:ing)? to|"
+    r"moving to|using)\b"
+)
+
+
 def said_as_rule(text: str) -> bool:
     """Whether a statement carries a rule's own wording ("must", "make sure", "never …")."""
     return _RULE_SAID.search(text) is not None
@@ -746,7 +755,11 @@ def _symptom(text: str, cause: str = "") -> str:
         return ""  # "hmm no, we don't use floats here": the agent's plan was wrong, not the code
     best = max(range(len(sentences)), key=lambda k: (weight(sentences[k]), -k))
     prose, named, other = weight(sentences[best])
-    if _RULE_SAID.search(sentences[best]) or not (prose and (named or other)):
+    if (
+        _RULE_SAID.search(sentences[best])
+        or _CHOICE_SAID.match(sentences[best])
+        or not (prose and (named or other))
+    ):
         # "money is Decimal, never float": a rule said with the report is no symptom
         return _asked_why(content)
     said = sentences[best]
