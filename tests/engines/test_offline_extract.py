@@ -4190,3 +4190,29 @@ def test_a_retirement_with_its_reason_and_then_what_to_use_is_one_rule() -> None
     [rule] = [i for i in run(text).items if i.confidence >= COMMIT]
     assert rule.content.startswith("Use `ruff format`"), rule.text
     assert "replaces:black" in rule.tags and "dropping black" in rule.rationale
+
+
+@pytest.mark.parametrize(
+    ("said", "title"),
+    [
+        (
+            "We're not on Heroku anymore, everything deploys to Fly.io now.",
+            "Fly.io instead of Heroku",
+        ),
+        ("We're not using yarn anymore, pnpm instead.", "Pnpm instead of yarn"),
+        ("We dropped winston. Logging is pino now.", "Pino instead of winston"),
+        ("No more pickle, use msgpack for the cache.", "Msgpack instead of pickle"),
+        ("We dropped MongoDB. ClickHouse it is.", "ClickHouse instead of MongoDB"),
+    ],
+)
+def test_a_retirement_that_says_what_is_used_now_is_titled_by_both(said: str, title: str) -> None:
+    items = run(f"User: {said}\n\nAssistant: Noted.\n").items
+    assert [i.title for i in items] == [title], [i.text for i in items]
+
+
+def test_what_a_thing_killed_in_a_story_is_no_choice_retired() -> None:
+    items = run(
+        "User: Cursor it is, the deep-offset thing is exactly what killed our old admin "
+        "panel.\n\nAssistant: Noted.\n"
+    ).items
+    assert not [t for i in items for t in i.tags if t.startswith("replaces:")]

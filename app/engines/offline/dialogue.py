@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from app.core.similarity import STOP_WORDS
 from app.engines.offline import extract_rules
 from app.engines.offline.extract_text import (
     _NOISE_ALPHA_RE,
@@ -1086,17 +1087,37 @@ def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
 
 # -- reversals ---------------------------------------------------------------------------
 _NAME = r"[`'\"]?(?P<{g}>[\w@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
-_SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?"
+# (and the adjective that only says which one: "killed our old admin panel")
+_SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?(?:(?:old|current|existing|previous)\s+)?"
 # "switching from X to Y", "replace X with Y": what was and what is, both named.
 _FROM_TO = re.compile(
     rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|going|port(?:ing)?"
     rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
     rf"{_SKIP}{_NAME.format(g='new')}"
 )
+# The choice a change puts in place, told as the one now: "logging is pino now", "everything
+# deploys to Fly.io now", "the team went with pino", "pnpm instead", "ClickHouse it is".
+_NOW_NAMED = (
+    re.compile(
+        rf"(?i)(?:\b(?:is|are)\s+{_NAME.format(g='new')}\s+(?:now|from now on|going forward)"
+        rf"|\bto\s+{_NAME.format(g='new')}\s+(?:now|instead))\b".replace("(?P<new>", "(?P<new1>", 1)
+    ),
+    re.compile(rf"(?i){_NAME.format(g='new')}\s+(?:instead(?!\s+of)|it is)\b"),
+    # (a verb of choosing names the choice, followed by where it goes or the clause's end)
+    re.compile(
+        rf"(?i)\b(?:went with|go(?:ing)? with|use|switched to|moved to)\s+(?:the\s+)?"
+        rf"{_NAME.format(g='new')}(?=\s*(?:[,.;!]|$)|\s+(?:for|instead|now|everywhere|"
+        rf"from now on|going forward|with)\b)"
+    ),
+)
+_NOW_WORDS = frozenset({"now", "instead", "it", "here", "there", "fine", "done", "out", "gone"})
 _REPLACE_WITH = re.compile(
     rf"(?i)\breplac(?:e|ing|ed)\s+{_SKIP}{_NAME.format(g='old')}\s+(?:with|by)\s+"
     rf"{_SKIP}{_NAME.format(g='new')}"
 )
+# "gh-ost, which reads the binlog instead of using triggers": what is turned down in passing,
+# often no choice of its own.
+_INSTEAD_OF = re.compile(rf"(?i)\b(?:instead\s+of|rather\s+than)\s+{_SKIP}{_NAME.format(g='old')}")
 _REPLACES = (
     # "scratch what I said about lib/providers/", "forget what I wrote about the cron"
     re.compile(
@@ -1118,7 +1139,7 @@ _REPLACES = (
         rf"dataset|bucket|storage|volume|dir\w*|file\w*|partition)\b))\s+{_SKIP}"
         rf"{_NAME.format(g='old')}"
     ),
-    re.compile(rf"(?i)\b(?:instead\s+of|rather\s+than)\s+{_SKIP}{_NAME.format(g='old')}"),
+    _INSTEAD_OF,
     # "we've retired Mailgun", "no more pickle", "forget Liquibase", "ripped out mkdocs"
     re.compile(
         rf"(?i)\b(?:retir(?:e|ed|ing)|no\s+more|(?<!-)(?<!not\s)(?<!n't\s)(?<!dont\s)(?<!never\s)forget(?:\s+about)?"
@@ -1279,6 +1300,8 @@ _THING_DOES = re.compile(
     r"|(?<![\w'])(?:after|when|whenever|once|each time|every time|until|before|as soon as)\s+"
     r"(?:a|an|the|some|any|every|each|our|their|my|your)\s+"
     r"(?!(?:team|company|org)\b)[\w-]+\s+(?:\w+ly\s+)?$"
+    # "the deep-offset thing is exactly what killed our old admin panel": what a thing did
+    r"|(?<![\w'])(?:what|which|that)\s+(?:\w+ly\s+)?$"
 )
 _NOT_DONE = re.compile(
     r"(?i)\b(?:nobody|no one|never|did ?n[o']?t|have ?n[o']?t|has ?n[o']?t|had ?n[o']?t|"
@@ -1539,6 +1562,30 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 for m in matches
                 if "new" in m.groupdict() and m.group("new") and not resolved
             ]
+            if (
+                not instead
+                and old
+                and not resolved
+                and all(m.re is not _INSTEAD_OF for m in matches)
+            ):
+                # "we dropped winston. logging is pino now", "Heroku is dead to us, Fly.io
+                # instead": the new choice in the words that say it is the one now
+                told = {
+                    (m.group("new") or m.groupdict().get("new1") or "").strip("`'\".,")
+                    for rx in _NOW_NAMED
+                    for m in rx.finditer(text)
+                }
+                told = {
+                    n
+                    for n in told
+                    if n
+                    and n.lower() not in _NOT_NAMES
+                    and n.lower() not in _NOW_WORDS
+                    and n.lower() not in STOP_WORDS
+                    and n.lower() not in {o.lower() for o in old}
+                }
+                if len(told) == 1:
+                    instead = [*told]
             found.append(
                 Reversal(
                     _unmarked(text),
