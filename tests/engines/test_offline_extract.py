@@ -4216,3 +4216,33 @@ def test_what_a_thing_killed_in_a_story_is_no_choice_retired() -> None:
         "panel.\n\nAssistant: Noted.\n"
     ).items
     assert not [t for i in items for t in i.tags if t.startswith("replaces:")]
+
+
+@pytest.mark.parametrize(
+    ("said", "title"),
+    [
+        # a verb waiting for its complement takes the rest of a short clause
+        (
+            "One rule going forward though: every oban worker we write has to be idempotent.",
+            "Oban worker we write has to be idempotent",
+        ),
+        (
+            "Prod full refreshes never go from a laptop.",
+            "Prod full refreshes never go from a laptop",
+        ),
+        # where the rule holds is not its subject
+        (
+            "In this repo the zod schemas go in src/lib/schemas/, one per form.",
+            "Zod schemas go in src/lib/schemas/",
+        ),
+        (
+            "For this project we always fix random seed with utils.seed_everything(42) in "
+            "every script.",
+            "Fix random seed with utils.seed_everything(42)",
+        ),
+    ],
+)
+def test_a_title_completes_its_clause_and_skips_where_it_holds(said: str, title: str) -> None:
+    from app.engines.offline.extract_merge import _phrase_title
+
+    assert _phrase_title(said) == title

@@ -306,6 +306,9 @@ _OPENERS = re.compile(
     r"we(?:'re|'ve|'d|'ll| are)?|i(?:'ve|'m|'ll|'d)?|you(?:'re|'ve|'d|'ll)?|please|pls|also|and|"
     r"so|then|ok|basically|rule|they|it'?s|it|scratch that|actually|from now(?: on)?|going forward|"
     r"speaking of which|"
+    # "In this repo the zod schemas go …", "In our code we use LL drivers …": where it holds
+    r"(?:in|for|across) (?:this|our|the|all (?:of )?(?:our|the)) (?:repo|repository|codebase|"
+    r"project|code|app|service)s?,?|(?:just )?so you know(?: for the future)?,?|for the future,?|"
     r"do it now|now|(?:no|nope|yes|yeah|right|hello|hi|hey|good point),)(?:\b|(?<=,))[\s,;]*"
 )
 # A title keeps a leading negation: "No pt-online-schema-change", not the opposite.
@@ -347,6 +350,35 @@ _DANGLING = frozenset(
 _ABBREVIATED = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp"})
 
 
+# A verb that waits for what it says: "Every oban worker we write has", "Fetch in the app
+# should go".
+_WAITING_VERB = frozenset(
+    {
+        *("has", "have", "had", "must", "should", "shall", "will", "would", "can", "could"),
+        *("is", "are", "was", "were", "be", "go", "goes", "get", "gets", "need", "needs"),
+    }
+)
+_COMPLETION_WORDS = 3
+
+
+def _predicate_completed(picked: list[str], raws: list[str], last: int) -> list[str]:
+    """A title cut right after a verb that waits for its complement takes the rest of the
+    clause when it ends within three more words ("Every oban worker we write has to be
+    idempotent"); otherwise the title stays as it was cut."""
+    if not picked or picked[-1].lower() not in _WAITING_VERB or last < 0:
+        return picked
+    more: list[str] = []
+    rest = raws[last + 1 :]
+    for n, raw in enumerate(rest[:_COMPLETION_WORDS]):
+        word = raw.strip("`.,;:()\"'")
+        if not word:
+            return picked
+        more.append(word)
+        if raw.endswith((",", ";", ":", ".", "!", "?")) or n == len(rest) - 1:
+            return picked if word.lower() in STOPWORDS else [*picked, *more]
+    return picked
+
+
 def _phrase_title(content: str) -> str:
     """The first words of the statement that name its subject (at most six)."""
     text = _LABEL.sub("", strip_fillers(content), count=1)
@@ -360,8 +392,12 @@ def _phrase_title(content: str) -> str:
     if negated is not None and not text.lower().startswith(negated.group(1).lower()):
         text = f"{negated.group(1)} {text}"
     picked: list[str] = []
-    for raw in text.split():
+    raws = text.split()
+    places: list[int] = []  # where in `raws` each picked word is
+    for at, raw in enumerate(raws):
         word = raw.strip("`.,;:()\"'")
+        if word.count("(") > word.count(")"):
+            word += ")"  # "seed_everything(42)" keeps its closing bracket
         if not word:
             continue
         low = word.lower()
@@ -374,6 +410,7 @@ def _phrase_title(content: str) -> str:
         if len(picked) >= _TITLE_CLAUSE_AT and low in _CLAUSE_WORDS:
             break
         picked.append(word)
+        places.append(at)
         if len(picked) == TITLE_WORDS:
             break
         if len(picked) >= _TITLE_CLAUSE_AT and raw.endswith((",", ";", ":")):
@@ -405,6 +442,8 @@ def _phrase_title(content: str) -> str:
         or not any(ch.isalnum() for ch in picked[-1])
     ):
         picked.pop()
+    if picked and len(places) >= len(picked):
+        picked = _predicate_completed(picked, raws, places[len(picked) - 1])
     if picked and picked[-1].endswith("=") and len(picked[-1]) > 1:
         picked[-1] = picked[-1].rstrip("=")
     title = " ".join(picked) or "Note"
