@@ -4246,3 +4246,21 @@ def test_a_title_completes_its_clause_and_skips_where_it_holds(said: str, title:
     from app.engines.offline.extract_merge import _phrase_title
 
     assert _phrase_title(said) == title
+
+
+def test_a_rule_that_turns_down_one_off_code_is_no_one_off_request() -> None:
+    items = run(
+        "User: Add a deadline on the pricing call. Two things about this repo: wrap errors with "
+        "fmt.Errorf and %w, never errors.Wrap from pkg/errors, and tests are table-driven, no "
+        "one-off test funcs per case.\n\nAssistant: Will do.\n"
+    ).items
+    rules = [i for i in items if "fmt.Errorf" in i.content]
+    assert rules and rules[0].confidence >= COMMIT, [i.text for i in items]
+
+
+def test_a_title_keeps_the_brackets_a_name_closes() -> None:
+    from app.engines.offline.extract_merge import _phrase_title
+
+    assert _phrase_title("Right now `require('fs')` in the renderer throws.").startswith(
+        "require('fs') in the renderer"
+    )

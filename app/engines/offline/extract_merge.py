@@ -397,7 +397,10 @@ def _phrase_title(content: str) -> str:
     for at, raw in enumerate(raws):
         word = raw.strip("`.,;:()\"'")
         if word.count("(") > word.count(")"):
-            word += ")"  # "seed_everything(42)" keeps its closing bracket
+            # "seed_everything(42)", "`require('fs')`" keep the brackets they close
+            whole = raw.strip("`\"'").rstrip(".,;:").strip("`\"'")
+            if whole.count("(") == whole.count(")") and whole.startswith(word[:1]):
+                word = whole
         if not word:
             continue
         low = word.lower()

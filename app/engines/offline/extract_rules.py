@@ -1069,10 +1069,11 @@ HEDGE_WEAK: Final = _rx(r"""
       |would\ be\ nice|it\ seems|seems\ like|we\ could|you\ could|could\ be|for\ now)\b
 """)
 # Words that tie a statement to one place or moment rather than the whole solution.
+# ("no one-off test funcs" turns the one-off down: a rule, not a one-time request)
 LOCAL: Final = _rx(r"""
     \b(?:this\ (?:file|function|method|class|test|line|one|time|module|component|endpoint
       |pr|branch|bug)|that\ (?:file|function|one)|right\ now|temporarily|today|tomorrow
-      |this\ week|next\ week|this\ sprint|just\ once|one-off|for\ the\ demo)\b
+      |this\ week|next\ week|this\ sprint|just\ once|(?<!\bno\ )one-off|for\ the\ demo)\b
 """)
 # Advice too vague to act on unless something concrete is named with it.
 GENERIC: Final = _rx(r"""
