@@ -4264,3 +4264,27 @@ def test_a_title_keeps_the_brackets_a_name_closes() -> None:
     assert _phrase_title("Right now `require('fs')` in the renderer throws.").startswith(
         "require('fs') in the renderer"
     )
+
+
+def test_a_name_the_sentence_opens_with_is_what_its_pointing_word_retires() -> None:
+    memory = _evolved(
+        "User: We're moving transactional mail to Postmark, their reputation is much better."
+        "\n\nAssistant: Noted.\n",
+        "User: legal came back on the DPA review: all personal data processing has to stay in "
+        "the EU now, including email. Postmark only processes in the US, so it's out. We're "
+        "going with Mailgun on their EU region, legal already approved their DPA.\n\n"
+        "Assistant: Got it.\n",
+    )
+    active = memory.all_items()
+    assert not [i for i in active if "reputation" in i.content], [i.text for i in active]
+    assert any(i.title == "Mailgun instead of Postmark" for i in active), [i.title for i in active]
+    # the statement before it keeps what it said, not the change
+    assert any(i.content.startswith("Legal came back") for i in active)
+
+
+def test_trouble_gone_is_no_choice_retired() -> None:
+    items = run(
+        "User: could you set the lang attribute from the locale?\n\nAssistant: Done.\n\n"
+        "User: confirmed, warning's gone with my german browser. thanks.\n"
+    ).items
+    assert not [t for i in items for t in i.tags if t.startswith("replaces:")]

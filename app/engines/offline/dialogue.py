@@ -1107,7 +1107,7 @@ _NOW_NAMED = (
     re.compile(
         rf"(?i)\b(?:went with|go(?:ing)? with|use|switched to|moved to)\s+(?:the\s+)?"
         rf"{_NAME.format(g='new')}(?=\s*(?:[,.;!]|$)|\s+(?:for|instead|now|everywhere|"
-        rf"from now on|going forward|with)\b)"
+        rf"from now on|going forward|with|on|in|at|across|via)\b)"
     ),
 )
 _NOW_WORDS = frozenset({"now", "instead", "it", "here", "there", "fine", "done", "out", "gone"})
@@ -1152,8 +1152,8 @@ _REPLACES = (
     # "axios is out", "Joda is deprecated here", "Zustand was a mistake", "wkhtmltopdf got
     # dropped from the base image"
     re.compile(
-        rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}{_NAME.format(g='old')}\s+(?:is|was|are|"
-        rf"were|got|has\s+been|have\s+been)\s+(?:out|gone|dead|deprecated|a\s+mistake|no\s+"
+        rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}{_NAME.format(g='old')}(?:'s(?=\s+(?:out|dead)\b)|\s+(?:is|was|"
+        rf"are|were|got|has\s+been|have\s+been))\s+(?:out|gone|dead|deprecated|a\s+mistake|no\s+"
         rf"longer\s+used|retired|dropped|removed|ripped\s+out|phased\s+out|replaced)\b"
     ),
     # "we're moving the invoice jobs off Celery and onto Dramatiq": what moves may sit between
@@ -1235,6 +1235,13 @@ def points_back(sentence: str) -> bool:
 
 _PLAIN_ADJECTIVES = frozenset(
     {"old", "new", "current", "existing", "whole", "entire", "legacy", "custom", "homegrown"}
+)
+
+
+# A sentence that opens with a name and goes on about it before pointing back to it.
+_OPENING_NAME = re.compile(
+    r"^\W*(?P<np>[A-Z][\w.+#-]*[\w+#])\s+(?:only\s+|also\s+|just\s+|still\s+)?[a-z]+\b"
+    r"[^.;]*[,;]\s*(?:so|and|which means)\s+(?:it|that)\b"
 )
 
 
@@ -1483,9 +1490,19 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
             old = [m.group("old").strip("`'\".,") for m in matches]
             reason = ""
             resolved = ""
+            guessed = False  # what went was read from a sentence before the pointing word
             if not agent and any(o.lower() in _POINTERS for o in old):
                 # "the redux toolkit setup is way too much ceremony. … we're moving off it."
                 reason, resolved = _antecedent(sentences[max(0, k - 2) : k])
+                guessed = bool(resolved)
+                if not resolved:
+                    # "Postmark only processes in the US, so it's out": the name the sentence
+                    # opens with
+                    opening = _OPENING_NAME.match(sentence)
+                    if opening is not None and opening.group("np").lower() not in (
+                        STOP_WORDS | _NOT_NAMES
+                    ):
+                        resolved = opening.group("np")
                 if resolved:
                     # (its first distinctive word names it, as the other patterns' names do)
                     old = [
@@ -1560,12 +1577,12 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
             instead = [
                 m.group("new").strip("`'\".,")
                 for m in matches
-                if "new" in m.groupdict() and m.group("new") and not resolved
+                if "new" in m.groupdict() and m.group("new") and not guessed
             ]
             if (
                 not instead
                 and old
-                and not resolved
+                and not guessed
                 and all(m.re is not _INSTEAD_OF for m in matches)
             ):
                 # "we dropped winston. logging is pino now", "Heroku is dead to us, Fly.io

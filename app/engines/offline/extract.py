@@ -1685,6 +1685,14 @@ _FOLD_TURNS = 2
 _CHOOSES = re.compile(r"(?i)^\W*(?:(?:so|then|just)\W+)?(?:use|go with|switch to|move to)\b")
 
 
+# A later sentence of the statement that names the new choice ("… so it's out. We're going
+# with Mailgun …"); a bare "now" there is a reason's word ("… does the same job now").
+_CHOSEN_LATER = re.compile(
+    r"(?i)\b(?:instead|in favou?r of|replac\w*|switch\w* to|mov\w* to|migrat\w* to|"
+    r"go(?:ing)? with|went with)\b|->|→"
+)
+
+
 def _first_sentence(text: str) -> str:
     return re.split(r"(?<=[.!?])\s+", text, maxsplit=1)[0]
 
@@ -1708,6 +1716,7 @@ def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
         # (in its own sentence: "we're dropping black. ruff's formatter does the same job
         # now" gives a reason after it, not the new choice)
         and not _NEW_CHOICE.search(_first_sentence(c.content))
+        and not _CHOSEN_LATER.search(c.content[len(_first_sentence(c.content)) :])
     ]
     if not retiring:
         return found
