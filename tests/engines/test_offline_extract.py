@@ -4288,3 +4288,30 @@ def test_trouble_gone_is_no_choice_retired() -> None:
         "User: confirmed, warning's gone with my german browser. thanks.\n"
     ).items
     assert not [t for i in items for t in i.tags if t.startswith("replaces:")]
+
+
+@pytest.mark.parametrize(
+    ("said", "title"),
+    [
+        (
+            "While we're at it, a general thing I want from you whenever you write code for me, "
+            "unity or not: no LINQ in anything that runs per frame.",
+            "No LINQ in anything",
+        ),
+        (
+            "A standing thing for this repo while you're in there: memory requests must equal "
+            "memory limits.",
+            "Memory requests must equal memory limits",
+        ),
+        # a thing named in a statement of its own is no lead-in
+        (
+            "RDS snapshots replaced the pg_dump thing, and we stopped writing down migrations: "
+            "migrations here only go forward.",
+            "RDS snapshots replaced the pg_dump thing",
+        ),
+    ],
+)
+def test_a_title_skips_the_lead_in_that_announces_the_rule(said: str, title: str) -> None:
+    from app.engines.offline.extract_merge import _phrase_title
+
+    assert _phrase_title(said) == title

@@ -296,6 +296,16 @@ TITLE_WORDS = 6
 TITLE_CHARS = 60
 # "For this repo: dependencies go…", "Going forward: pin…": the label is not the subject.
 _LABEL = re.compile(r"^[^:]{1,30}:\s+(?=\S)")
+# A longer lead-in that announces the rule after its colon: "a general thing I want from you
+# whenever you write code for me, unity or not: no LINQ …", "two rules for this codebase
+# while you're in there: …".
+_TOLD_LABEL = re.compile(
+    r"(?i)^(?:(?:and|also|oh|so|ok(?:ay)?|plus|while (?:we'?re|you'?re) at it)\W+)*"
+    r"(?:(?:let'?s make|here'?s|here are|there'?s|i have|we have)\s+)?"
+    r"(?:a couple of|a|an|one|two|three|four|another|my|our|some|the)\s+"
+    r"(?=[^:.!?]{0,100}\b(?:things?|rules?|conventions?|requests?|preferences?|quirks?)\b)"
+    r"[^:.!?]{2,120}:\s+(?P<rest>\S.*)$"
+)
 _OPENERS = re.compile(
     # (A contraction goes with its pronoun: "We'd like to move …" is not "D like to move".)
     # "I think someone left …", "We'd like to move …": the subject comes after.
@@ -382,6 +392,10 @@ def _predicate_completed(picked: list[str], raws: list[str], last: int) -> list[
 def _phrase_title(content: str) -> str:
     """The first words of the statement that name its subject (at most six)."""
     text = _LABEL.sub("", strip_fillers(content), count=1)
+    told = _TOLD_LABEL.match(text)
+    if told is not None and len(told.group("rest").split()) >= 2:
+        # "a general thing I want from you whenever you write code for me: no LINQ in …"
+        text = told.group("rest")
     bare = _LISTED_ASIDE.sub("", text)
     if len(bare.split()) >= 2:
         text = bare
