@@ -4315,3 +4315,13 @@ def test_a_title_skips_the_lead_in_that_announces_the_rule(said: str, title: str
     from app.engines.offline.extract_merge import _phrase_title
 
     assert _phrase_title(said) == title
+
+
+def test_a_value_someone_signed_off_on_is_a_decision() -> None:
+    items = run(
+        "User: The 25 MB cap turned out too generous. Product signed off on 10 MB per file "
+        "yesterday. Can you update nginx and the validator?\n\nAssistant: Will do.\n"
+    ).items
+    assert any("signed off on 10 MB" in i.content and i.confidence >= COMMIT for i in items), [
+        i.text for i in items
+    ]

@@ -399,12 +399,17 @@ DECISION: Final = (
     ),
     _R(r"\b(?:decided|decision)\s+(?:to|on|is|was|that|:)", "decided", "decision"),
     _R(
-        r"\b(?:chose|chosen|opted\ for|settled\ on|adopted|went\ with)\b",
+        # ("Product signed off on 10 MB per file", "we agreed on cursor pagination")
+        r"\b(?:chose|chosen|opted\ for|settled\ on|adopted|went\ with|signed\ off\ on"
+        r"|agreed\ (?:on|to))\b",
         "chose",
         "opted for",
         "settled on",
         "adopted",
         "went with",
+        "signed off on",
+        "agreed on",
+        "agreed to",
     ),
     # "we decide to take Backblaze B2", "we choose Postgres": the present tense, as many
     # write it.
