@@ -4325,3 +4325,16 @@ def test_a_value_someone_signed_off_on_is_a_decision() -> None:
     assert any("signed off on 10 MB" in i.content and i.confidence >= COMMIT for i in items), [
         i.text for i in items
     ]
+
+
+def test_a_dotted_or_dashed_name_judged_before_is_what_done_with_it_retires() -> None:
+    text = (
+        "User: we're moving the dashboard to the app router. and styled-components is "
+        "fighting us every step of the way, every styled file needs 'use client'. I'm done "
+        "with it. from here on it's CSS Modules.\n\nAssistant: Understood.\n"
+    )
+    items = run(text).items
+    changed = [i for i in items if "replaces:styled-components" in i.tags]
+    assert changed, [(i.text, i.tags) for i in items]
+    # "I'm done with …" is the speaker's change, not the speaker's state: it commits
+    assert changed[0].confidence >= COMMIT

@@ -1198,6 +1198,12 @@ _JUDGED_SUBJECT = re.compile(
     r"[\w.+#/@-]+)\s+(?:is|was|has\s+been|feels|felt|turned\s+out|keeps?|kept|"
     r"did\s*n[o']?t|does\s*n[o']?t|is\s*n[o']?t|was\s*n[o']?t)\b"
 )
+# "and styled-components is fighting us every step of the way": a name written as one (a dot
+# or a dash inside it) needs no article to be the subject judged.
+_JUDGED_NAME = re.compile(
+    r"(?:^|\band\s+|\bso\s+|[,;:—–]\s*)(?P<np>[A-Za-z][\w+#@]*[-.][\w+#@.-]*[\w+#])\s+"
+    r"(?:is|was|has\s+been|keeps?|kept)\b"
+)
 # Heads that say what kind of thing the name is, not which.
 _KIND_WORDS = frozenset(
     {
@@ -1250,7 +1256,7 @@ def _antecedent(before: list[str]) -> tuple[str, str]:
     before it in the same turn, without its kind word ("the redux toolkit setup" gives
     "redux toolkit"), with that sentence; or two empty strings."""
     for sentence in reversed(before):
-        found = _JUDGED_SUBJECT.search(sentence)
+        found = _JUDGED_SUBJECT.search(sentence) or _JUDGED_NAME.search(sentence)
         if found is None:
             continue
         words = found.group("np").split()

@@ -840,7 +840,11 @@ def _cleaned(found: list[Candidate], statements: list[Statement]) -> list[Candid
             c.speaker is Speaker.USER
             and c.category is not Category.BUG_PATTERNS
             and (
-                _GUESS.search(c.content)
+                _GUESS.search(
+                    # "I'm done with styled-components": a change the speaker makes, not
+                    # the speaker's state
+                    _SPEAKER_STATE.sub("", c.content) if _names_what_it_replaces(c) else c.content
+                )
                 # after a lead-in ("I noticed in your diff command: …") the rest decides
                 or _ABOUT_YOUR_WORK.search(c.content.split(": ", 1)[-1])
                 or _about_the_conversation(c)
@@ -1345,6 +1349,9 @@ def _demote_unanchored(found: list[Candidate], statements: list[Statement]) -> N
             for s in statements
         ):
             c.confidence = min(c.confidence, UNANCHORED)
+
+
+_SPEAKER_STATE = re.compile(r"(?i)^\W*(?:i'?m|i am)\b")
 
 
 def _names_what_it_replaces(c: Candidate) -> bool:
