@@ -4338,3 +4338,24 @@ def test_a_dotted_or_dashed_name_judged_before_is_what_done_with_it_retires() ->
     assert changed, [(i.text, i.tags) for i in items]
     # "I'm done with …" is the speaker's change, not the speaker's state: it commits
     assert changed[0].confidence >= COMMIT
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "on second thought, dramatiq for background jobs, celery needs a broker we don't run.",
+        "turns out celery can't do cron-like schedules, so we're switching the jobs to dramatiq.",
+    ],
+)
+def test_a_change_of_mind_or_a_failing_choice_switched_away_from_is_superseded(
+    change: str,
+) -> None:
+    memory = _evolved(
+        "User: Background jobs run on celery, one queue per job type.\n\nAssistant: Noted.\n",
+        f"User: {change}\n\nAssistant: Noted.\n",
+    )
+    active = [i.content for i in memory.all_items()]
+    assert any("dramatiq" in c for c in active), active
+    assert not any("celery" in c and "dramatiq" not in c for c in active), active
+    superseded = [i for c in memory.contradictions if c.status == "superseded" for i in c.items]
+    assert any("celery, one queue" in i.content for i in superseded)

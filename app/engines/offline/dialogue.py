@@ -1140,6 +1140,15 @@ _REPLACES = (
         rf"{_NAME.format(g='old')}"
     ),
     _INSTEAD_OF,
+    # "turns out celery can't do cron-like schedules, so we're switching the jobs to dramatiq":
+    # what fails, then what the work moves to
+    re.compile(
+        rf"(?i)^\W*(?:(?:turns out|so|well|honestly|ok(?:ay)?|and|but)\W+)*{_SKIP}"
+        rf"{_NAME.format(g='old')}\s+(?:can'?t|cannot|doesn'?t|does not|won'?t|isn'?t|is not|"
+        rf"keeps|kept|is too|was too)\b[^.;]*?[,;]\s*(?:so\s+)?(?:we'?re|we are|we'?ll|we will|"
+        rf"let'?s|i'?m)\s+(?:switching|moving|migrating|porting)\b[^.;]{{0,40}}?\bto\s+{_SKIP}"
+        rf"{_NAME.format(g='new')}"
+    ),
     # "we've retired Mailgun", "no more pickle", "forget Liquibase", "ripped out mkdocs"
     re.compile(
         rf"(?i)\b(?:retir(?:e|ed|ing)|no\s+more|(?<!-)(?<!not\s)(?<!n't\s)(?<!dont\s)(?<!never\s)forget(?:\s+about)?"
@@ -1330,11 +1339,13 @@ _REPLACE_GATE = Folded(
     r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
     r"away|scratch|instead|rather|retir|no more|forget|rip|remov|kill|abandon|sunset|"
     r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|supersede|used to|"
-    r"behind|moving on|moved on|move on|done with|finished with|through with|out\b)"
+    r"behind|moving on|moved on|move on|done with|finished with|through with|out\b|switching|"
+    r"migrating)"
 )
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
 _CORRECTION = Folded(
-    r"(?i)^\W*(?:actually|scratch that|correction|change of plan)\b|\b(?:changed (?:the|"
+    r"(?i)^\W*(?:actually|scratch that|correction|change of plan"
+    r"|on (?:a )?second thoughts?)\b|\b(?:changed (?:the|"
     r"our) (?:convention|rule|mind|plan|policy)|we changed|from now on|not anymore|any ?more)\b"
 )
 _FROM_NOW_ON = re.compile(r"(?i)\bfrom now on\b")
