@@ -123,7 +123,7 @@ HELD_OUT_FLOORS = [
     # (twenty-second); 25 sequence checks once a list announced as rules is read as rules
     # (thirtieth).
     # 0.653 / 0.585 in the thirty-second.
-    ("holdout4", 0.65, 0.59, 25, 7),  # 0.658 / 0.598 (thirty-fifth)
+    ("holdout4", 0.66, 0.59, 25, 7),  # 0.667 / 0.602 (thirty-seventh)
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
@@ -165,7 +165,8 @@ HELD_OUT_FLOORS = [
     # with the hold model (twentieth); 46 once turning down the agent's closing offer is no
     # rejection of its report (twenty-seventh); 0.415 and 47 once one item of the user's
     # list is one rule (thirty-first).
-    ("holdout8", 0.43, 0.40, 47, 6),  # 0.435 / 0.401 (thirty-fifth)
+    # 48 once a retirement with its reason, then "use …", is one rule (thirty-seventh).
+    ("holdout8", 0.43, 0.40, 48, 6),  # 0.435 / 0.401 (thirty-fifth)
     # Three more, written for the fifteenth part: unseen on arrival 0.369 / 0.423 (0.373 /
     # 0.423 with the session-start engine), 14 must-not, 25 of 49 sequence checks; 0.381 /
     # 0.443 once keeping a choice ("we stay on pandas") is a rule (sixteenth part); 0.414 /
@@ -175,7 +176,8 @@ HELD_OUT_FLOORS = [
     # more of the closing account (twenty-second); 28 sequence checks once a disagreement
     # keeps the side it answers (twenty-third); 29 once what a thing does to something is no
     # choice dropped (twenty-fourth); 0.485 after the twenty-fifth.
-    ("holdout9", 0.48, 0.50, 29, 14),
+    # 13 must-not with the same change (thirty-seventh).
+    ("holdout9", 0.48, 0.50, 29, 13),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
     # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth; 0.547 /
