@@ -1700,8 +1700,13 @@ _CHOSEN_LATER = re.compile(
 )
 
 
-def _first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?])\s+", text, maxsplit=1)[0]
+def _only_retires(content: str) -> bool:
+    """Whether a retirement names no new choice: not in its own sentence ("we're dropping
+    black. ruff's formatter does the same job now" gives a reason after it, not the new
+    choice), nor in a later one that names it with a verb of choosing."""
+    parts = re.split(r"(?<=[.!?])\s+", content, maxsplit=1)
+    first, rest = parts[0], (parts[1] if len(parts) > 1 else "")
+    return not _NEW_CHOICE.search(first) and not _CHOSEN_LATER.search(rest)
 
 
 def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
@@ -1720,10 +1725,7 @@ def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
             t.startswith(REPLACES) and t not in (REPLACES + ANY, REPLACES + EARLIER)
             for t in c.topic_tags
         )
-        # (in its own sentence: "we're dropping black. ruff's formatter does the same job
-        # now" gives a reason after it, not the new choice)
-        and not _NEW_CHOICE.search(_first_sentence(c.content))
-        and not _CHOSEN_LATER.search(c.content[len(_first_sentence(c.content)) :])
+        and _only_retires(c.content)
     ]
     if not retiring:
         return found
