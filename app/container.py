@@ -498,6 +498,9 @@ def _register_sources(api: MemoryApi, store: MemoryStore, config: Config, engine
             {
                 "threads": len(planned),
                 "pending": pending,
+                # Threads changed too recently to be finished: read once idle.
+                "inProgress": sum(1 for p in planned if not p.complete and not p.processed),
+                "idleMinutes": config.idle_minutes,
                 "discoveryErrors": list(discovery.errors),
                 "fallbacks": fallbacks,
                 "skippedRecords": dict(discovery.skipped),

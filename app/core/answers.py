@@ -590,6 +590,8 @@ class ScanAnswer(ErrorFields):
     read: NotRequired[dict[str, int]]
     engines: NotRequired[list[str]]
     pending: NotRequired[int]
+    inProgress: NotRequired[int]
+    idleMinutes: NotRequired[float]
     discoveryErrors: NotRequired[list[str]]
     fallbacks: NotRequired[int]
     skippedRecords: NotRequired[dict[str, int]]

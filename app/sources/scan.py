@@ -531,6 +531,17 @@ def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+def _still_going(count: int, idle: object) -> str:
+    """Why threads were left for later: they changed too recently to be finished."""
+    minutes = idle if isinstance(idle, int | float) and not isinstance(idle, bool) else None
+    span = f"in the last {minutes:g} minutes" if minutes is not None else "too recently"
+    noun = "conversation is" if count == 1 else "conversations are"
+    return (
+        f"{count} {noun} still going (changed {span}); "
+        f"{'it is' if count == 1 else 'they are'} read once idle that long."
+    )
+
+
 def describe_scan(result: dict[str, Any]) -> str:
     """One sentence a user reads after a scan: what was read, what it gave, and why not more.
 
@@ -551,6 +562,9 @@ def describe_scan(result: dict[str, Any]) -> str:
                 "No agent conversations found: check the folders under Sources in "
                 "Settings, or scan a folder."
             )
+        waiting = _count(result.get("inProgress"))
+        if waiting:
+            return "Nothing read yet: " + _still_going(waiting, result.get("idleMinutes"))
         return "Nothing new to read: every finished conversation was memorized before."
     sentence = (", ".join(parts) + " read") if parts else "No conversation read"
     if parts:
@@ -563,6 +577,9 @@ def describe_scan(result: dict[str, Any]) -> str:
         if queued:
             sentence += f"; {_plural(queued, 'candidate is', 'candidates are')} in Review"
     sentence += "."
+    waiting = _count(result.get("inProgress"))
+    if waiting:
+        sentence += " " + _still_going(waiting, result.get("idleMinutes"))
     if failed or errors:
         shown = "; ".join(errors[:3]) + ("; …" if len(errors) > 3 else "")
         count = max(failed, len(errors))

@@ -479,6 +479,18 @@ def test_describe_scan_says_what_was_read_and_why_nothing_was_kept() -> None:
 
     assert describe_scan({"threads": 0}).startswith("No agent conversations found")
     assert describe_scan({"threads": 5, "skipped": 5}).startswith("Nothing new to read")
+    # A transcript changed minutes ago (a session still open, a file just copied) is not
+    # finished: the scan says so rather than claiming everything was read before.
+    assert describe_scan({"threads": 1, "skipped": 1, "inProgress": 1, "idleMinutes": 30.0}) == (
+        "Nothing read yet: 1 conversation is still going (changed in the last 30 minutes); "
+        "it is read once idle that long."
+    )
+    assert describe_scan(
+        {"threads": 3, "read": {"aider": 1}, "itemsAdded": 2, "inProgress": 2, "idleMinutes": 5}
+    ) == (
+        "1 Aider chat read, 2 items remembered. 2 conversations are still going (changed in "
+        "the last 5 minutes); they are read once idle that long."
+    )
     quiet = describe_scan(
         {
             "threads": 12,
