@@ -103,6 +103,37 @@ def test_a_correction_of_an_earlier_turn_is_not_a_retraction() -> None:
     assert any("kubectl" in i.content for i in result.items)
 
 
+def test_a_retraction_opening_the_next_turn_takes_back_the_choice_it_shares_no_word_with() -> None:
+    # The user changes their mind after the agent answered: "scratch that" points at the
+    # choice just made, and nothing in the new one names it for the evolution to find.
+    result = run(
+        "User: For the job queue let's use Celery with Redis.\n\n"
+        "Assistant: Sure, I'll set up Celery with a Redis broker.\n\n"
+        "User: hmm, scratch that. Use RQ instead, it's simpler for our needs.\n\n"
+        "Assistant: OK, switching to RQ."
+    )
+
+    texts = [i.content for i in result.items]
+    assert not any("Celery" in t for t in texts), texts
+    assert any(t.startswith("Use RQ instead") for t in texts), texts
+    # The bare retraction is no item, not even one waiting for review.
+    assert not any("scratch" in t.lower() for t in texts), texts
+
+
+def test_a_musing_before_a_retraction_is_not_kept_in_the_item() -> None:
+    result = run(
+        "User: Use moment.js for date formatting in the dashboard.\n\n"
+        "Assistant: Adding moment.\n\n"
+        "User: actually no, moment is deprecated. Use date-fns for date formatting.\n\n"
+        "Assistant: Switched to date-fns."
+    )
+
+    (new,) = [i for i in result.items if "date-fns" in i.content]
+    assert new.content.startswith("Moment is deprecated. Use date-fns"), new.content
+    # It names what it replaces: the evolution retires the moment.js rule.
+    assert "replaces:moment" in new.tags
+
+
 RULES = (
     Category.CODING_PREFERENCES,
     Category.PROJECT_CONVENTIONS,

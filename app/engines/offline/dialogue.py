@@ -1342,9 +1342,17 @@ _REPLACE_GATE = Folded(
     r"behind|moving on|moved on|move on|done with|finished with|through with|out\b|switching|"
     r"migrating)"
 )
+# What a speaker says while thinking, before taking something back: "hmm, scratch that",
+# "whoa wait, actually …", "no, wait".
+_MUSING = r"(?:(?:hmm+|hm+|oh|ah|ok(?:ay)?|um+|uh+|well|whoa|wait|yes|yeah|no)\W+){0,3}"
+# What takes back what the speaker said last: "scratch that", "no wait", "never mind".
+RETRACTS = re.compile(
+    rf"(?i)^\W*{_MUSING}(?:actually\W+)?(?:scratch that|no,? wait|wait,? no|never ?mind"
+    r"|actually,? no)\b"
+)
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
 _CORRECTION = Folded(
-    r"(?i)^\W*(?:actually|scratch that|correction|change of plan"
+    r"(?i)^\W*(?:actually|scratch that|correction|change of plan|no,? wait|wait,? no"
     r"|on (?:a )?second thoughts?)\b|\b(?:changed (?:the|"
     r"our) (?:convention|rule|mind|plan|policy)|we changed|from now on|not anymore|any ?more)\b"
 )
@@ -1402,6 +1410,9 @@ class Reversal:
     # What comes instead, when the sentence names it ("switch from X to Y", "replace X with
     # Y"): with one old name, the item's title says what replaced what.
     new: list[str] = field(default_factory=list)
+    # The sentence that takes back what the speaker said last ("hmm, scratch that."), when
+    # it opens the reversal; the statement it takes back is no item (`_retracted`).
+    retracts: str = ""
 
 
 # A sentence with no word of a decision in it: what it says is gone is news, not a choice.
@@ -1539,6 +1550,15 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 old = [o for o in old if re.search(r"[A-Z\d_./@+-]", o)]
                 if not old or _OFFERED.search(sentence) or _HEDGE.search(sentence):
                     continue
+            retracts = sentence if not agent and RETRACTS.match(sentence) else ""
+            if not old and _only_marker(sentence):
+                # "hmm, scratch that. Use RQ instead, it's simpler.": the marker only takes
+                # back; what comes instead is said after it, often after the reason ("Actually
+                # scratch that. Doubling the nightly isn't worth it … Let's do it at submit
+                # time instead"), and the rules read it there.
+                if retracts:
+                    found.append(Reversal("", turn.index, [], retracts=retracts))
+                continue
             if not old and not _corrects(sentence):
                 if not _CHANGE_MARKER.search(sentence):
                     continue
@@ -1628,9 +1648,23 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                     earlier_only,
                     reason,
                     [n for n in dict.fromkeys(instead) if n.lower() not in _NOT_NAMES],
+                    retracts,
                 )
             )
     return found
+
+
+_MARKER = re.compile(
+    rf"(?i)^\W*{_MUSING}(?:actually\W+)?(?:scratch that|no,? wait|wait,? no|never ?mind"
+    r"|actually,? no|actually|correction|change of plan|on (?:a )?second thoughts?)\b"
+)
+
+
+def _only_marker(sentence: str) -> bool:
+    """Whether a sentence says nothing but that something is taken back ("Actually scratch
+    that.", "no, wait."): what comes instead is in the sentence after it."""
+    found = _MARKER.match(sentence)
+    return found is not None and not re.search(r"\w", sentence[found.end() :])
 
 
 # -- disagreements -----------------------------------------------------------------------

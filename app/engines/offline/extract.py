@@ -130,7 +130,7 @@ def _with_dialogue_units(
 
     dialogue = read_dialogue(turns)
     reversals = find_reversals(dialogue)
-    taken_back = _retracted(reversals, statements)
+    taken_back = _retracted(reversals, statements, found)
     found = [c for c in found if c.index not in taken_back]
     found = _with_reversals(found, reversals, statements)
     found = _with_standing_rules(found, statements)
@@ -1429,8 +1429,8 @@ def _with_reversals(
     )
     turn_of = [s.turn for s in statements]  # in reading order, so sorted
     for reversal in reversals:
-        if reversal.turn in tainted or is_unsafe(reversal.text):
-            continue
+        if not reversal.text or reversal.turn in tainted or is_unsafe(reversal.text):
+            continue  # (a bare "scratch that." only takes back: `_retracted`)
         anything = EARLIER if reversal.earlier_only else ANY
         named = [name for name in reversal.old if _names_a_choice(name, reversal.text)]
         if reversal.old and not named:
@@ -1775,33 +1775,77 @@ _REPLACEABLE = (
     Category.PROJECT_CONVENTIONS,
 )
 
-_RETRACTS = re.compile(
-    r"(?i)^\W*(?:actually[,\s]+)?(?:scratch that|no wait|wait,? no|never ?mind)\b"
-)
 
-
-def _retracted(reversals: list[Reversal], statements: list[Statement]) -> set[int]:
+def _retracted(
+    reversals: list[Reversal], statements: list[Statement], found: list[Candidate]
+) -> set[int]:
     """ "X... actually scratch that, Y": X is taken back in the same breath, so it is no item.
 
-    Returns the indexes of the statements taken back: only the user's statement just before
-    the retraction, in the same turn. A reversal of something said in an earlier turn or
-    thread is the evolution's job.
+    Returns the indexes of the statements taken back: the user's statement just before the
+    retraction in the same turn, or, when the retraction opens its turn and names nothing
+    ("Use loguru." … the agent answers … "actually scratch that, use structlog"), the last
+    of the user's candidates in their turn before it (what the agent did in between is not
+    the user's). A reversal that names what it replaces, or of a choice made in another
+    thread, is the evolution's job.
     """
     taken: set[int] = set()
     for reversal in reversals:
-        if not _RETRACTS.search(reversal.text):
+        said = reversal.retracts
+        if not said:
             continue
         at = next(
             (
                 i
                 for i, s in enumerate(statements)
-                if s.turn == reversal.turn and reversal.text.startswith(s.text[:40])
+                if s.turn == reversal.turn
+                and (said.startswith(s.text[:40]) or s.text.startswith(said[:40]))
             ),
-            0,
+            None,
         )
-        before = statements[at - 1] if at > 0 else None
-        if before is not None and before.turn == reversal.turn and before.speaker is Speaker.USER:
-            taken.add(at - 1)
+        if not at:
+            continue
+        before = statements[at - 1]
+        if before.turn == reversal.turn:
+            if before.speaker is Speaker.USER:
+                taken.add(at - 1)
+            continue
+        if reversal.old:
+            # "scratch that, we deploy with argocd now, never helm": what goes is named, so
+            # the evolution retires it, and the rest of that turn ("never kubectl apply by
+            # hand") stands.
+            continue
+        # The user's turn before this one: the last user statement before it that is their
+        # own prose (not a tool result or a paste).
+        earlier = next(
+            (
+                s.turn
+                for s in reversed(statements[:at])
+                if s.speaker is Speaker.USER and not s.pasted and not s.text.startswith("[")
+            ),
+            None,
+        )
+        if earlier is None:
+            continue
+        last = max(
+            (
+                c.index
+                for c in found
+                if c.turn == earlier
+                and c.speaker is Speaker.USER
+                and c.family is not Family.BUG
+                and c.index < at
+            ),
+            default=None,
+        )
+        if last is None:
+            continue
+        # "we always deploy with helm, never kubectl apply by hand" … "scratch that, we
+        # deploy with argocd now, never helm": a correction that shares words with what it
+        # corrects can be matched to it by the evolution, which keeps the rest of it; only
+        # one that shares none ("Use loguru" … "use structlog") needs the turn to say so.
+        now = tokens(" ".join(s.text for s in statements if s.turn == reversal.turn))
+        if not now & tokens(statements[last].text):
+            taken.add(last)
     return taken
 
 
@@ -3566,10 +3610,12 @@ def _unhedged(text: str) -> str:
 
 
 _OPENER = re.compile(
-    r"(?i)^\W*(?:(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note|(?:one more|another|"
+    # ("actually no, moment is deprecated": the "no" goes too)
+    r"(?i)^\W*(?:actually,?\s+no[,:;.]\s*"
+    r"|(?:actually|heads up|ok(?:ay)?|so|btw|fyi|update|note|(?:one more|another|"
     r"last|final) thing|for (?:the )?future(?: reference)?)\b[,:]?\s*"
-    r"|(?:hey|hi|hello|well|oh|um+|uh+|hm+)\s*[,!]\s*)*"
-    r"(?:(?:scratch that|no wait|never ?mind)\b[,:;.]?\s*)?"
+    r"|(?:hey|hi|hello|well|oh|um+|uh+|hm+|whoa|(?:whoa|oh|hm+)\s+wait)\s*[,!.]\s*)*"
+    r"(?:(?:scratch that|no,? wait|wait,? no|never ?mind)\b[,:;.]?\s*)?"
 )
 
 
