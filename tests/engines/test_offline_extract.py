@@ -134,6 +134,22 @@ def test_a_musing_before_a_retraction_is_not_kept_in_the_item() -> None:
     assert "replaces:moment" in new.tags
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "For background jobs, use Celery with Redis as the broker.",
+        "We use Celery with Redis as the broker for background jobs.",
+        "Member variables use Hungarian notation in the legacy module.",
+        "The stuck-job reaper runs every 5 minutes.",
+    ],
+)
+def test_a_word_that_begins_with_a_trouble_word_reports_no_trouble(said: str) -> None:
+    # "broker" starts with "broke", "Hungarian" with "hung", "stuck-job" holds "stuck": a
+    # choice told with them was read as a problem report and dropped.
+    item = only(run(f"User: {said}\n\nAssistant: Noted.\n"))
+    assert item.content == said
+
+
 RULES = (
     Category.CODING_PREFERENCES,
     Category.PROJECT_CONVENTIONS,

@@ -566,6 +566,7 @@ _ASKS_FOR_WORK = re.compile(
 # on every pull request", "event never shows up") with no modal or imperative, so it reports a
 # problem rather than setting a rule ("never edit requirements.txt", "X must never …").
 _DESCRIBED_TROUBLE = Folded(
+    # (whole words: "broker", "Hungarian notation", "the stuck-job reaper" report nothing)
     r"(?i)\b(?:fail(?:s|ed|ing)|errors? out|crash(?:es|ed|ing)|broke(?:n)?|wrong|missing|"
     r"slow(?:er|s)?\b|dropp(?:ed|ing)|drops|lost|los(?:es|ing)|no longer|hung|hangs|stuck|"
     r"timing out|times out|timed out|leak(?:s|ed|ing)|flaky|doubled|twice|freez(?:es|ing)|"
@@ -574,7 +575,7 @@ _DESCRIBED_TROUBLE = Folded(
     # updated")
     r"(?<![,;] )(?<!\bis )(?<!\bare )never (?:\w+(?:s|ed)|got|came|went|shows?)\b|"
     r"(?:does|did|is|are|was|were)(?:n'?t| not) (?:work|show|appear|arrive|load|start|run|"
-    r"happen|get)\w*)"
+    r"happen|get)\w*)(?![\w-])"
 )
 _DIRECTIVE = re.compile(
     r"(?i)\b(?:must|should|shall|have to|has to|need to|needs to|always|from now on|going "
