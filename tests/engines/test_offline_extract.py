@@ -150,6 +150,21 @@ def test_a_word_that_begins_with_a_trouble_word_reports_no_trouble(said: str) ->
     assert item.content == said
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Celery is our choice for background jobs.",
+        "We decided on webpack for the frontend build.",
+    ],
+)
+def test_a_choice_said_as_a_decision_is_committed_not_held(said: str) -> None:
+    # The hold model doubts short statements that name little; a user who says what was
+    # decided expects it remembered.
+    item = only(run(f"User: {said}\n\nAssistant: Noted.\n"))
+    assert item.confidence >= COMMIT
+    assert item.content == said
+
+
 RULES = (
     Category.CODING_PREFERENCES,
     Category.PROJECT_CONVENTIONS,

@@ -3991,6 +3991,11 @@ def _doubted(c: Candidate, context: Context, judge: Judge) -> bool:
         return False
     if _VERDICT_NAMED.search(c.content) or _EMPHATIC.search(c.content) or c.named_rule:
         return False  # (nor one its speaker called a rule: "let's make that our approach: …")
+    from app.engines.offline import extract_rules as r
+
+    low = c.content.lower()
+    if r.first(r.DECISION, c.content, low) is not None:
+        return False  # "We decided on webpack for the frontend build."
     return judge.hold_score(features(c, context, extra=False, rules=True)) < judge.hold
 
 

@@ -398,6 +398,8 @@ DECISION: Final = (
         ),
     ),
     _R(r"\b(?:decided|decision)\s+(?:to|on|is|was|that|:)", "decided", "decision"),
+    # "Celery is our choice for background jobs"
+    _R(r"\b(?:is|was|are)\s+our\s+(?:choice|pick)\b", "our choice", "our pick"),
     _R(
         # ("Product signed off on 10 MB per file", "we agreed on cursor pagination")
         r"\b(?:chose|chosen|opted\ for|settled\ on|adopted|went\ with|signed\ off\ on"
