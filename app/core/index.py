@@ -827,14 +827,15 @@ class MemoryIndex:
         """
         placed = _placed(memory)
         items = [item for _position, item in placed]
-        old: dict[str, tuple[int, int, str]] = {}
-        for rowid, item_id, position, data in conn.execute(
-            "SELECT rowid, item_id, position, data FROM items WHERE branch = ?", (branch,)
+        replaced = _replaced_text(memory)
+        old: dict[str, tuple[int, int, str, str]] = {}
+        for rowid, item_id, position, data, body in conn.execute(
+            "SELECT rowid, item_id, position, data, body FROM items WHERE branch = ?", (branch,)
         ):
             if item_id in old:
                 old = {}
                 break
-            old[item_id] = (rowid, position, data)
+            old[item_id] = (rowid, position, data, body)
         ids = {item.id for item in items}
         if not old or len(ids) != len(items):
             self._delete_branch(conn, branch)
@@ -845,7 +846,8 @@ class MemoryIndex:
         stale = [row[0] for item_id, row in old.items() if item_id not in ids]
         for position, item in placed:
             row = old.get(item.id)
-            if row is not None and row[2] == _item_json(item):
+            # (the body too: what an item replaced is searchable with it)
+            if row is not None and row[2] == _item_json(item) and row[3] == _body(item, replaced):
                 if row[1] != position:
                     moved.append((position, row[0]))
                 continue
@@ -863,17 +865,26 @@ class MemoryIndex:
             conn.executemany("DELETE FROM items WHERE rowid = ?", holes)
         conn.executemany("UPDATE items SET position = ? WHERE rowid = ?", moved)
         added = [
-            self._insert_item(conn, branch, position, item).lastrowid for position, item in fresh
+            self._insert_item(conn, branch, position, item, replaced).lastrowid
+            for position, item in fresh
         ]
         if self.fts5 and added:
             conn.executemany(_fts_fill("rowid = ?"), [(branch_words(branch), r) for r in added])
 
     def _insert_item(
-        self, conn: sqlite3.Connection, branch: str, position: int, item: MemoryItem
+        self,
+        conn: sqlite3.Connection,
+        branch: str,
+        position: int,
+        item: MemoryItem,
+        replaced: dict[str, str] | None = None,
     ) -> sqlite3.Cursor:
-        return conn.execute(_INSERT_ITEM, self._row(branch, position, item))
+        return conn.execute(_INSERT_ITEM, self._row(branch, position, item, replaced))
 
-    def _row(self, branch: str, position: int, item: MemoryItem) -> tuple[Any, ...]:
+    def _row(
+        self, branch: str, position: int, item: MemoryItem, replaced: dict[str, str] | None = None
+    ) -> tuple[Any, ...]:
+        body = _body(item, replaced)
         return (
             item.id,
             branch,
@@ -881,23 +892,23 @@ class MemoryIndex:
             item.category.value,
             item.title,
             item.content,
-            item.text,
+            body,
             item.confidence,
             _tags_cell(item.tags),
             int(item.pinned),
             item.extracted.isoformat(),
             position,
             _item_json(item),
-            self._folded(branch, item),
+            self._folded(branch, item, body),
         )
 
-    def _folded(self, branch: str, item: MemoryItem) -> str:
+    def _folded(self, branch: str, item: MemoryItem, body: str) -> str:
         """The searchable columns, folded, in FTS order; only the scan fallback reads them."""
         if self.fts5:
             return ""
         columns = (
             item.title,
-            item.text,
+            body,
             item.category.heading,
             branch_words(branch),
             project_of(branch),
@@ -906,9 +917,10 @@ class MemoryIndex:
         return _FIELD_SEP.join(_fold(c.replace(_FIELD_SEP, " ")) for c in columns)
 
     def _insert_branch(self, conn: sqlite3.Connection, branch: str, memory: BranchMemory) -> None:
+        replaced = _replaced_text(memory)
         conn.executemany(
             _INSERT_ITEM,
-            [self._row(branch, position, item) for position, item in _placed(memory)],
+            [self._row(branch, position, item, replaced) for position, item in _placed(memory)],
         )
         if self.fts5:
             conn.execute(_fts_fill(), (branch_words(branch), branch))
@@ -1168,7 +1180,7 @@ def _item(
         category=Category(row[3]),
         title=row[4],
         content=row[5],
-        text=row[6],
+        text=row[6].split(_REPLACED_MARK, 1)[0],
         confidence=float(row[7]),
         tags=tuple(t for t in str(row[8]).split("|") if t),
         pinned=bool(row[9]),
@@ -1237,6 +1249,34 @@ _item_json: PerItem[str] = PerItem(lambda item: item.model_dump_json(), 8_192)
 # of the sections after it where they are (a memorize into a branch of thousands moved them
 # all, one UPDATE each).
 _SECTION_SPAN = 1 << 20
+
+
+def _replaced_text(memory: BranchMemory) -> dict[str, str]:
+    """Item id -> the words of what it superseded.
+
+    "We're not doing Celery anymore, Dramatiq instead" does not say for what; the item it
+    replaced does ("For background jobs we use Celery …"). Searching "background jobs" finds
+    the choice in force through what it replaced, not nothing.
+    """
+    found: dict[str, list[str]] = {}
+    for entry in memory.contradictions:
+        if entry.status != "superseded":
+            continue
+        words = " ".join(f"{old.title} {old.content}" for old in entry.items)
+        for ref in entry.refs:
+            found.setdefault(ref, []).append(words)
+    return {ref: " ".join(parts) for ref, parts in found.items()}
+
+
+def _body(item: MemoryItem, replaced: dict[str, str] | None) -> str:
+    """The searchable text of an item: its own, then what it replaced."""
+    extra = replaced.get(item.id) if replaced else None
+    return f"{item.text}{_REPLACED_MARK}{extra}" if extra else item.text
+
+
+# Between an item's own text and what it replaced in the body column (search reads both;
+# results carry only the item's own).
+_REPLACED_MARK = "\n\u2063replaced:\u2063 "
 
 
 def _placed(memory: BranchMemory) -> list[tuple[int, MemoryItem]]:

@@ -21,7 +21,8 @@ from typing import Any
 from app.core.errors import InvalidInput
 from app.core.paths import encode_branch
 
-SCHEMA_VERSION = 3
+# 4: an item's searchable body holds what it superseded (index.py `_replaced_text`).
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 5_000
 
 # The columns the hooks read: id, branch, project, category, title, content, confidence,

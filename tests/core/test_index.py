@@ -476,3 +476,39 @@ def test_a_folder_where_the_index_belongs_is_moved_aside_and_rebuilt(tmp_path: P
     assert (tmp_path / "index.sqlite").is_file()
     assert [p.name for p in tmp_path.glob("index.sqlite.not-an-index-*")]
     index.close()
+
+
+def test_a_choice_is_found_by_the_words_of_what_it_replaced(
+    index: MemoryIndex, store: MemoryStore
+) -> None:
+    # "We're not doing Celery anymore, Dramatiq instead" names no subject; the item it
+    # superseded does ("background jobs"). The result carries the new item's own text only.
+    from datetime import date
+
+    from app.core.config import Config
+    from app.engines.offline.evolve import evolve
+
+    old = item("For background jobs we use Celery with Redis.", ARCH, sources=["a"])
+    new = item(
+        "We're not doing Celery anymore, Dramatiq instead.",
+        ARCH,
+        sources=["b"],
+        tags=["replaces:celery"],
+        extracted=date(2026, 11, 27),
+    )
+    first = evolve(None, [old], branch_id="app/main", config=Config()).memory
+    memory = evolve(first, [new], branch_id="app/main", config=Config()).memory
+    assert [c.status for c in memory.contradictions] == ["superseded"]
+    store.write_text("app/main", render(memory))
+    index.sync(store)
+
+    (hit,) = index.search("background jobs")
+    assert hit.content == new.content
+    assert "background" not in hit.text
+
+    # A later change of that item keeps the index in step (rows are updated, not rebuilt).
+    again = memory.model_copy(deep=True)
+    again.contradictions = []
+    store.write_text("app/main", render(again))
+    index.sync(store)
+    assert index.search("background jobs") == []
