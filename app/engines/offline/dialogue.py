@@ -1347,10 +1347,8 @@ _REPLACE_GATE = Folded(
 # "whoa wait, actually …", "no, wait".
 _MUSING = r"(?:(?:hmm+|hm+|oh|ah|ok(?:ay)?|um+|uh+|well|whoa|wait|yes|yeah|no)\W+){0,3}"
 # What takes back what the speaker said last: "scratch that", "no wait", "never mind".
-RETRACTS = re.compile(
-    rf"(?i)^\W*{_MUSING}(?:actually\W+)?(?:scratch that|no,? wait|wait,? no|never ?mind"
-    r"|actually,? no)\b"
-)
+_TAKE_BACK = r"scratch that|no,? wait|wait,? no|never ?mind|actually,? no"
+_RETRACTS = re.compile(rf"(?i)^\W*{_MUSING}(?:actually\W+)?(?:{_TAKE_BACK})\b")
 # A correction without naming what it replaces ("actually deploys can happen any weekday").
 _CORRECTION = Folded(
     r"(?i)^\W*(?:actually|scratch that|correction|change of plan|no,? wait|wait,? no"
@@ -1551,7 +1549,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 old = [o for o in old if re.search(r"[A-Z\d_./@+-]", o)]
                 if not old or _OFFERED.search(sentence) or _HEDGE.search(sentence):
                     continue
-            retracts = sentence if not agent and RETRACTS.match(sentence) else ""
+            retracts = sentence if not agent and _RETRACTS.match(sentence) else ""
             if not old and _only_marker(sentence):
                 # "hmm, scratch that. Use RQ instead, it's simpler.": the marker only takes
                 # back; what comes instead is said after it, often after the reason ("Actually
@@ -1655,9 +1653,10 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
     return found
 
 
+# A retraction or a correction's opening words, alone or not.
 _MARKER = re.compile(
-    rf"(?i)^\W*{_MUSING}(?:actually\W+)?(?:scratch that|no,? wait|wait,? no|never ?mind"
-    r"|actually,? no|actually|correction|change of plan|on (?:a )?second thoughts?)\b"
+    rf"(?i)^\W*{_MUSING}(?:actually\W+)?(?:{_TAKE_BACK}"
+    r"|actually|correction|change of plan|on (?:a )?second thoughts?)\b"
 )
 
 
