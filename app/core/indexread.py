@@ -26,10 +26,11 @@ SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 5_000
 
 # The columns the hooks read: id, branch, project, category, title, content, confidence,
-# pinned, extracted, the JSON of the other fields, and the use count the index holds.
+# pinned, extracted, the JSON of the other fields, the use count the index holds, and the
+# searchable text (the item's own, then what it superseded).
 HOOK_COLUMNS = (
     "i.item_id, i.branch, i.project, i.category, i.title, i.content, i.confidence, "
-    "i.pinned, i.extracted, i.data, COALESCE(a.count, 0)"
+    "i.pinned, i.extracted, i.data, COALESCE(a.count, 0), i.body"
 )
 _FROM = "FROM items i LEFT JOIN access a ON a.item_id = i.item_id"
 

@@ -96,6 +96,9 @@ class Item(NamedTuple):
     # items that are shown: parsing every candidate's would cost more than the rest of the
     # hook), or the dict itself.
     data: dict[str, Any] | str
+    # The index's searchable text: the item's own, then the words of what it superseded
+    # ("Dramatiq instead of Celery" answers "how are background jobs run?").
+    searched: str = ""
 
     @property
     def fields(self) -> dict[str, Any]:
@@ -185,6 +188,7 @@ def _row_item(row: Sequence[Any]) -> Item:
         extracted=str(row[8]),
         access_count=int(row[10]),
         data=str(row[9] or ""),
+        searched=str(row[11] or "") if len(row) > 11 else "",
     )
 
 
@@ -765,7 +769,7 @@ def prompt_terms(prompt: str) -> list[str]:
 
 
 def _coverage(terms: Sequence[str], item: Item) -> int:
-    words = set(_TERM_RE.findall(f"{item.title} {item.content}".casefold()))
+    words = set(_TERM_RE.findall(f"{item.title} {item.searched or item.content}".casefold()))
     # "tests" in the prompt finds "test" in the note and the other way round.
     stems = {w.rstrip("s") for w in words}
     return sum(1 for t in terms if t in words or t.rstrip("s") in stems)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.format import render
 from app.core.store import MemoryStore
 from app.integrations.hookio import FALLBACK_LOG, HOOK_DEADLINE_S
 from tests.integrations.conftest import RunHook, checkout, item, write_memory
@@ -356,6 +357,52 @@ def test_user_prompt_submit_adds_only_relevant_notes_the_session_has_not_seen(
         stdin=_prompt_input(repo, "token expiry at midnight again", "s-2"),
     )
     assert again.returncode == 0 and again.stdout == b""
+
+
+def test_user_prompt_submit_finds_a_choice_by_what_it_replaced(
+    tmp_path: Path, home: Path, run_hook: RunHook
+) -> None:
+    # "We're not doing Celery anymore, Dramatiq instead" names no subject; the item it
+    # superseded ("For background jobs we use Celery") does, and a prompt about background
+    # jobs gets the choice in force.
+    from app.core.config import Config
+    from app.core.index import MemoryIndex
+    from app.core.models import MemoryItem
+    from app.engines.offline.evolve import evolve
+
+    repo = checkout(tmp_path / "repos", "spotter", "ref: refs/heads/main")
+    old = MemoryItem(
+        category="architectural_decisions",
+        title="Background jobs",
+        content="For background jobs we use Celery with Redis.",
+        sources=["a"],
+    )
+    new = MemoryItem(
+        category="architectural_decisions",
+        title="Dramatiq instead of Celery",
+        content="We're not doing Celery anymore, Dramatiq instead.",
+        sources=["b"],
+        tags=["replaces:celery"],
+    )
+    memory = evolve(None, [old], branch_id="spotter/main", config=Config()).memory
+    memory = evolve(memory, [new], branch_id="spotter/main", config=Config()).memory
+    store = MemoryStore(home)
+    store.ensure()
+    store.write_text("spotter/main", render(memory))
+    with MemoryIndex(store.index_path) as index:
+        index.sync(store)
+
+    asked = run_hook(
+        "--home",
+        str(home),
+        "hook",
+        "user-prompt-submit",
+        stdin=_prompt_input(repo, "how are background jobs run here?", session="fresh"),
+    )
+    assert asked.returncode == 0, asked.stderr
+    context = json.loads(asked.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Dramatiq instead" in context
+    assert "For background jobs we use Celery" not in context
 
 
 @pytest.mark.parametrize(
