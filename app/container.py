@@ -134,6 +134,11 @@ def build_api(
 
         return settle_review(memory, items, pending, config=config)
 
+    def in_force(current: BranchMemory | None, held: Sequence[MemoryItem]) -> list[MemoryItem]:
+        from app.engines.offline.evolve import replaces_in_force
+
+        return replaces_in_force(current, held, config=config)
+
     def transcript(text: str) -> tuple[str, date | None] | None:
         from app.sources.transcript_text import rendered_transcript
 
@@ -149,6 +154,7 @@ def build_api(
         maintenance_log,
         activity,
         settle=settle,
+        in_force=in_force,
         transcript=transcript,
     )
     reader = MemoryReader(store, index, engine, config, semantic=config.semantic_search)

@@ -46,7 +46,7 @@ from app.core.config import Config  # noqa: E402
 from app.core.models import BranchMemory, Category, MemoryItem  # noqa: E402
 from app.core.redact import redact  # noqa: E402
 from app.core.review import PER_THREAD  # noqa: E402
-from app.engines.offline.evolve import evolve, settle_review  # noqa: E402
+from app.engines.offline.evolve import evolve, replaces_in_force, settle_review  # noqa: E402
 from app.engines.offline.extract import extract  # noqa: E402
 from bench import as_rendered as rendering  # noqa: E402
 from bench.as_rendered import as_rendered  # noqa: E402
@@ -227,6 +227,10 @@ def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
         found = _extract(text, f"{folder.name}-{path.stem}", day, rendered)
         items = [i for i in found if i.confidence >= COMMIT]
         held = [i for i in found if REVIEW <= i.confidence < COMMIT]
+        # (as the writer does: a held change of a choice in force is committed)
+        changes = replaces_in_force(memory, held, config=Config())
+        items += changes
+        held = [i for i in held if i not in changes]
         now = START + timedelta(days=day)
         result = evolve(memory, items, branch_id=f"seq/{folder.name}", config=Config(), now=now)
         memory, settled = settle_review(result.memory, items, pending, config=Config(), now=now)

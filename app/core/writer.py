@@ -43,6 +43,8 @@ _WRITE_ATTEMPTS = 3
 Settle = Callable[
     [BranchMemory, list[MemoryItem], Sequence[MemoryItem]], tuple[BranchMemory, list[str]]
 ]
+# (the branch as it is, held candidates) -> the held ones that change a choice in force there.
+InForce = Callable[[BranchMemory | None, Sequence[MemoryItem]], list[MemoryItem]]
 
 
 class MemoryWriter:
@@ -60,6 +62,7 @@ class MemoryWriter:
         activity: ActivityLog,
         *,
         settle: Settle | None = None,
+        in_force: InForce | None = None,
         transcript: Callable[[str], tuple[str, date | None] | None] | None = None,
     ) -> None:
         self.store = store
@@ -76,6 +79,10 @@ class MemoryWriter:
         # Review candidates a new item replaces, recorded as superseded (the offline
         # engine's `settle_review`, given by the container: core does not import engines).
         self.settle = settle
+        # Held candidates that change a choice the branch holds ("switch the broker from
+        # RabbitMQ to NATS" once a rule names RabbitMQ): committed, not queued (the offline
+        # engine's `replaces_in_force`, given by the container).
+        self.in_force = in_force
         # A raw agent transcript given as text (JSON lines), rendered as a scan renders it,
         # with the day it ended; None when the text is a conversation already (given by the
         # container: core does not import the readers).
@@ -128,6 +135,10 @@ class MemoryWriter:
         validate_branch_id(branch)
         items, refusals = _screened(_dated(extraction.items, dates or {}))
         commit, queue, dropped = self._route(items)
+        changes = self._changes_in_force(branch, queue)
+        if changes:
+            commit.extend(changes)
+            queue = [i for i in queue if all(i is not c for c in changes)]
         queue, left_out = _strongest_per_thread(queue)
         # What earlier threads left waiting for review, before this one adds to it: a
         # candidate this conversation replaces is settled, not offered any more.
@@ -168,6 +179,11 @@ class MemoryWriter:
             # Items refused by the injection screen: never written, never queued.
             "refusedUnsafe": len(refusals),
         }
+        if changes:
+            response["notes"].append(
+                "committed without review, as a change of a choice this branch holds: "
+                + "; ".join(i.title for i in changes)
+            )
         if left_out:
             response["notes"].append(
                 f"{left_out} weaker review candidate(s) left out: a conversation offers at "
@@ -195,6 +211,20 @@ class MemoryWriter:
             branch=branch,
         )
         return response
+
+    def _changes_in_force(self, branch: str, held: list[MemoryItem]) -> list[MemoryItem]:
+        """The held candidates that change a choice `branch` holds (none without `in_force`).
+
+        A branch that cannot be read promotes nothing: the candidates wait for review, and
+        the write that follows reports the problem.
+        """
+        if self.in_force is None or not held:
+            return []
+        try:
+            current = self.store.read(branch)
+        except PuffinError:
+            return []
+        return self.in_force(current, held)
 
     def _route(
         self, items: list[MemoryItem]

@@ -214,3 +214,44 @@ def test_a_failed_write_leaves_the_candidate_queued(
     with pytest.raises(Exception, match="kept changing"):
         api.writer.apply_extraction(ExtractionResult(items=[_replacement()]), "web/main")
     assert [e.item.title for e in api.review.entries()] == ["Winston for logging"]
+
+
+# -- a held change of a choice the branch holds is committed ------------------------------
+
+
+def _said(text: str) -> str:
+    return f"User: {text}\n\nAssistant: OK.\n"
+
+
+def test_a_held_change_of_a_choice_in_force_is_committed(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    first = _said("For the message broker we use RabbitMQ, it has been solid for us.")
+    api.invoke(
+        "memory:memorize", {"conversationText": first, "branchId": "web/main", "source": "t1"}
+    )
+
+    # Alone, "switch X from A to B" may be a task for the session: the engine holds it.
+    change = _said("Switch the message broker from RabbitMQ to NATS.")
+    reply = api.invoke(
+        "memory:memorize", {"conversationText": change, "branchId": "web/main", "source": "t2"}
+    )
+
+    assert reply["itemsExtracted"] == 1 and reply["queuedForReview"] == 0
+    assert any("NATS instead of RabbitMQ" in n for n in reply["notes"])
+    memory = api.store.read("web/main")
+    assert [i.content for i in memory.all_items()] == [
+        "Switch the message broker from RabbitMQ to NATS."
+    ]
+    [entry] = memory.contradictions
+    assert entry.status == "superseded" and "RabbitMQ" in entry.items[0].content
+    assert api.review.entries() == []
+
+
+def test_a_held_change_of_nothing_in_force_waits_for_review(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    task = _said("Switch the login page from tabs to a stepper.")
+    reply = api.invoke(
+        "memory:memorize", {"conversationText": task, "branchId": "web/main", "source": "t1"}
+    )
+    assert reply["itemsExtracted"] == 0 and reply["queuedForReview"] == 1
+    assert api.store.read("web/main") is None

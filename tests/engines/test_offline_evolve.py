@@ -14,7 +14,13 @@ from app.core.format import parse, render
 from app.core.guard import check_evolution
 from app.core.models import BranchMemory, Category, Contradiction, MemoryItem
 from app.core.similarity import contradicts, item_similarity
-from app.engines.offline.evolve import consolidate, evolve, reinforce, summarize
+from app.engines.offline.evolve import (
+    consolidate,
+    evolve,
+    reinforce,
+    replaces_in_force,
+    summarize,
+)
 
 PREF = Category.CODING_PREFERENCES
 CONV = Category.PROJECT_CONVENTIONS
@@ -870,3 +876,20 @@ def test_a_retired_choice_takes_the_rule_naming_its_identifier() -> None:
     assert contents(memory, CONV) == []
     (entry,) = memory.contradictions
     assert entry.items[0].content == "Token is in ROLLBAR_ACCESS_TOKEN, never hardcoded."
+
+
+# -- a held change is committed when what it names is in force ---------------------------
+
+
+def test_a_held_change_counts_only_against_a_choice_in_force() -> None:
+    memory = run(None, item("For the message broker we use RabbitMQ.", category=DEC))
+    change = later("Switch the message broker from RabbitMQ to NATS.", "replaces:rabbitmq")
+    change = change.model_copy(update={"confidence": 0.6})
+    assert replaces_in_force(memory, [change], config=CONFIG) == [change]
+    assert replaces_in_force(None, [change], config=CONFIG) == []
+    # A pinned rule is a person's word: no change read by a pattern outranks it.
+    pinned = run(None, item("For the message broker we use RabbitMQ.", category=DEC, pinned=True))
+    assert replaces_in_force(pinned, [change], config=CONFIG) == []
+    # Only a named old choice counts: "actually, …" shares words, which is not enough here.
+    vague = later("Actually the message broker is NATS.", "replaces:any")
+    assert replaces_in_force(memory, [vague], config=CONFIG) == []

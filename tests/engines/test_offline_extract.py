@@ -4421,3 +4421,19 @@ def test_a_change_of_mind_or_a_failing_choice_switched_away_from_is_superseded(
     assert not any("celery" in c and "dramatiq" not in c for c in active), active
     superseded = [i for c in memory.contradictions if c.status == "superseded" for i in c.items]
     assert any("celery, one queue" in i.content for i in superseded)
+
+
+def test_a_switch_naming_what_moves_waits_for_the_branch_to_say_it_is_a_change() -> None:
+    # "Switch the message broker from RabbitMQ to NATS" is a task as often as a change of a
+    # standing choice: held, tagged with what it replaces, for the writer to decide.
+    [held] = extract(
+        "User: Switch the message broker from RabbitMQ to NATS.\n\nAssistant: OK.\n",
+        source="t",
+    ).items
+    assert MIN_CONFIDENCE <= held.confidence < COMMIT
+    assert "replaces:rabbitmq" in held.tags and held.title == "NATS instead of RabbitMQ"
+    # With one word between the verb and "from" it is the change it says, as before.
+    [said] = extract(
+        "User: Switch logging from winston to pino.\n\nAssistant: OK.\n", source="t"
+    ).items
+    assert said.confidence >= COMMIT and "replaces:winston" in said.tags

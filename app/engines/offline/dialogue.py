@@ -1096,6 +1096,13 @@ _FROM_TO = re.compile(
     rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
     rf"{_SKIP}{_NAME.format(g='new')}"
 )
+# "switch the message broker from RabbitMQ to NATS": more words name what moves, which a task
+# for the session says as often as a change of choice (`Reversal.tentative`).
+_FROM_TO_WIDE = re.compile(
+    rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|port(?:ing)?)\s+(?:[\w.-]+\s+)"
+    rf"{{2,3}}from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
+    rf"{_SKIP}{_NAME.format(g='new')}"
+)
 # The choice a change puts in place, told as the one now: "logging is pino now", "everything
 # deploys to Fly.io now", "the team went with pino", "pnpm instead", "ClickHouse it is".
 _NOW_NAMED = (
@@ -1412,6 +1419,10 @@ class Reversal:
     # The sentence that takes back what the speaker said last ("hmm, scratch that."), when
     # it opens the reversal; the statement it takes back is no item (`_retracted`).
     retracts: str = ""
+    # Read only by a looser pattern ("switch the message broker from RabbitMQ to NATS" may
+    # be a task for this session as well as a change of a standing choice): alone it waits
+    # for review, and it is committed once a choice it names is in force in the branch.
+    tentative: bool = False
 
 
 # A sentence with no word of a decision in it: what it says is gone is news, not a choice.
@@ -1514,6 +1525,12 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 if _REPLACE_GATE.search(sentence)
                 else []
             )
+            tentative = False
+            if not matches and not agent and _REPLACE_GATE.search(sentence):
+                matches = [
+                    m for m in _FROM_TO_WIDE.finditer(sentence) if not _said_by_others(sentence, m)
+                ]
+                tentative = bool(matches)
             old = [m.group("old").strip("`'\".,") for m in matches]
             reason = ""
             resolved = ""
@@ -1648,6 +1665,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                     reason,
                     [n for n in dict.fromkeys(instead) if n.lower() not in _NOT_NAMES],
                     retracts,
+                    tentative,
                 )
             )
     return found

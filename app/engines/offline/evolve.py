@@ -52,6 +52,7 @@ __all__ = [
     "evolve",
     "named_word",
     "reinforce",
+    "replaces_in_force",
     "summarize",
 ]
 
@@ -991,6 +992,39 @@ def evolve(
     )
     memory = memory.model_copy(update={"summary": summarize(memory)})
     return EvolutionResult(memory=memory, path=PATH, notes=notes, stats=stats)
+
+
+def replaces_in_force(
+    memory: BranchMemory | None, held: Sequence[MemoryItem], *, config: Config
+) -> list[MemoryItem]:
+    """The held candidates that name a choice in force in `memory` and say what replaces it.
+
+    "Switch the message broker from RabbitMQ to NATS" alone may be a task for one session as
+    much as a change of a standing choice, so the engine holds it for review. When the branch
+    holds a rule naming RabbitMQ, it is the change: the caller commits it, and the evolution
+    supersedes the old rule with both dates. Only a `replaces:` tag with a name counts
+    ("actually, …" without one never does); the test is the evolution's own (`replaced_by`).
+    """
+    changes = [
+        item
+        for item in held
+        if any(
+            t.startswith(REPLACES) and t[len(REPLACES) :] not in ("any", "earlier", UNNAMED)
+            for t in item.tags
+        )
+    ]
+    if memory is None or not changes:
+        return []
+    work = _Work(
+        sections={c: list(memory.items[c]) for c in Category},
+        contradictions=[],
+        threshold=config.duplicate_threshold,
+    )
+    return [
+        item
+        for item in changes
+        if any(not o.pinned and not _turns_down_too(o, item) for o in work.replaced_by(item))
+    ]
 
 
 def settle_review(

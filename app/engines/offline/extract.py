@@ -1375,6 +1375,9 @@ def _short_or_vague(content: str) -> bool:
 
 
 REVERSAL_CONFIDENCE = 0.85
+# A change read only by a looser pattern (`Reversal.tentative`): held for review, and
+# committed by the writer once a choice it names is in force (`evolve.replaces_in_force`).
+CHANGE_IF_IN_FORCE = 0.6
 _RULES = (
     Category.CODING_PREFERENCES,
     Category.PROJECT_CONVENTIONS,
@@ -1447,6 +1450,8 @@ def _with_reversals(
             and c.category is not Category.BUG_PATTERNS
             and len(tokens(c.content) & words) >= max(2, len(tokens(c.content)) // 2)
         ]
+        if same and reversal.tentative:
+            continue  # what the rules made of the sentence stands as it is
         if same:
             for candidate in same:
                 candidate.topic_tags = [*candidate.topic_tags, *tags]
@@ -1473,7 +1478,7 @@ def _with_reversals(
                 turn=reversal.turn,
                 index=index,
                 content=_sentence_of(_unhedged(reversal.text)),
-                confidence=REVERSAL_CONFIDENCE,
+                confidence=CHANGE_IF_IN_FORCE if reversal.tentative else REVERSAL_CONFIDENCE,
                 family=Family.DIRECTIVE,
                 topic_tags=tags,
                 speakers={Speaker.USER},
