@@ -4437,3 +4437,27 @@ def test_a_switch_naming_what_moves_waits_for_the_branch_to_say_it_is_a_change()
         "User: Switch logging from winston to pino.\n\nAssistant: OK.\n", source="t"
     ).items
     assert said.confidence >= COMMIT and "replaces:winston" in said.tags
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        # a lower-case name is a name when the sentence says what it is chosen for
+        "We use webpack for the frontend build.",
+        "For the frontend build we use webpack.",
+        # a trouble word that only starts a longer name reports no trouble
+        "The slow query log threshold is 200 ms.",
+        "Our flaky test quarantine lives in tests/quarantine.",
+    ],
+)
+def test_a_plain_fact_said_once_is_committed(fact: str) -> None:
+    items = extract(f"User: {fact}\n\nAssistant: Noted.\n", source="t").items
+    assert [i.content for i in items if i.confidence >= COMMIT] == [fact]
+
+
+def test_a_slow_thing_that_is_the_subject_still_reports_trouble() -> None:
+    from app.engines.offline.dialogue import describes_trouble
+
+    assert describes_trouble("The slow query is the one on orders.")
+    assert describes_trouble("The flaky test fails on CI about once a day.")
+    assert not describes_trouble("The slow query log threshold is 200 ms.")

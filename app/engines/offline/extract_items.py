@@ -446,11 +446,20 @@ def _has_substance(text: str, topics: list[tuple[str, str]], *, choice: bool = F
     """
     if topics or r.TECH_TOKEN.search(text) is not None:
         return True
-    if choice and _NAME_INSIDE.search(text) is not None:
+    if choice and (_NAME_INSIDE.search(text) is not None or _CHOSEN_FOR.search(text)):
         return True
     return len(tokens(text)) >= SUBSTANCE_WORDS
 
 
+# "We use webpack for the frontend build", "for the frontend build we use webpack": what is
+# chosen and what it is for, both named, whatever case the name is written in.
+_NOT_A_NAME = r"(?!(?:it|this|that|them|those|these|one|something|anything|what|which)\b)"
+_CHOSEN_FOR = re.compile(
+    rf"(?i)\b(?:use|go with|pick|chose|choose)\s+{_NOT_A_NAME}[a-z][\w.-]*\s+for\s+"
+    rf"(?:the\s+|our\s+|all\s+)?[a-z]{{3,}}"
+    rf"|^\W*for\s+(?:the\s+|our\s+|all\s+)?[a-z]{{3,}}(?:\s+[a-z]+){{0,3}},?\s+we\s+"
+    rf"(?:use|go with|picked|chose)\s+{_NOT_A_NAME}[a-z][\w.-]*\W*$"
+)
 _NAME_INSIDE = re.compile(r"(?<=\w)[\s,:]+(?!I\b)[A-Z][a-z]+\b|\b[a-z]+-[a-z]+\b")
 
 
