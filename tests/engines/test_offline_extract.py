@@ -4461,3 +4461,16 @@ def test_a_slow_thing_that_is_the_subject_still_reports_trouble() -> None:
     assert describes_trouble("The slow query is the one on orders.")
     assert describes_trouble("The flaky test fails on CI about once a day.")
     assert not describes_trouble("The slow query log threshold is 200 ms.")
+
+
+def test_a_choice_called_the_wrong_call_is_replaced_by_where_the_work_moves() -> None:
+    memory = _evolved(
+        "User: The importer CLI is built on optparse, keep it that way.\n\nAssistant: Noted.\n",
+        "User: honestly optparse was the wrong call for the importer. it has grown to nine "
+        "subcommands. port it to click.\n\nAssistant: On it.\n",
+    )
+    [active] = memory.all_items()
+    assert active.title == "Click instead of optparse"
+    assert active.content.endswith("port it to click.")
+    [entry] = memory.contradictions
+    assert entry.status == "superseded" and "optparse" in entry.items[0].content

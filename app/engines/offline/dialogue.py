@@ -1182,8 +1182,10 @@ _REPLACES = (
     # "axios is out", "Joda is deprecated here", "Zustand was a mistake", "wkhtmltopdf got
     # dropped from the base image"
     re.compile(
-        rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}{_NAME.format(g='old')}(?:'s(?=\s+(?:out|dead)\b)|\s+(?:is|was|"
-        rf"are|were|got|has\s+been|have\s+been))\s+(?:out|gone|dead|deprecated|a\s+mistake|no\s+"
+        rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+)(?:(?:in\s+hindsight|looking\s+back|honestly|"
+        rf"frankly|tbh)\W+)?{_SKIP}{_NAME.format(g='old')}(?:'s(?=\s+(?:out|dead)\b)|\s+(?:is|was|"
+        rf"are|were|got|has\s+been|have\s+been))\s+(?:out|gone|dead|deprecated|a\s+mistake|"
+        rf"(?:a|the)\s+(?:wrong|bad)\s+(?:call|choice|pick|decision)|no\s+"
         rf"longer\s+used|retired|dropped|removed|ripped\s+out|phased\s+out|replaced)\b"
     ),
     # "we're moving the invoice jobs off Celery and onto Dramatiq": what moves may sit between
@@ -1359,7 +1361,8 @@ _NOT_DONE = re.compile(
 _REPLACE_GATE = Folded(
     r"(?i)\b(?:from|replac|not|no longer|stop|off|drop|got|getting|ditch|"
     r"away|scratch|instead|rather|retir|no more|forget|rip|remov|kill|abandon|sunset|"
-    r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|supersede|used to|"
+    r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|wrong call|wrong choice|"
+    r"bad call|bad choice|wrong pick|bad pick|wrong decision|bad decision|supersede|used to|"
     r"behind|moving on|moved on|move on|done with|finished with|through with|out\b|switching|"
     r"migrating)"
 )
@@ -1448,6 +1451,9 @@ _REPORTS_ONLY = re.compile(
 _CHANGE_MARKER = Folded(
     r"(?i)\b(?:change|changes) of (?:plan|plans|direction|course)\b|\bplan changed\b|\bnew plan\b"
 )
+_POINTS_BACK = re.compile(r"(?i)\b(?:it|that|them|this)\b")
+# (what the work moves to, named: "port it to typer", "move the jobs over to Dramatiq")
+_MOVED_TO = re.compile(rf"(?i)\b(?:onto|to|over to)\s+{_SKIP}{_NAME.format(g='new')}")
 _MOVES_TO = re.compile(
     r"(?i)\b(?:move|moves|moving|go|goes|going|port|porting|switch|switches|switching|migrate|"
     r"migrates|migrating)\s+(?:[\w.-]+\s+){0,4}?(?:onto|to|over to)\s+\S"
@@ -1611,7 +1617,30 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 continue  # "no more 500s since the deploy": a fix confirmed, not a choice
             text = sentence
             named_new = any("new" in m.groupdict() and m.group("new") for m in matches)
-            if (
+            moved_to = ""
+            moves = (
+                next(
+                    (
+                        j
+                        for j in range(k + 1, min(k + 4, len(sentences)))
+                        if _MOVES_TO.search(sentences[j])
+                        and not sentences[j].rstrip().endswith("?")
+                        # (it points back at what went: "port it to typer")
+                        and _POINTS_BACK.search(sentences[j])
+                    ),
+                    None,
+                )
+                if old and not named_new and not agent
+                else None
+            )
+            if moves is not None:
+                # "argparse was the wrong call for hostctl. we're at 14 subcommands … port it
+                # to typer.": what comes instead is where the work moves, a few sentences on.
+                text = f"{sentence} {sentences[moves]}"
+                joined_next = moves
+                target = _MOVED_TO.search(sentences[moves])
+                moved_to = target.group("new").strip("`'\".,") if target is not None else ""
+            elif (
                 old
                 and not named_new
                 and k + 1 < len(sentences)
@@ -1669,6 +1698,8 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 }
                 if len(told) == 1:
                     instead = [*told]
+                elif not told and moved_to and moved_to.lower() not in _NOT_NAMES | STOP_WORDS:
+                    instead = [moved_to]
             found.append(
                 Reversal(
                     _unmarked(text),
@@ -1682,6 +1713,12 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 )
             )
     return found
+
+
+def moves_to(sentence: str) -> bool:
+    """Whether a sentence says where work moves ("port it to typer", "switch the jobs to
+    Dramatiq")."""
+    return _MOVES_TO.search(sentence) is not None
 
 
 # A retraction or a correction's opening words, alone or not.

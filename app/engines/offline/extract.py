@@ -33,6 +33,7 @@ from app.engines.offline.dialogue import (
     Swap,
     main_clause,
     measures,
+    moves_to,
     reports_trouble,
     without_cause_label,
 )
@@ -4051,7 +4052,13 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
         kept = sorted(kept, key=lambda c: (-c.confidence, c.index))[:MAX_ITEMS]
     kept.sort(key=lambda c: c.index)
     for c in kept:
-        if c.speaker is Speaker.USER and c.category is not Category.BUG_PATTERNS:
+        if (
+            c.speaker is Speaker.USER
+            and c.category is not Category.BUG_PATTERNS
+            # ("argparse was the wrong call for hostctl. port it to typer.": a change's last
+            # request says what comes instead)
+            and not (_names_what_it_replaces(c) and moves_to(c.content.rpartition(". ")[2]))
+        ):
             # (after the judge: the request it follows is part of what it weighed)
             c.content = _without_task_tail(c.content)
         if (
