@@ -255,3 +255,19 @@ def test_a_held_change_of_nothing_in_force_waits_for_review(home: Path) -> None:
     )
     assert reply["itemsExtracted"] == 0 and reply["queuedForReview"] == 1
     assert api.store.read("web/main") is None
+
+
+def test_a_move_that_says_what_fails_changes_the_choice_in_force(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    first = _said("Logging goes through loguru in every service.")
+    api.invoke(
+        "memory:memorize", {"conversationText": first, "branchId": "web/main", "source": "t1"}
+    )
+    change = _said("Let's move logging to structlog since loguru keeps eating our context vars.")
+    reply = api.invoke(
+        "memory:memorize", {"conversationText": change, "branchId": "web/main", "source": "t2"}
+    )
+    assert reply["itemsExtracted"] == 1
+    memory = api.store.read("web/main")
+    assert [i.title for i in memory.all_items()] == ["Structlog instead of loguru"]
+    assert "loguru in every service" in memory.contradictions[0].items[0].content

@@ -1116,6 +1116,16 @@ _FROM_TO_WIDE = re.compile(
     rf"{{2,3}}from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
     rf"{_SKIP}{_NAME.format(g='new')}"
 )
+# "let's move background jobs to Dramatiq, Celery keeps breaking": where the work goes, then
+# what fails with the choice it leaves (the other order is in `_REPLACES`).
+_MOVES_THEN_COMPLAINT = re.compile(
+    rf"(?i)\b(?:let'?s|we'?re|we\s+are|we'?ll|we\s+will)\s+(?:mov(?:e|ing)|switch(?:ing)?|"
+    rf"migrat(?:e|ing)|port(?:ing)?)\s+(?:[\w.-]+\s+){{1,4}}?(?:to|onto|over\s+to)\s+{_SKIP}"
+    rf"{_NAME.format(g='new')}(?:\s*[,;:—–-]+\s*(?:(?:since|because|as)\s+)?|\s+(?:since|"
+    rf"because|as)\s+){_SKIP}"
+    rf"{_NAME.format(g='old')}\s+(?:keeps|kept|is\s+too|was\s+too|can'?t|cannot|doesn'?t|"
+    rf"does\s+not|won'?t|isn'?t|is\s+not|has\s+been)\b"
+)
 # The choice a change puts in place, told as the one now: "logging is pino now", "everything
 # deploys to Fly.io now", "the team went with pino", "pnpm instead", "ClickHouse it is".
 _NOW_NAMED = (
@@ -1545,9 +1555,16 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 else []
             )
             tentative = False
-            if not matches and not agent and _REPLACE_GATE.search(sentence):
+            if not matches and not agent:
                 matches = [
-                    m for m in _FROM_TO_WIDE.finditer(sentence) if not _said_by_others(sentence, m)
+                    m
+                    for rx in (
+                        (_FROM_TO_WIDE, _MOVES_THEN_COMPLAINT)
+                        if _REPLACE_GATE.search(sentence)
+                        else (_MOVES_THEN_COMPLAINT,)
+                    )
+                    for m in rx.finditer(sentence)
+                    if not _said_by_others(sentence, m)
                 ]
                 tentative = bool(matches)
             old = [m.group("old").strip("`'\".,") for m in matches]
