@@ -271,3 +271,26 @@ def test_a_move_that_says_what_fails_changes_the_choice_in_force(home: Path) -> 
     memory = api.store.read("web/main")
     assert [i.title for i in memory.all_items()] == ["Structlog instead of loguru"]
     assert "loguru in every service" in memory.contradictions[0].items[0].content
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "Going to swap loguru out for structlog in the services.",
+        "Heads up: the services now log through structlog, not loguru.",
+    ],
+)
+def test_a_swap_or_a_choice_now_changes_the_choice_in_force(home: Path, change: str) -> None:
+    api = build_api(home, engine_override="offline")
+    first = _said("Logging goes through loguru in every service.")
+    api.invoke(
+        "memory:memorize", {"conversationText": first, "branchId": "web/main", "source": "t1"}
+    )
+    api.invoke(
+        "memory:memorize",
+        {"conversationText": _said(change), "branchId": "web/main", "source": "t2"},
+    )
+    memory = api.store.read("web/main")
+    [active] = memory.all_items()
+    assert active.title == "Structlog instead of loguru"
+    assert "loguru in every service" in memory.contradictions[0].items[0].content

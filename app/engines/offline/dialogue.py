@@ -1126,6 +1126,21 @@ _MOVES_THEN_COMPLAINT = re.compile(
     rf"{_NAME.format(g='old')}\s+(?:keeps|kept|is\s+too|was\s+too|can'?t|cannot|doesn'?t|"
     rf"does\s+not|won'?t|isn'?t|is\s+not|has\s+been)\b"
 )
+# "going to swap celery out for dramatiq", "swap pickle for msgpack": what goes and what comes.
+_SWAP_FOR = re.compile(
+    # (not what would happen: "we'd swap deadlocks for serialization failures")
+    rf"(?i)(?<!'d\s)(?<!would\s)(?<!could\s)(?<!might\s)(?<!just\s)\bswap(?:s|ping|ped)?\s+"
+    rf"(?:out\s+)?{_SKIP}{_NAME.format(g='old')}\s+(?:out\s+)?"
+    rf"(?:for|with)\s+{_SKIP}{_NAME.format(g='new')}"
+)
+# "background jobs now run on Dramatiq, not Celery": the choice now, and the one it is not.
+_NOW_NOT = re.compile(
+    rf"(?i)\bnow\b[^.;!?]{{0,60}}?\s{_SKIP}{_NAME.format(g='new')}\s*,\s*(?:and\s+)?not\s+"
+    rf"{_SKIP}{_NAME.format(g='old')}\W*$"
+)
+# Changes a task for the session says in the same words: held until a choice they name is
+# in force (`Reversal.tentative`); each names what goes and what comes.
+_TENTATIVE = (_MOVES_THEN_COMPLAINT, _SWAP_FOR)
 # The choice a change puts in place, told as the one now: "logging is pino now", "everything
 # deploys to Fly.io now", "the team went with pino", "pnpm instead", "ClickHouse it is".
 _NOW_NAMED = (
@@ -1230,6 +1245,7 @@ _REPLACES = (
         rf"(?i)\b(?:replaces|replacing|supersedes|superseding|used\s+to\s+be|was\s+"
         rf"previously)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
+    _NOW_NOT,
 )
 # What a reversal may name by pointing back ("we're moving off it").
 _POINTERS = frozenset({"it", "that", "this", "them"})
@@ -1559,9 +1575,9 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 matches = [
                     m
                     for rx in (
-                        (_FROM_TO_WIDE, _MOVES_THEN_COMPLAINT)
+                        (_FROM_TO_WIDE, *_TENTATIVE)
                         if _REPLACE_GATE.search(sentence)
-                        else (_MOVES_THEN_COMPLAINT,)
+                        else _TENTATIVE
                     )
                     for m in rx.finditer(sentence)
                     if not _said_by_others(sentence, m)
