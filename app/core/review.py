@@ -77,6 +77,18 @@ def queue_reason(item: MemoryItem, commit_at: float) -> str:
         return f"A problem without a confirmed cause and fix ({gap})."
     if "source:agent" in item.tags:
         return f"The agent said it and nobody in the conversation confirmed it ({gap})."
+    retired = [
+        t.removeprefix("replaces:")
+        for t in item.tags
+        if t.startswith("replaces:")
+        and t not in ("replaces:any", "replaces:earlier", "replaces:unnamed")
+    ]
+    if retired and "source:user" in item.tags:
+        # (the writer commits such a change at once when the branch holds what it retires)
+        return (
+            f"Reads as a change away from {', '.join(retired)}, which this branch does not "
+            f"hold; it may be a task for that session only ({gap})."
+        )
     if "source:user" in item.tags:
         return f"Said once, not stated as a rule for the project ({gap})."
     return f"Not stated clearly enough to keep without a check ({gap})."

@@ -255,6 +255,8 @@ def test_a_held_change_of_nothing_in_force_waits_for_review(home: Path) -> None:
     )
     assert reply["itemsExtracted"] == 0 and reply["queuedForReview"] == 1
     assert api.store.read("web/main") is None
+    [entry] = api.review.entries()
+    assert entry.reason.startswith("Reads as a change away from tabs, which this branch")
 
 
 def test_a_move_that_says_what_fails_changes_the_choice_in_force(home: Path) -> None:
