@@ -4474,3 +4474,15 @@ def test_a_choice_called_the_wrong_call_is_replaced_by_where_the_work_moves() ->
     assert active.content.endswith("port it to click.")
     [entry] = memory.contradictions
     assert entry.status == "superseded" and "optparse" in entry.items[0].content
+
+
+def test_a_choice_taken_back_after_all_leaves_the_rules_in_force() -> None:
+    memory = _evolved(
+        "User: Exchange rates are always cached in Redis for an hour.\n\nAssistant: OK.\n\n"
+        "User: let's not use Redis after all, an in-process dict is plenty for one worker.\n\n"
+        "Assistant: Removed Redis.\n"
+    )
+    [active] = memory.all_items()
+    assert active.title == "No Redis" and "after all" in active.content
+    [entry] = memory.contradictions
+    assert entry.status == "superseded" and "for an hour" in entry.items[0].content

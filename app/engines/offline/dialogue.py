@@ -1246,6 +1246,13 @@ _REPLACES = (
         rf"previously)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
     _NOW_NOT,
+    # "let's not do the lifecycle rule after all", "we won't need Redis after all": a choice
+    # of this conversation or an earlier one, taken back.
+    re.compile(
+        rf"(?i)\b(?:let'?s\s+not|we\s+won'?t|we\s+will\s+not|we'?re\s+not\s+going\s+to|"
+        rf"don'?t)\s+(?:do|use|go\s+with|add|keep|bother\s+with|need)\s+{_SKIP}"
+        rf"{_NAME.format(g='old')}\b[^.;!?]{{0,60}}?\bafter\s+all\b"
+    ),
 )
 # What a reversal may name by pointing back ("we're moving off it").
 _POINTERS = frozenset({"it", "that", "this", "them"})
@@ -1389,6 +1396,7 @@ _REPLACE_GATE = Folded(
     r"away|scratch|instead|rather|retir|no more|forget|rip|remov|kill|abandon|sunset|"
     r"gave up|giving up|phas|is out|was out|gone|dead|deprecated|mistake|wrong call|wrong choice|"
     r"bad call|bad choice|wrong pick|bad pick|wrong decision|bad decision|supersede|used to|"
+    r"after all|"
     r"behind|moving on|moved on|move on|done with|finished with|through with|out\b|switching|"
     r"migrating)"
 )

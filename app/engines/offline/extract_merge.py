@@ -321,6 +321,9 @@ _OPENERS = re.compile(
     r"project|code|app|service)s?,?|(?:just )?so you know(?: for the future)?,?|for the future,?|"
     r"do it now|now|(?:no|nope|yes|yeah|right|hello|hi|hey|good point),)(?:\b|(?<=,))[\s,;]*"
 )
+_NOT_DOING = re.compile(
+    r"(?i)^not\s+(?:do|use|go\s+with|add|keep|bother\s+with)\s+(?:the\s+|a\s+|an\s+|any\s+)?"
+)
 # A title keeps a leading negation: "No pt-online-schema-change", not the opposite.
 _NEGATIONS = frozenset({"no", "not", "never"})
 # "No way, …", "no problem, …": an exclamation, not a thing turned down.
@@ -401,6 +404,8 @@ def _phrase_title(content: str) -> str:
         text = bare
     for _ in range(3):
         text = _OPENERS.sub("", text, count=1)
+    # "Let's not do the lifecycle rule after all": what it turns down, "No lifecycle rule".
+    text = _NOT_DOING.sub("No ", text, count=1)
     # "No .env files committed": the filler stripper reads "No ." as an answer.
     negated = _NEGATED_START.match(content)
     if negated is not None and not text.lower().startswith(negated.group(1).lower()):
