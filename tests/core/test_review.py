@@ -280,6 +280,8 @@ def test_a_move_that_says_what_fails_changes_the_choice_in_force(home: Path) -> 
     [
         "Going to swap loguru out for structlog in the services.",
         "Heads up: the services now log through structlog, not loguru.",
+        "The services should log through structlog now, not loguru.",
+        "Change the service logging from loguru to structlog.",
     ],
 )
 def test_a_swap_or_a_choice_now_changes_the_choice_in_force(home: Path, change: str) -> None:

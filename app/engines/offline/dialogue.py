@@ -1112,8 +1112,9 @@ _FROM_TO = re.compile(
 # "switch the message broker from RabbitMQ to NATS": more words name what moves, which a task
 # for the session says as often as a change of choice (`Reversal.tentative`).
 _FROM_TO_WIDE = re.compile(
-    rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|port(?:ing)?)\s+(?:[\w.-]+\s+)"
-    rf"{{2,3}}from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
+    rf"(?i)\b(?:(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|port(?:ing)?)\s+(?:[\w.-]+\s+)"
+    rf"{{2,3}}|(?:chang(?:e|ing)|convert(?:ing)?)\s+(?:[\w.-]+\s+){{1,3}})from\s+{_SKIP}"
+    rf"{_NAME.format(g='old')}\s+(?:to|over to)\s+"
     rf"{_SKIP}{_NAME.format(g='new')}"
 )
 # "let's move background jobs to Dramatiq, Celery keeps breaking": where the work goes, then
@@ -1133,10 +1134,13 @@ _SWAP_FOR = re.compile(
     rf"(?:out\s+)?{_SKIP}{_NAME.format(g='old')}\s+(?:out\s+)?"
     rf"(?:for|with)\s+{_SKIP}{_NAME.format(g='new')}"
 )
+# (a pronoun or a time is no choice: "do it now, not later")
+_NOT_A_THING = r"(?!(?:it|this|that|them|one|later|yet|before|again|today|tomorrow|soon|ever)\b)"
 # "background jobs now run on Dramatiq, not Celery": the choice now, and the one it is not.
 _NOW_NOT = re.compile(
-    rf"(?i)\bnow\b[^.;!?]{{0,60}}?\s{_SKIP}{_NAME.format(g='new')}\s*,\s*(?:and\s+)?not\s+"
-    rf"{_SKIP}{_NAME.format(g='old')}\W*$"
+    rf"(?i)(?:\bnow\b[^.;!?]{{0,60}}?\s{_SKIP}{_NAME.format(g='new')}|\s{_SKIP}{_NOT_A_THING}"
+    rf"{_NAME.format(g='new').replace('(?P<new>', '(?P<new2>')}\s+now)\s*,\s*(?:and\s+)?not\s+"
+    rf"{_SKIP}{_NOT_A_THING}{_NAME.format(g='old')}\W*$"
 )
 # Changes a task for the session says in the same words: held until a choice they name is
 # in force (`Reversal.tentative`); each names what goes and what comes.
@@ -1657,7 +1661,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
             if _REPORTS_ONLY.match(sentence) and PROBLEM_GONE_RE.search(sentence):
                 continue  # "no more 500s since the deploy": a fix confirmed, not a choice
             text = sentence
-            named_new = any("new" in m.groupdict() and m.group("new") for m in matches)
+            named_new = any(m.groupdict().get("new") or m.groupdict().get("new2") for m in matches)
             moved_to = ""
             moves = (
                 next(
@@ -1711,9 +1715,9 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
             names = list(dict.fromkeys(old))
             # (not when what went was read from a pointing word: that reading can be off)
             instead = [
-                m.group("new").strip("`'\".,")
+                (m.group("new") or m.group("new2")).strip("`'\".,")
                 for m in matches
-                if "new" in m.groupdict() and m.group("new") and not guessed
+                if (m.groupdict().get("new") or m.groupdict().get("new2")) and not guessed
             ]
             if (
                 not instead
