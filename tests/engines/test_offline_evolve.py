@@ -893,3 +893,13 @@ def test_a_held_change_counts_only_against_a_choice_in_force() -> None:
     # Only a named old choice counts: "actually, …" shares words, which is not enough here.
     vague = later("Actually the message broker is NATS.", "replaces:any")
     assert replaces_in_force(memory, [vague], config=CONFIG) == []
+
+
+def test_a_held_change_naming_an_everyday_word_needs_the_same_subject() -> None:
+    change = later("Switch the login page from tabs to a stepper.", "replaces:tabs")
+    change = change.model_copy(update={"confidence": 0.6})
+    # "tabs" in lower case may be any tabs: a rule on indentation is not this choice.
+    indentation = run(None, item("Use tabs for indentation in the Go files.", category=CONV))
+    assert replaces_in_force(indentation, [change], config=CONFIG) == []
+    login = run(None, item("The login page always shows tabs for sign-in.", category=DEC))
+    assert replaces_in_force(login, [change], config=CONFIG) == [change]

@@ -42,6 +42,7 @@ from app.core.similarity import (
     item_stances,
     item_tokens,
     token_overlap,
+    tokens,
 )
 from app.core.words import STOP_WORDS
 from app.engines.offline.manifest_notes import MANIFEST_TAG
@@ -1023,8 +1024,32 @@ def replaces_in_force(
     return [
         item
         for item in changes
-        if any(not o.pinned and not _turns_down_too(o, item) for o in work.replaced_by(item))
+        if any(
+            not o.pinned and not _turns_down_too(o, item) and _same_choice(o, item)
+            for o in work.replaced_by(item)
+        )
     ]
+
+
+# A name written like one: a capital inside or first, a digit or a symbol ("RabbitMQ", "S3",
+# "date-fns"); "tabs" or "redis" written in lower case may be an everyday word.
+_WRITTEN_AS_NAME = re.compile(r"[A-Z\d_.@/+#-]")
+
+
+def _same_choice(old: MemoryItem, change: MemoryItem) -> bool:
+    """Whether a held change is about the choice `old` states, not only its word.
+
+    "Switch the login page from tabs to a stepper" names "tabs" as "Use tabs for indentation
+    in Go files" does, but is not about that rule. The old choice's name written as a name,
+    or a word of the subject shared besides the names ("message broker", "logging"), tells.
+    """
+    names = {t[len(REPLACES) :] for t in change.tags if t.startswith(REPLACES)}
+    for name in names:
+        said = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", change.content, re.IGNORECASE)
+        if said is not None and _WRITTEN_AS_NAME.search(said.group(0)):
+            return True
+    own = frozenset().union(*(tokens(n) for n in names))
+    return bool((item_tokens(old) & item_tokens(change)) - _RULE_VERBS - own)
 
 
 def settle_review(
