@@ -134,10 +134,14 @@ def build_api(
 
         return settle_review(memory, items, pending, config=config)
 
-    def in_force(current: BranchMemory | None, held: Sequence[MemoryItem]) -> list[MemoryItem]:
+    def in_force(
+        current: BranchMemory | None,
+        held: Sequence[MemoryItem],
+        committing: Sequence[MemoryItem],
+    ) -> list[MemoryItem]:
         from app.engines.offline.evolve import replaces_in_force
 
-        return replaces_in_force(current, held, config=config)
+        return replaces_in_force(current, held, config=config, committing=committing)
 
     def transcript(text: str) -> tuple[str, date | None] | None:
         from app.sources.transcript_text import rendered_transcript

@@ -206,6 +206,12 @@ def score_conversation(path: Path, rendered: bool = False) -> tuple[Conversation
     text = path.read_text(encoding="utf-8")
     labels = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
     items = _extract(text, path.stem, rendered=rendered)
+    # (as the writer does: a held change of a choice the same conversation commits is
+    # committed with it)
+    held = [i for i in items if REVIEW <= i.confidence < COMMIT]
+    kept = [i for i in items if i.confidence >= COMMIT]
+    promoted = {id(i) for i in replaces_in_force(None, held, config=Config(), committing=kept)}
+    items = [i.model_copy(update={"confidence": COMMIT}) if id(i) in promoted else i for i in items]
     conv = Conversation(
         path.stem,
         items,
@@ -228,7 +234,7 @@ def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
         items = [i for i in found if i.confidence >= COMMIT]
         held = [i for i in found if REVIEW <= i.confidence < COMMIT]
         # (as the writer does: a held change of a choice in force is committed)
-        changes = replaces_in_force(memory, held, config=Config())
+        changes = replaces_in_force(memory, held, config=Config(), committing=items)
         items += changes
         held = [i for i in held if i not in changes]
         now = START + timedelta(days=day)

@@ -43,8 +43,11 @@ _WRITE_ATTEMPTS = 3
 Settle = Callable[
     [BranchMemory, list[MemoryItem], Sequence[MemoryItem]], tuple[BranchMemory, list[str]]
 ]
-# (the branch as it is, held candidates) -> the held ones that change a choice in force there.
-InForce = Callable[[BranchMemory | None, Sequence[MemoryItem]], list[MemoryItem]]
+# (the branch as it is, held candidates, what the same conversation commits) -> the held ones
+# that change a choice in force there.
+InForce = Callable[
+    [BranchMemory | None, Sequence[MemoryItem], Sequence[MemoryItem]], list[MemoryItem]
+]
 
 
 class MemoryWriter:
@@ -135,7 +138,7 @@ class MemoryWriter:
         validate_branch_id(branch)
         items, refusals = _screened(_dated(extraction.items, dates or {}))
         commit, queue, dropped = self._route(items)
-        changes = self._changes_in_force(branch, queue)
+        changes = self._changes_in_force(branch, queue, commit)
         if changes:
             commit.extend(changes)
             queue = [i for i in queue if all(i is not c for c in changes)]
@@ -212,7 +215,9 @@ class MemoryWriter:
         )
         return response
 
-    def _changes_in_force(self, branch: str, held: list[MemoryItem]) -> list[MemoryItem]:
+    def _changes_in_force(
+        self, branch: str, held: list[MemoryItem], committing: list[MemoryItem]
+    ) -> list[MemoryItem]:
         """The held candidates that change a choice `branch` holds (none without `in_force`).
 
         A branch that cannot be read promotes nothing: the candidates wait for review, and
@@ -224,7 +229,7 @@ class MemoryWriter:
             current = self.store.read(branch)
         except PuffinError:
             return []
-        return self.in_force(current, held)
+        return self.in_force(current, held, committing)
 
     def _route(
         self, items: list[MemoryItem]

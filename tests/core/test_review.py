@@ -298,3 +298,20 @@ def test_a_swap_or_a_choice_now_changes_the_choice_in_force(home: Path, change: 
     [active] = memory.all_items()
     assert active.title == "Structlog instead of loguru"
     assert "loguru in every service" in memory.contradictions[0].items[0].content
+
+
+def test_a_held_change_of_a_choice_the_same_conversation_made_is_committed(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    text = (
+        "User: For the message broker we use RabbitMQ, it has been solid for us.\n\n"
+        "Assistant: Noted.\n\n"
+        "User: Let's move the message broker to NATS since RabbitMQ keeps dropping messages.\n\n"
+        "Assistant: OK.\n"
+    )
+    reply = api.invoke(
+        "memory:memorize", {"conversationText": text, "branchId": "web/main", "source": "t1"}
+    )
+    assert reply["queuedForReview"] == 0
+    memory = api.store.read("web/main")
+    assert [i.title for i in memory.all_items()] == ["NATS instead of RabbitMQ"]
+    assert "solid for us" in memory.contradictions[0].items[0].content

@@ -123,7 +123,8 @@ HELD_OUT_FLOORS = [
     # (twenty-second); 25 sequence checks once a list announced as rules is read as rules
     # (thirtieth).
     # 0.653 / 0.585 in the thirty-second.
-    ("holdout4", 0.66, 0.59, 25, 7),  # 0.667 / 0.602 (thirty-seventh)
+    # 0.667 / 0.602 in the thirty-seventh.
+    ("holdout4", 0.67, 0.60, 25, 7),  # 0.671 / 0.610 (thirty-ninth)
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).

@@ -996,7 +996,11 @@ def evolve(
 
 
 def replaces_in_force(
-    memory: BranchMemory | None, held: Sequence[MemoryItem], *, config: Config
+    memory: BranchMemory | None,
+    held: Sequence[MemoryItem],
+    *,
+    config: Config,
+    committing: Sequence[MemoryItem] = (),
 ) -> list[MemoryItem]:
     """The held candidates that name a choice in force in `memory` and say what replaces it.
 
@@ -1005,6 +1009,9 @@ def replaces_in_force(
     holds a rule naming RabbitMQ, it is the change: the caller commits it, and the evolution
     supersedes the old rule with both dates. Only a `replaces:` tag with a name counts
     ("actually, …" without one never does); the test is the evolution's own (`replaced_by`).
+    `committing`: the items the same conversation commits, which are in force by the time
+    the change is read ("For the broker we use RabbitMQ." … "let's move the broker to NATS,
+    RabbitMQ keeps dropping messages").
     """
     changes = [
         item
@@ -1014,13 +1021,12 @@ def replaces_in_force(
             for t in item.tags
         )
     ]
-    if memory is None or not changes:
+    if not changes or (memory is None and not committing):
         return []
-    work = _Work(
-        sections={c: list(memory.items[c]) for c in Category},
-        contradictions=[],
-        threshold=config.duplicate_threshold,
-    )
+    sections = {c: list(memory.items[c]) if memory is not None else [] for c in Category}
+    for item in committing:
+        sections[item.category].append(item)
+    work = _Work(sections=sections, contradictions=[], threshold=config.duplicate_threshold)
     return [
         item
         for item in changes
