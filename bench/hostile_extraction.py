@@ -69,6 +69,16 @@ def _merges_at_scale(n: int) -> str:
     return f"User: {words} done.\n\nAssistant: Noted."
 
 
+def _long_tokens_at_scale(n: int) -> str:
+    """Changes of choice around one unbroken token (a blob pasted without a fence): patterns
+    that try every split of a name would cost the square of its length."""
+    blob = "a" * (10 * n)
+    return (
+        f"User: we ditched {blob} yes. replace {blob} with b. is it {blob} or b? swap {blob} "
+        f"out for c.\n\nAssistant: Noted."
+    )
+
+
 def _timed(text: str) -> float:
     start = time.perf_counter()
     extract(text, source="bench")
@@ -89,6 +99,7 @@ def main() -> int:
         ("rules on common words", _rules_at_scale),
         ("traces and brackets", _traces_at_scale),
         ("joined sentence pieces", _merges_at_scale),
+        ("one unbroken token", _long_tokens_at_scale),
     ]
     baseline = _ordinary_rate()
     print(f"baseline: the 100 KB bench conversation, {baseline:.2f} s per MB")

@@ -4486,3 +4486,14 @@ def test_a_choice_taken_back_after_all_leaves_the_rules_in_force() -> None:
     assert active.title == "No Redis" and "after all" in active.content
     [entry] = memory.contradictions
     assert entry.status == "superseded" and "for an hour" in entry.items[0].content
+
+
+def test_an_unbroken_token_longer_than_any_name_is_cut_short() -> None:
+    # (patterns that try every split of a name would cost the square of its length)
+    blob = "q" * 5_000
+    items = extract(
+        f"User: Always build the images with {blob} before pushing.\n\nAssistant: OK.\n",
+        source="t",
+    ).items
+    assert items and all(len(word) <= 301 for i in items for word in i.content.split())
+    assert "q" * 300 + "…" in items[0].content

@@ -1100,7 +1100,9 @@ def find_proposals(classified: list[DialogueTurn]) -> list[Proposal]:
 
 
 # -- reversals ---------------------------------------------------------------------------
-_NAME = r"[`'\"]?(?P<{g}>[\w@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
+# (one way only to split a name around its first letter or digit: the regex engine does not
+# try every split of a long token when what follows fails)
+_NAME = r"[`'\"]?(?P<{g}>[@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
 # (and the adjective that only says which one: "killed our old admin panel")
 _SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?(?:(?:old|current|existing|previous)\s+)?"
 # "switching from X to Y", "replace X with Y": what was and what is, both named.

@@ -4014,6 +4014,14 @@ def _agent_only(c: Candidate) -> bool:
     return not any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
 
 
+LONG_TOKEN_CHARS = 300
+_LONG_TOKEN = re.compile(rf"\S{{{LONG_TOKEN_CHARS + 1},}}")
+
+
+def _cut_short(found: re.Match[str]) -> str:
+    return found.group(0)[:LONG_TOKEN_CHARS] + "…"
+
+
 def extract(conversation: str, *, source: str, today: date | None = None) -> ExtractionResult:
     """Find coding preferences, decisions, conventions, bug patterns and notes in a conversation.
 
@@ -4038,6 +4046,10 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
     text = conversation.replace("\x00", " ").replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return ExtractionResult(no_content_to_extract=True, engine="offline")
+    # A token longer than any name or path (a blob pasted without a fence, a minified line)
+    # says nothing an item could keep, and patterns that try its every split would cost the
+    # square of its length: it is cut short first (bench/hostile_extraction.py).
+    text = _LONG_TOKEN.sub(_cut_short, text)
 
     judge = load_judge()
     candidates, context, notes = read_candidates(text, plain=judge is not None, judge=judge)
