@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.container import build_api
+from app.core.api import MemoryApi
 from app.core.models import Category, ExtractionResult, MemoryItem
 from app.core.review import ReviewQueue
 
@@ -223,18 +225,18 @@ def _said(text: str) -> str:
     return f"User: {text}\n\nAssistant: OK.\n"
 
 
-def test_a_held_change_of_a_choice_in_force_is_committed(home: Path) -> None:
-    api = build_api(home, engine_override="offline")
-    first = _said("For the message broker we use RabbitMQ, it has been solid for us.")
-    api.invoke(
-        "memory:memorize", {"conversationText": first, "branchId": "web/main", "source": "t1"}
+def _memorize(api: MemoryApi, text: str, source: str) -> dict[str, Any]:
+    return api.invoke(
+        "memory:memorize", {"conversationText": text, "branchId": "web/main", "source": source}
     )
 
+
+def test_a_held_change_of_a_choice_in_force_is_committed(home: Path) -> None:
+    api = build_api(home, engine_override="offline")
+    _memorize(api, _said("For the message broker we use RabbitMQ, it has been solid for us."), "t1")
+
     # Alone, "switch X from A to B" may be a task for the session: the engine holds it.
-    change = _said("Switch the message broker from RabbitMQ to NATS.")
-    reply = api.invoke(
-        "memory:memorize", {"conversationText": change, "branchId": "web/main", "source": "t2"}
-    )
+    reply = _memorize(api, _said("Switch the message broker from RabbitMQ to NATS."), "t2")
 
     assert reply["itemsExtracted"] == 1 and reply["queuedForReview"] == 0
     assert any("NATS instead of RabbitMQ" in n for n in reply["notes"])
@@ -249,51 +251,28 @@ def test_a_held_change_of_a_choice_in_force_is_committed(home: Path) -> None:
 
 def test_a_held_change_of_nothing_in_force_waits_for_review(home: Path) -> None:
     api = build_api(home, engine_override="offline")
-    task = _said("Switch the login page from tabs to a stepper.")
-    reply = api.invoke(
-        "memory:memorize", {"conversationText": task, "branchId": "web/main", "source": "t1"}
-    )
+    reply = _memorize(api, _said("Switch the login page from tabs to a stepper."), "t1")
     assert reply["itemsExtracted"] == 0 and reply["queuedForReview"] == 1
     assert api.store.read("web/main") is None
     [entry] = api.review.entries()
     assert entry.reason.startswith("Reads as a change away from tabs, which this branch")
 
 
-def test_a_move_that_says_what_fails_changes_the_choice_in_force(home: Path) -> None:
-    api = build_api(home, engine_override="offline")
-    first = _said("Logging goes through loguru in every service.")
-    api.invoke(
-        "memory:memorize", {"conversationText": first, "branchId": "web/main", "source": "t1"}
-    )
-    change = _said("Let's move logging to structlog since loguru keeps eating our context vars.")
-    reply = api.invoke(
-        "memory:memorize", {"conversationText": change, "branchId": "web/main", "source": "t2"}
-    )
-    assert reply["itemsExtracted"] == 1
-    memory = api.store.read("web/main")
-    assert [i.title for i in memory.all_items()] == ["Structlog instead of loguru"]
-    assert "loguru in every service" in memory.contradictions[0].items[0].content
-
-
 @pytest.mark.parametrize(
     "change",
     [
+        "Let's move logging to structlog since loguru keeps eating our context vars.",
         "Going to swap loguru out for structlog in the services.",
         "Heads up: the services now log through structlog, not loguru.",
         "The services should log through structlog now, not loguru.",
         "Change the service logging from loguru to structlog.",
     ],
 )
-def test_a_swap_or_a_choice_now_changes_the_choice_in_force(home: Path, change: str) -> None:
+def test_a_change_said_as_a_task_changes_the_choice_in_force(home: Path, change: str) -> None:
     api = build_api(home, engine_override="offline")
-    first = _said("Logging goes through loguru in every service.")
-    api.invoke(
-        "memory:memorize", {"conversationText": first, "branchId": "web/main", "source": "t1"}
-    )
-    api.invoke(
-        "memory:memorize",
-        {"conversationText": _said(change), "branchId": "web/main", "source": "t2"},
-    )
+    _memorize(api, _said("Logging goes through loguru in every service."), "t1")
+    reply = _memorize(api, _said(change), "t2")
+    assert reply["itemsExtracted"] == 1
     memory = api.store.read("web/main")
     [active] = memory.all_items()
     assert active.title == "Structlog instead of loguru"
@@ -308,9 +287,7 @@ def test_a_held_change_of_a_choice_the_same_conversation_made_is_committed(home:
         "User: Let's move the message broker to NATS since RabbitMQ keeps dropping messages.\n\n"
         "Assistant: OK.\n"
     )
-    reply = api.invoke(
-        "memory:memorize", {"conversationText": text, "branchId": "web/main", "source": "t1"}
-    )
+    reply = _memorize(api, text, "t1")
     assert reply["queuedForReview"] == 0
     memory = api.store.read("web/main")
     assert [i.title for i in memory.all_items()] == ["NATS instead of RabbitMQ"]
