@@ -223,6 +223,8 @@ class MemoryWriter:
         A branch that cannot be read promotes nothing: the candidates wait for review, and
         the write that follows reports the problem.
         """
+        # (only a change that names what it replaces can be one: no read for the others)
+        held = [i for i in held if any(t.startswith("replaces:") for t in i.tags)]
         if self.in_force is None or not held:
             return []
         try:
