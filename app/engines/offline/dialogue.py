@@ -1144,9 +1144,27 @@ _NOW_NOT = re.compile(
     rf"{_NAME.format(g='new').replace('(?P<new>', '(?P<new2>')}\s+now)\s*,\s*(?:and\s+)?not\s+"
     rf"{_SKIP}{_NOT_A_THING}{_NAME.format(g='old')}\W*$"
 )
-# Changes a task for the session says in the same words: held until a choice they name is
-# in force (`Reversal.tentative`); each names what goes and what comes.
-_TENTATIVE = (_MOVES_THEN_COMPLAINT, _SWAP_FOR)
+
+
+def _replacing(agent: bool, low: str) -> tuple[re.Pattern[str], ...]:
+    """The change patterns to try on a sentence (`low`, folded) that the gate let through."""
+    if agent:
+        return _AGENT_REPLACES
+    return (*_REPLACES, _NOW_NOT) if "now" in low else _REPLACES
+
+
+def _tentative(gate: bool, low: str) -> tuple[re.Pattern[str], ...]:
+    """The looser change patterns whose words the sentence (`low`, folded) holds: changes a
+    task for the session says in the same words, held until a choice they name is in force
+    (`Reversal.tentative`)."""
+    found: tuple[re.Pattern[str], ...] = (_FROM_TO_WIDE,) if gate else ()
+    if "to" in low and any(w in low for w in ("mov", "switch", "migrat", "port")):
+        found += (_MOVES_THEN_COMPLAINT,)
+    if "swap" in low:
+        found += (_SWAP_FOR,)
+    return found
+
+
 # The choice a change puts in place, told as the one now: "logging is pino now", "everything
 # deploys to Fly.io now", "the team went with pino", "pnpm instead", "ClickHouse it is".
 _NOW_NAMED = (
@@ -1251,7 +1269,6 @@ _REPLACES = (
         rf"(?i)\b(?:replaces|replacing|supersedes|superseding|used\s+to\s+be|was\s+"
         rf"previously)\s+{_SKIP}{_NAME.format(g='old')}"
     ),
-    _NOW_NOT,
     # "let's not do the lifecycle rule after all", "we won't need Redis after all": a choice
     # of this conversation or an earlier one, taken back.
     re.compile(
@@ -1572,27 +1589,25 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
             if sentence.rstrip().endswith("?") or k == joined_next or measures(sentence):
                 continue
             agent = turn.speaker is not Speaker.USER
+            gate = _REPLACE_GATE.search(sentence)
+            low = _folded(sentence)
             matches = (
                 [
                     m
-                    for rx in (_AGENT_REPLACES if agent else _REPLACES)
+                    for rx in _replacing(agent, low)
                     for m in rx.finditer(sentence)
                     # "people on linkedin switching from dbt to SQLMesh", "half my team wants
                     # to drop helm": what others do or want is no choice of the speaker's.
                     if not _said_by_others(sentence, m)
                 ]
-                if _REPLACE_GATE.search(sentence)
+                if gate
                 else []
             )
             tentative = False
             if not matches and not agent:
                 matches = [
                     m
-                    for rx in (
-                        (_FROM_TO_WIDE, *_TENTATIVE)
-                        if _REPLACE_GATE.search(sentence)
-                        else _TENTATIVE
-                    )
+                    for rx in _tentative(gate, low)
                     for m in rx.finditer(sentence)
                     if not _said_by_others(sentence, m)
                 ]
