@@ -853,12 +853,63 @@ def test_a_change_records_the_choice_it_retires_when_no_item_held_it() -> None:
         ("Please verify rather than speculate.", "replaces:speculate"),
         ("Experiments go from the jira ticket to the runs.", "replaces:ticket"),
         ("Otherwise we'll be search-and-replacing hex codes for a month.", "replaces:hex"),
+        # dropping what a rule throws away, with "it is" after it
+        (
+            "Dropping messages under load is fine as long as the count is visible, which it is.",
+            "replaces:messages",
+        ),
     ],
 )
 def test_a_word_read_as_a_name_retires_nothing(said: str, tag: str) -> None:
     memory = run(None, later(said, tag))
 
     assert memory.contradictions == []
+
+
+@pytest.mark.parametrize(
+    ("said", "tag", "title"),
+    [
+        # done with it, and what comes from here on
+        (
+            "I'm done with styled-components. from here on it's CSS Modules.",
+            "replaces:styled-components",
+            "styled-components",
+        ),
+        # the wrong call, and where the work moves
+        (
+            "In hindsight argparse was the wrong call for hostctl. port it to typer.",
+            "replaces:argparse",
+            "argparse",
+        ),
+        # out, and what it is instead; the name as the statement wrote it
+        (
+            "We're on RDS, so Timescale is out anyway. pg_partman it is.",
+            "replaces:timescale",
+            "Timescale",
+        ),
+    ],
+)
+def test_a_change_in_other_words_records_what_it_retires(said: str, tag: str, title: str) -> None:
+    memory = run(None, later(said, tag))
+
+    (entry,) = memory.contradictions
+    assert entry.status == "superseded"
+    assert entry.items[0].title == title
+
+
+def test_a_change_titled_as_one_choice_instead_of_another_records_the_other() -> None:
+    # "we're dropping black. … use `ruff format`": the statement kept names only the new
+    # choice; its title says what it replaced.
+    change = later("Use `ruff format`, same line length 100.", "replaces:black")
+    change = change.model_copy(update={"title": "Ruff format instead of black"})
+    memory = run(None, change)
+
+    (entry,) = memory.contradictions
+    assert entry.items[0].title == "black"
+    # a title naming something else retires nothing
+    other = later("Use `ruff format`, same line length 100.", "replaces:black")
+    other = other.model_copy(update={"title": "Ruff format for the service"})
+    assert run(None, other).contradictions == []
 
 
 def test_a_removed_package_named_outside_the_statement_is_retired() -> None:

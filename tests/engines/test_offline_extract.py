@@ -4252,6 +4252,8 @@ def test_a_retirement_with_its_reason_and_then_what_to_use_is_one_rule() -> None
     [rule] = [i for i in run(text).items if i.confidence >= COMMIT]
     assert rule.content.startswith("Use `ruff format`"), rule.text
     assert "replaces:black" in rule.tags and "dropping black" in rule.rationale
+    # titled by both, so the branch can record black as superseded
+    assert rule.title == "Ruff format instead of black"
 
 
 @pytest.mark.parametrize(

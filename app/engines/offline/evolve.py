@@ -650,8 +650,8 @@ _PLACE_REACH = 80
 # What the new statement puts in the old one's place, after dropping it ("scratch toml, make
 # it yaml", "no more pickle, use msgpack", "drop poetry, move it to uv").
 _IN_ITS_PLACE = re.compile(
-    r"\b(?:use|using|make it|move (?:it |them )?to|moved to|moving to|switch(?:ing)? to|go with|"
-    r"it is|now)\b"
+    r"\b(?:use|using|make it|(?:move|port) (?:it |them )?to|moved to|moving to|switch(?:ing)? to|"
+    r"go with|it is|it'?s|now|from (?:here|now) on|instead)\b"
 )
 
 
@@ -671,7 +671,11 @@ def _retires(name: str, low: str) -> bool:
         return True
     dropped = re.search(
         rf"(?<!\bno\s)\b(?:scratch|drop(?:ped)?|ditch(?:ed)?|no more|remov(?:e|ed)|ripped out|"
-        rf"got rid of|get rid of)\s+{_THE}[`'\"]?{n}[`'\"]?{edge}",
+        rf"got rid of|get rid of|(?:done|finished) with|stop(?:ped)? using|mov(?:e|ed|ing) off)\s+"
+        rf"{_THE}[`'\"]?{n}[`'\"]?{edge}"
+        # "argparse was the wrong call", "preact gets ripped out", "pgbackrest is out"
+        rf"|(?<![\w-]){n}[`'\"]?\s+(?:was|is)\s+(?:the\s+)?wrong\s+(?:call|choice|pick)\b"
+        rf"|(?<![\w-]){n}[`'\"]?\s+(?:gets|is|goes)\s+(?:ripped\s+)?out\b",
         low,
     )
     return (
@@ -689,12 +693,15 @@ def _named_replaced(new: MemoryItem, work: _Work) -> list[MemoryItem]:
         if t.startswith(REPLACES) and len(t) - len(REPLACES) >= 2
     ]
     low = new.content.lower()
+    title = new.title.lower()
     names = [
         n
         for n in names
         if n.lower() not in _NO_NAME
         and (
             _retires(n.lower(), low)
+            # the title the change was given says so ("Typer instead of argparse")
+            or title.endswith(f" instead of {n.lower()}")
             # a package the agent removed ("@auth0/nextjs-auth0" → "auth0"), named outside
             # the statement: an identifier, not a word of it
             or (re.search(r"[\d_./@]", n) and not named_word(n.lower()).search(low))
@@ -704,6 +711,12 @@ def _named_replaced(new: MemoryItem, work: _Work) -> list[MemoryItem]:
     for name in names:
         if work.mentions(name):
             continue  # an item still names it: not something only this change knows of
+        # (as the change wrote it: the tag holds it in lower case)
+        said = re.search(
+            rf"(?i)(?<![\w-]){re.escape(name)}(?![\w-])",
+            f"{new.title}\n{new.content}\n{new.rationale}",
+        )
+        name = said.group(0) if said else name
         content = f'{name}: the earlier choice, replaced by "{new.title}".'
         out.append(
             MemoryItem(

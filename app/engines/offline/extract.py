@@ -22,6 +22,7 @@ from datetime import date
 
 from app.core.errors import InvalidInput
 from app.core.models import Category, ExtractionResult, MemoryItem, clean_token, utc_now
+from app.core.words import STOP_WORDS
 from app.engines.offline.dialogue import (
     INTRODUCES_PASTE,
     Dispute,
@@ -1497,6 +1498,8 @@ def _replacement_title(old: list[str], new: list[str]) -> str:
     words title it)."""
     if len(old) != 1 or len(new) != 1 or old[0].lower() == new[0].lower():
         return ""
+    if new[0].lower() in STOP_WORDS:
+        return ""  # "uuid v7 keys from now on, not bigserial": "on" names nothing
     return f"{capitalize(new[0])} instead of {old[0]}"
 
 
@@ -1695,6 +1698,12 @@ _NEW_CHOICE = re.compile(
     r"go(?:ing)? with|now|from now on|going forward|from today)\b|->|→"
 )
 _FOLD_TURNS = 2
+# What "use …" names first: a code span, or one name ("use `ruff format`", "use structlog,").
+_CHOSEN_NAME = re.compile(
+    r"^\W*(?i:(?:so|then|just)\W+)?(?i:use|go with|switch to|move to)\s+"
+    r"(?:`(?P<code>[^`]{2,30})`|(?P<word>[A-Z][\w@.+#/-]*(?:\s+[A-Z][\w@.+#/-]*){0,2}|"
+    r"[\w@.+#/-]*\w))(?=[\s,;:.!)]|$)"
+)
 _CHOOSES = re.compile(r"(?i)^\W*(?:(?:so|then|just)\W+)?(?:use|go with|switch to|move to)\b")
 
 
@@ -1771,6 +1780,18 @@ def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
         heir.confidence = max(heir.confidence, old.confidence)
         if not heir.rationale:
             heir.rationale = old.content
+        chosen = _CHOSEN_NAME.match(heir.content)
+        if chosen is not None and not heir.lead:
+            # "… we're dropping black. … use `ruff format`": "Ruff format instead of black"
+            said = re.search(rf"(?i)(?<![\w-]){re.escape(names[0])}(?![\w-])", old.content)
+            heir.lead = (
+                _replacement_title(
+                    [said.group(0) if said and len(names) == 1 else names[0]],
+                    [chosen.group("code") or chosen.group("word")],
+                )
+                if len(names) == 1
+                else ""
+            )
         gone.add(id(old))
     return [c for c in found if id(c) not in gone]
 
