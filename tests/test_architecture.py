@@ -270,3 +270,30 @@ def test_only_the_core_queries_sqlite() -> None:
             )
         ]
     assert offenders == []
+
+
+def _top_level_names(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+    return names
+
+
+def test_no_module_defines_a_name_twice() -> None:
+    # A second pattern under an existing name silently changes every earlier use of it
+    # (the engine's `_POINTS_BACK` was once redefined 1,200 lines further down).
+    twice: list[str] = []
+    for path in sorted(APP.rglob("*.py")):
+        names = _top_level_names(path)
+        twice += [
+            f"{path.relative_to(APP)}: {name}"
+            for name in sorted(set(names))
+            if names.count(name) > 1 and name != "__all__"
+        ]
+    assert twice == []

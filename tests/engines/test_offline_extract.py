@@ -4499,3 +4499,34 @@ def test_an_unbroken_token_longer_than_any_name_is_cut_short() -> None:
     ).items
     assert items and all(len(word) <= 301 for i in items for word in i.content.split())
     assert "q" * 300 + "…" in items[0].content
+
+
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        (
+            "Before you write any: tests are plain pytest functions, no unittest.TestCase classes.",
+            "Tests are plain pytest functions, no unittest.TestCase classes.",
+        ),
+        (
+            "While you're in there: tests are plain pytest functions, no unittest.TestCase "
+            "classes.",
+            "Tests are plain pytest functions, no unittest.TestCase classes.",
+        ),
+    ],
+)
+def test_a_rule_after_a_preface_about_the_work_to_come_is_the_rule(said: str, rule: str) -> None:
+    text = (
+        "User: Can you add tests for the tariff module?\n\n"
+        f"Assistant: Sure, where should they go?\n\nUser: {said}\n\nAssistant: OK.\n"
+    )
+    assert [i.content for i in run(text).items if i.confidence >= COMMIT] == [rule]
+
+
+def test_a_preface_that_is_no_work_to_come_leaves_the_sentence_as_it_was() -> None:
+    text = (
+        "User: Can you add tests for the tariff module?\n\n"
+        "Assistant: Sure.\n\nUser: Status update: tests are plain pytest functions, no "
+        "unittest.TestCase classes.\n\nAssistant: OK.\n"
+    )
+    assert all("Tests are plain" not in i.content for i in run(text).items)

@@ -1508,7 +1508,7 @@ _REPORTS_ONLY = re.compile(
 _CHANGE_MARKER = Folded(
     r"(?i)\b(?:change|changes) of (?:plan|plans|direction|course)\b|\bplan changed\b|\bnew plan\b"
 )
-_POINTS_BACK = re.compile(r"(?i)\b(?:it|that|them|this)\b")
+_NAMES_IT = re.compile(r"(?i)\b(?:it|that|them|this)\b")
 # (what the work moves to, named: "port it to typer", "move the jobs over to Dramatiq")
 _MOVED_TO = re.compile(rf"(?i)\b(?:onto|to|over to)\s+{_SKIP}{_NAME.format(g='new')}")
 _MOVES_TO = re.compile(
@@ -1688,7 +1688,7 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                         if _MOVES_TO.search(sentences[j])
                         and not sentences[j].rstrip().endswith("?")
                         # (it points back at what went: "port it to typer")
-                        and _POINTS_BACK.search(sentences[j])
+                        and _NAMES_IT.search(sentences[j])
                     ),
                     None,
                 )

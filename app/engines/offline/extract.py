@@ -2382,6 +2382,59 @@ def _users_rule(
     )
 
 
+# A short preface before a colon ("Before you write any:", "One more thing:").
+_PREFACE = re.compile(r"^[^:`]{1,40}:\s+(?=\S)")
+_PREFACE_WORDS = 6
+# ... one that speaks of the agent's work to come: "Before you write any:", "When you add
+# the endpoint:", "While you're in there:".
+_PREFACE_OF_WORK = re.compile(
+    r"(?i)^\W*(?:(?:and|also|oh|btw|so)\W+)*(?:before|when|whenever|while|once|as|if)\s+you\b"
+)
+
+
+def _standing_reading(
+    text: str,
+) -> tuple[str, int, bool, bool, bool, bool] | None:
+    """How `text` reads as a general statement (`_with_standing_rules`): the text, its word
+    count, whether a clause of it bans something, whether it names a rule, whether it is
+    shaped as a standing rule or as where things go; None when it reads as none of them."""
+    words = len(text.split())
+    clause_ban = _CLAUSE_BAN.search(text) is not None
+    banned = clause_ban or _PROHIBITION.match(text) is not None
+    placed = shaped = False
+    # "Make it a rule: …", "So the rule would be: …", "…, that's the rule here": the
+    # speaker says it is a rule, whatever its wording otherwise suggests.
+    named = _NAMES_A_RULE.search(text) is not None
+    if banned and words < MIN_RULE_WORDS:
+        pass  # "no viper." is a rule; its reason follows
+    elif named and MIN_RULE_WORDS <= words <= MAX_RULE_WORDS:
+        pass  # "let's make that our approach: components use container queries, …"
+    elif 3 <= words <= MAX_RULE_WORDS and _comes_from(text):
+        shaped = True  # "Secrets come from Vault via spring-cloud-vault …"
+    elif 3 <= words <= MAX_RULE_WORDS and _MIGRATES.search(text):
+        shaped = True  # "we're moving background jobs off sidekiq onto solid queue"
+    elif 3 <= words <= MAX_RULE_WORDS and _STANDING_SHAPE.search(text):
+        # "Validation schemas go in src/schemas/", "Logging goes through defmt, not …",
+        # "Snapshots are Mondays only."
+        shaped = True
+    elif 3 <= words <= MAX_RULE_WORDS and _PLACED.search(text):
+        placed = True  # "put rules in monitoring/rules/, one file per service"
+    elif 3 <= words <= MAX_RULE_WORDS and _NOT_THE_OTHER.match(text):
+        placed = True  # "tag with the git sha, not latest": one way, the other named out
+    elif words <= MAX_RULE_WORDS and _KEEPS_CHOICE.search(text):
+        # "No, we stay on pandas.", "no way, we left elastic for a reason, loki stays."
+        from app.engines.offline.dialogue import describes_trouble
+
+        if describes_trouble(text):
+            return None
+    elif not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(text):
+        if not banned:
+            return None
+    elif not _STRONG_GENERAL.search(text) and not _MODAL.search(text) and not banned:
+        return None  # "all" alone ("update the file to match all the changes") is a task
+    return text, words, clause_ban, named, shaped, placed
+
+
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """User sentences that state a general rule the sentence rules did not pick up.
 
@@ -2409,47 +2462,27 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
         if s.text.startswith(("/", "<", "[")):
             continue  # a slash command or markup the agent's tool put in the user's turn
         # The cheap tests first: most sentences are not general statements at all.
-        words = len(s.text.split())
-        clause_ban = _CLAUSE_BAN.search(s.text) is not None
-        banned = clause_ban or _PROHIBITION.match(s.text) is not None
-        placed = shaped = False
-        # "Make it a rule: …", "So the rule would be: …", "…, that's the rule here": the
-        # speaker says it is a rule, whatever its wording otherwise suggests.
-        named = _NAMES_A_RULE.search(s.text) is not None
-        if banned and words < MIN_RULE_WORDS:
-            pass  # "no viper." is a rule; its reason follows
-        elif named and MIN_RULE_WORDS <= words <= MAX_RULE_WORDS:
-            pass  # "let's make that our approach: components use container queries, …"
-        elif 3 <= words <= MAX_RULE_WORDS and _comes_from(s.text):
-            shaped = True  # "Secrets come from Vault via spring-cloud-vault …"
-        elif 3 <= words <= MAX_RULE_WORDS and _MIGRATES.search(s.text):
-            shaped = True  # "we're moving background jobs off sidekiq onto solid queue"
-        elif 3 <= words <= MAX_RULE_WORDS and _STANDING_SHAPE.search(s.text):
-            # "Validation schemas go in src/schemas/", "Logging goes through defmt, not …",
-            # "Snapshots are Mondays only."
-            shaped = True
-        elif 3 <= words <= MAX_RULE_WORDS and _PLACED.search(s.text):
-            placed = True  # "put rules in monitoring/rules/, one file per service"
-        elif 3 <= words <= MAX_RULE_WORDS and _NOT_THE_OTHER.match(s.text):
-            placed = True  # "tag with the git sha, not latest": one way, the other named out
-        elif words <= MAX_RULE_WORDS and _KEEPS_CHOICE.search(s.text):
-            # "No, we stay on pandas.", "no way, we left elastic for a reason, loki stays."
-            from app.engines.offline.dialogue import describes_trouble
-
-            if describes_trouble(s.text):
+        reading = _standing_reading(s.text)
+        if reading is None:
+            # "Before you write any: tests are plain pytest functions, no unittest …": what
+            # a short preface leads into may be the rule.
+            preface = _PREFACE.match(s.text)
+            if (
+                preface is None
+                or len(preface.group(0).split()) > _PREFACE_WORDS
+                or not _PREFACE_OF_WORK.match(preface.group(0))
+            ):
                 continue
-        elif not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(s.text):
-            if not banned:
+            reading = _standing_reading(s.text[preface.end() :])
+            if reading is None:
                 continue
-        elif not _STRONG_GENERAL.search(s.text) and not _MODAL.search(s.text) and not banned:
-            continue  # "all" alone ("update the file to match all the changes") is a task
-        if (_TENTATIVE.search(s.text) and not named) or _ASKS.match(s.text):
+        text, words, clause_ban, named, shaped, placed = reading
+        if (_TENTATIVE.search(text) and not named) or _ASKS.match(text):
             continue
-        if _SCOPED.search(s.text):
+        if _SCOPED.search(text):
             continue
-        if _TELLS_WHAT_HAPPENED.search(s.text) or _describes_some(s.text) or measures(s.text):
+        if _TELLS_WHAT_HAPPENED.search(text) or _describes_some(text) or measures(text):
             continue
-        text = s.text
         if placed and _opens_with_request(_CONNECTIVE.sub("", text)):
             # "also add a regression test for it, tests go in tests/ next to the module":
             # the request is a task; where things go is said after the comma.
