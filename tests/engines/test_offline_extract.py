@@ -4530,3 +4530,48 @@ def test_a_preface_that_is_no_work_to_come_leaves_the_sentence_as_it_was() -> No
         "unittest.TestCase classes.\n\nAssistant: OK.\n"
     )
     assert all("Tests are plain" not in i.content for i in run(text).items)
+
+
+def test_any_one_of_a_kind_with_a_modal_is_a_standing_rule() -> None:
+    text = (
+        "User: Switch the transactional mail to Mailgun EU.\n\nAssistant: Done.\n\n"
+        "User: any new email/SMS vendor has to process data in the EU, check with legal "
+        "first\n\nAssistant: Noted in the README.\n"
+    )
+    assert any(
+        "vendor has to process data in the EU" in i.content
+        for i in run(text).items
+        if i.confidence >= COMMIT
+    )
+    # "any of this" is no kind of thing
+    said = "User: I don't think any of this has to change today.\n\nAssistant: OK.\n"
+    assert all(i.confidence < COMMIT for i in run(said).items)
+
+
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        (
+            "A few things I've already decided: the minimum supported Rust version is 1.70.",
+            "The minimum supported Rust version is 1.70.",
+        ),
+        (
+            "Please update rust-version and the msrv CI job, same rule as before: CI tests "
+            "exactly the MSRV toolchain.",
+            "CI tests exactly the MSRV toolchain.",
+        ),
+    ],
+)
+def test_a_rule_its_speaker_names_after_a_preface_or_a_request(said: str, rule: str) -> None:
+    text = f"User: Set up the release for shelf.\n\nAssistant: OK.\n\nUser: {said}\n\n"
+    text += "Assistant: OK.\n"
+    assert rule in [i.content for i in run(text).items]
+
+
+def test_a_listing_after_a_preface_naming_constraints_is_no_rule() -> None:
+    text = (
+        "User: Why does the transfer deadlock?\n\nAssistant: Let me look.\n\nUser: Foreign-key "
+        'constraints: "transfers_from_account_id_fkey" FOREIGN KEY (from_account_id) '
+        "REFERENCES accounts(id)\n\nAssistant: Thanks.\n"
+    )
+    assert all("FOREIGN KEY" not in i.content for i in run(text).items)

@@ -1899,6 +1899,9 @@ _GENERAL = Folded(
     rf"now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|"
     r"convention|policy|standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
+    # "any new email vendor has to process data in the EU": any one of a kind, with a modal
+    r"|\bany\s+(?:new\s+)?(?!(?:of|more|one|other|time|help|way)\b)[a-z][\w/-]*"
+    r"(?:\s+[a-z][\w/-]*){0,2}\s+(?:has|have|needs?)\s+to\b"
 )
 # "all" is general only with a modal ("all index migrations should use …"); the others are
 # general on their own.
@@ -2018,7 +2021,7 @@ _MIGRATES = re.compile(
 _NAMES_A_RULE = re.compile(
     r"(?i)\b(?:make|making)\s+(?:it|this|that)\s+(?:a|the|our|the\s+team'?s?)\s+(?:rule|approach|"
     r"convention|standard|policy)\b|\b(?:the|our)\s+rule\s+(?:is|would\s+be|will\s+be)\b|"
-    r"\bthat'?s\s+the\s+rule\b"
+    r"\bthat'?s\s+the\s+rule\b|\bsame\s+rule\s+as\s+(?:before|always|last\s+time)\s*:"
 )
 # Keeping a choice that was questioned or could change: "we stay on pandas", "commander
 # stays", "nodeIntegration stays off" (what a reading "stays flat" or "stays ~1e-10" does is
@@ -2385,6 +2388,12 @@ def _users_rule(
 # A short preface before a colon ("Before you write any:", "One more thing:").
 _PREFACE = re.compile(r"^[^:`]{1,40}:\s+(?=\S)")
 _PREFACE_WORDS = 6
+# ... one that says the rest is a decision or a rule ("A few things I've already decided:",
+# "Ground rules:", "Constraints:").
+_PREFACE_NAMES_RULES = re.compile(
+    r"(?i)\b(?:(?:already|we'?ve|i'?ve|we\s+have|i\s+have)\s+decided|decisions?|(?:ground\s+)?"
+    r"rules?|conventions?|constraints?|non-negotiables?)\b"
+)
 # ... one that speaks of the agent's work to come: "Before you write any:", "When you add
 # the endpoint:", "While you're in there:".
 _PREFACE_OF_WORK = re.compile(
@@ -2467,17 +2476,25 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             # "Before you write any: tests are plain pytest functions, no unittest …": what
             # a short preface leads into may be the rule.
             preface = _PREFACE.match(s.text)
-            if (
-                preface is None
-                or len(preface.group(0).split()) > _PREFACE_WORDS
-                or not _PREFACE_OF_WORK.match(preface.group(0))
-            ):
+            if preface is None or len(preface.group(0).split()) > _PREFACE_WORDS:
                 continue
-            reading = _standing_reading(s.text[preface.end() :])
+            rest = s.text[preface.end() :]
+            if _PREFACE_OF_WORK.match(preface.group(0)):
+                reading = _standing_reading(rest)
+            elif (
+                _PREFACE_NAMES_RULES.search(preface.group(0))
+                and MIN_RULE_WORDS <= len(rest.split()) <= MAX_RULE_WORDS
+                # (prose, not a listing: 'Foreign-key constraints: "transfers_…_fkey" …')
+                and rest[:1].isalpha()
+            ):
+                # "A few things I've already decided: the minimum supported Rust version is
+                # 1.70.": the preface says what the rest is
+                ban = _CLAUSE_BAN.search(rest) is not None
+                reading = (rest, len(rest.split()), ban, True, False, False)
             if reading is None:
                 continue
         text, words, clause_ban, named, shaped, placed = reading
-        if (_TENTATIVE.search(text) and not named) or _ASKS.match(text):
+        if (_TENTATIVE.search(text) or _ASKS.match(text)) and not named:
             continue
         if _SCOPED.search(text):
             continue
