@@ -4575,3 +4575,34 @@ def test_a_listing_after_a_preface_naming_constraints_is_no_rule() -> None:
         "REFERENCES accounts(id)\n\nAssistant: Thanks.\n"
     )
     assert all("FOREIGN KEY" not in i.content for i in run(text).items)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "content"),
+    [
+        (
+            "Requests with `limit` above 100 — should they be clamped to 100 or rejected with 400?",
+            "Rejected with 400, with a clear error message.",
+            "Requests with `limit` above 100: rejected with 400, with a clear error message.",
+        ),
+        (
+            "Should the retries be per task or global?",
+            "per task, 3 max",
+            "The retries: per task, 3 max.",
+        ),
+        # a pronoun names nothing; an answer naming the subject needs nothing more
+        (
+            "Should it live in the main process or in a utility process?",
+            "A utility process, utilityProcess.fork.",
+            "A utility process, utilityProcess.fork.",
+        ),
+    ],
+)
+def test_an_either_or_pick_says_what_was_asked_about(
+    question: str, answer: str, content: str
+) -> None:
+    text = (
+        f"User: Add a limit param to the transactions endpoint.\n\nAssistant: {question}\n\n"
+        f"User: {answer}\n\nAssistant: Done.\n"
+    )
+    assert [i.content for i in run(text).items] == [content]

@@ -3337,7 +3337,9 @@ def _with_either_or_picks(
             for i in by_turn.get(n, [])
             if statements[i].text.endswith("?") and " or " in statements[i].text
         ]
-        options = next((o for q in reversed(asked) if len(o := _either_or(q)) == 2), [])
+        question, options = next(
+            ((q, o) for q in reversed(asked) if len(o := _either_or(q)) == 2), ("", [])
+        )
         if len(options) != 2 or not all(o.keys for o in options):
             continue
         first = statements[answer[0]]
@@ -3362,6 +3364,11 @@ def _with_either_or_picks(
         ):
             continue  # the user's own words already made an item of the pick
         pick = _pick_decision(answer, reply, statements, ". ")
+        subject = _asked_subject(question)
+        if subject and not tokens(subject) & tokens(pick.content):
+            # "Requests with `limit` above 100 — should they be clamped to 100 or rejected
+            # with 400?" "Rejected with 400 …": the item says of what
+            pick.content = f"{subject}: {lower_first(pick.content)}"
         # "InvalidArgument. our gateway maps it to 400 …": the title says what was picked
         # over what ("InvalidArgument, not codes.FailedPrecondition")
         said = _first_clause(_ANSWER_WORD.sub("", first.text.replace("`", ""))).strip(" .!")
@@ -3372,6 +3379,32 @@ def _with_either_or_picks(
         found.append(pick)
     found.sort(key=lambda c: c.index)
     return found
+
+
+# What an either-or question asks about: the topic put before it ("Requests with `limit`
+# above 100 — should they be clamped …?") or the subject of "should/do … be" ("Should the
+# retries be per task or global?"); a pronoun names nothing.
+_FRONTED_TOPIC = re.compile(
+    r"^(?P<np>[^?—–:;]{6,70}?)\s*[—–:]\s*(?:should|do|does|are|is|will|would|can)\s+"
+    r"(?:they|it|these|those|we|i|you)\b"
+)
+_ASKED_OF = re.compile(
+    r"(?i)^\W*(?:should|shall|do|does|are|is|will|would)\s+(?P<np>(?:(?:the|our|all|any|a|an)\s+)?"
+    r"[a-z][^?,]{3,50}?)\s+(?:be|get|go|use|live|run|stay|return|fail|come)\b"
+)
+_PRONOUNS = frozenset(("it", "they", "this", "that", "these", "those", "we", "you", "i"))
+
+
+def _asked_subject(question: str) -> str:
+    """The subject of an either-or question, as written, or ""."""
+    m = _FRONTED_TOPIC.match(question) or _ASKED_OF.match(question)
+    if m is None:
+        return ""
+    np = m.group("np").strip(" ,")
+    low = np.lower()
+    if low in _PRONOUNS or len(np.split()) < 2 or re.match(r"(?:so|and|also|one|quick)\b", low):
+        return ""
+    return capitalize(np)
 
 
 def _pick_decision(
