@@ -1781,16 +1781,12 @@ def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
         if not heir.rationale:
             heir.rationale = old.content
         chosen = _CHOSEN_NAME.match(heir.content)
-        if chosen is not None and not heir.lead:
+        if chosen is not None and not heir.lead and len(names) == 1:
             # "… we're dropping black. … use `ruff format`": "Ruff format instead of black"
             said = re.search(rf"(?i)(?<![\w-]){re.escape(names[0])}(?![\w-])", old.content)
-            heir.lead = (
-                _replacement_title(
-                    [said.group(0) if said and len(names) == 1 else names[0]],
-                    [chosen.group("code") or chosen.group("word")],
-                )
-                if len(names) == 1
-                else ""
+            heir.lead = _replacement_title(
+                [said.group(0) if said else names[0]],
+                [chosen.group("code") or chosen.group("word")],
             )
         gone.add(id(old))
     return [c for c in found if id(c) not in gone]
@@ -3402,7 +3398,10 @@ def _asked_subject(question: str) -> str:
         return ""
     np = m.group("np").strip(" ,")
     low = np.lower()
-    if low in _PRONOUNS or len(np.split()) < 2 or re.match(r"(?:so|and|also|one|quick)\b", low):
+    first = low.split()[0] if low else ""
+    if first in _PRONOUNS or len(np.split()) < 2 or " or " in f" {low} ":
+        return ""
+    if first in ("so", "and", "also", "one", "quick"):
         return ""
     return capitalize(np)
 
