@@ -614,7 +614,9 @@ def _counts(text: str) -> tuple[Stance, ...]:
         after = _words(around[match.end() : end])
         words += content(after)[:_SETTING_SUBJECT_WORDS]
         subject = frozenset(words)
-        if len(subject) < 2:
+        if len(subject) == 1 and _ACRONYM_RE.search(around[start : match.start()]):
+            pass  # "The MSRV goes up to 1.74": the acronym says what (`_same_count`)
+        elif len(subject) < 2:
             continue
         # What is counted: the word right after the number ("3 retries"), if it names a thing
         counted = content(after[:1])
@@ -651,6 +653,35 @@ def subjects_match(a: Stance, b: Stance) -> bool:
     return inter == smaller and smaller >= 2 and jaccard >= 0.5
 
 
+# An acronym of three to six capitals ("MSRV", "TTL"), which a one-word subject may be.
+_ACRONYM_RE = re.compile(r"(?<![\w./-])[A-Z]{3,6}(?![\w./-])")
+
+
+def _spells(acronym: frozenset[str], words: frozenset[str]) -> bool:
+    """Whether a one-word subject is the acronym of the other's words: "msrv" and
+    {minimum, support, rust, version} (their first letters, in any order)."""
+    if len(acronym) != 1:
+        return False
+    short = next(iter(acronym))
+    return (
+        short.isalpha()
+        and len(short) == len(words) >= 3
+        and sorted(short) == sorted(w[0] for w in words)
+    )
+
+
+def stance_keys(stance: Stance) -> list[str]:
+    """The keys an index of stances files `stance` under: its subject's words, and the
+    letters an acronym of them would hold ("#mrsv" for {minimum, support, rust, version} and
+    for {msrv}), so a statement naming the acronym finds the one spelling it out."""
+    keys = list(stance.subject)
+    if 3 <= len(stance.subject) <= 6:
+        keys.append("#" + "".join(sorted(w[0] for w in stance.subject)))
+    elif len(stance.subject) == 1 and 3 <= len(keys[0]) <= 6 and keys[0].isalpha():
+        keys.append("#" + "".join(sorted(keys[0])))
+    return keys
+
+
 def _same_count(x: str, y: str, a: frozenset[str], b: frozenset[str]) -> bool:
     """Two counts (dimensions `x`, `y`, subjects `a`, `b`) are of one thing: what each
     counts is the same where both name it ("2 replicas", "4 workers per replica" are not),
@@ -660,7 +691,8 @@ def _same_count(x: str, y: str, a: frozenset[str], b: frozenset[str]) -> bool:
     if counted_x and counted_y and counted_x != counted_y:
         return False
     small, large = (a, b) if len(a) <= len(b) else (b, a)
-    return len(small) >= 2 and small <= large
+    # (a one-word subject is an acronym, `_counts`: the same one, or spelled out)
+    return (len(small) >= 2 and small <= large) or small == large or _spells(small, large)
 
 
 def _same_setting(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -244,6 +244,9 @@ CHANGED_SETTINGS = [
     ("Max line length is 100 for all Python code.", "Keep Python lines under 120 characters."),
     ("The invoice worker retries 5 times.", "Make it 3 retries for the invoice worker."),
     ("We support python 3.10 as the minimum.", "Python 3.12 is the minimum now."),
+    # An acronym, the same one or spelled out.
+    ("The minimum supported Rust version is 1.70.", "The MSRV goes up to 1.74."),
+    ("The MSRV is 1.70.", "The MSRV goes up to 1.74."),
 ]
 SAME_OR_OTHER_SETTINGS = [
     # The same value said another way.
@@ -261,6 +264,9 @@ SAME_OR_OTHER_SETTINGS = [
     ("Unity pooling is built in since 2021.", "Unity pooling is built in since 2022."),
     ("Tickets are named like MLX-412.", "Tickets are named like MLX-413."),
     ("We support python 3.10 as the minimum.", "We support python 3.10 as the minimum."),
+    # An acronym that spells other words, or a capitalised word that is none.
+    ("The minimum supported Rust version is 1.70.", "The SLA goes up to 99.9."),
+    ("Keep the API at 2 replicas.", "The CPU limit is 4."),
 ]
 
 

@@ -954,3 +954,16 @@ def test_a_held_change_naming_an_everyday_word_needs_the_same_subject() -> None:
     assert replaces_in_force(indentation, [change], config=CONFIG) == []
     login = run(None, item("The login page always shows tabs for sign-in.", category=DEC))
     assert replaces_in_force(login, [change], config=CONFIG) == [change]
+
+
+def test_a_setting_changed_under_its_acronym_supersedes_the_spelled_out_one() -> None:
+    first = run(None, item("The minimum supported Rust version is 1.70.", category=CONV))
+    memory = run(
+        first,
+        later("The MSRV goes up to 1.74.", "source:user").model_copy(update={"category": CONV}),
+    )
+
+    assert contents(memory, CONV) == ["The MSRV goes up to 1.74."]
+    (entry,) = memory.contradictions
+    assert entry.status == "superseded"
+    assert entry.items[0].content == "The minimum supported Rust version is 1.70."

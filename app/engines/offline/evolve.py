@@ -41,6 +41,7 @@ from app.core.similarity import (
     item_similarity,
     item_stances,
     item_tokens,
+    stance_keys,
     token_overlap,
     tokens,
 )
@@ -331,7 +332,7 @@ def _built(sections: dict[Category, list[MemoryItem]]) -> _Lookups:
     for items in sections.values():
         for item in items:
             for s in item_stances(item):
-                for word in s.subject:
+                for word in stance_keys(s):
                     by_subject.setdefault(word, set()).add(item.id)
             for token in item_tokens(item):
                 by_token.setdefault((item.category, token), set()).add(item.id)
@@ -372,7 +373,7 @@ class _Work:
         self.ids.add(item.id)
         by_subject, by_token = self.look.by_subject, self.look.by_token
         for s in item_stances(item):
-            for word in s.subject:
+            for word in stance_keys(s):
                 held = by_subject.get(word, _EMPTY)
                 if item.id not in held:
                     by_subject[word] = held | {item.id}
@@ -384,7 +385,7 @@ class _Work:
     def _unindex(self, item: MemoryItem) -> None:
         by_subject = self.look.by_subject
         for s in item_stances(item):
-            for word in s.subject:
+            for word in stance_keys(s):
                 held = by_subject.get(word, _EMPTY)
                 if item.id in held:
                     by_subject[word] = held - {item.id}
@@ -414,7 +415,7 @@ class _Work:
         """Section items that `new` contradicts, in file order."""
         candidates: set[str] = set()
         for s in item_stances(new):
-            for word in s.subject:
+            for word in stance_keys(s):
                 candidates |= self.by_subject.get(word, set())
         if not candidates:
             return []
