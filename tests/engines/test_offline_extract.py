@@ -4606,3 +4606,20 @@ def test_an_either_or_pick_says_what_was_asked_about(
         f"User: {answer}\n\nAssistant: Done.\n"
     )
     assert [i.content for i in run(text).items] == [content]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The build always fails on Mondays.",
+        "In local it works perfect, but in staging behind the nginx it fails always.",
+    ],
+)
+def test_how_often_something_fails_is_no_rule(said: str) -> None:
+    text = f"User: Look at the deploy.\n\nAssistant: Sure.\n\nUser: {said}\n\nAssistant: OK.\n"
+    assert all(i.confidence < COMMIT for i in run(text).items)
+    # an imperative that opens with "always" stays a rule
+    rule = "User: Look at the config.\n\nAssistant: Sure.\n\nUser: Always fail fast on config "
+    assert [i.content for i in run(rule + "errors.\n\nAssistant: OK.\n").items] == [
+        "Always fail fast on config errors."
+    ]

@@ -638,10 +638,20 @@ def reports_trouble(text: str) -> bool:
 
 def describes_trouble(text: str) -> bool:
     """Whether a statement reports a problem instead of stating a rule or a choice."""
-    if _DIRECTIVE.search(text):
+    if _DIRECTIVE.search(text) and not (
+        # "the build always fails on Mondays", "in staging it fails always": how often it
+        # fails, no rule (which "Always fail fast on config errors" opening with it is)
+        _ALWAYS_FAILS.search(text) and not _RULE_SAID.search(text)
+    ):
         return False
     # (an aside in brackets is no report: "retries only for exit_status -1 (agent lost)")
     return _trouble_said(text)
+
+
+_ALWAYS_FAILS = re.compile(
+    r"(?i)(?<!^)(?<![.!?]\s)\balways\s+(?:fail|crash|break|hang|error|throw|time[sd]?\s+out|"
+    r"freez|drop|lose|los)\w*|\b(?:fail|crash|break|hang|error|throw|freez)\w*\s+always\b"
+)
 
 
 # "Here's the trace from Crashlytics.": what introduces pasted material says nothing itself.
