@@ -4623,3 +4623,24 @@ def test_how_often_something_fails_is_no_rule(said: str) -> None:
     assert [i.content for i in run(rule + "errors.\n\nAssistant: OK.\n").items] == [
         "Always fail fast on config errors."
     ]
+
+
+def test_a_rule_that_only_points_back_takes_what_it_points_at() -> None:
+    text = (
+        "User: Add refresh token rotation.\n\nAssistant: Done, RefreshTokenService is in.\n\n"
+        "User: One small thing, please: constructor injection only. No `@Autowired` on fields, "
+        "no `lateinit var` for dependencies. I'd like that in every Kotlin class I own, not "
+        "just this one.\n\nAssistant: OK.\n"
+    )
+    (rule,) = [i for i in run(text).items if i.confidence >= COMMIT]
+    assert "constructor injection only" in rule.content
+    assert rule.content.endswith("I'd like that in every Kotlin class I own, not just this one.")
+
+
+def test_a_rule_that_points_back_widens_the_rule_before_it() -> None:
+    text = (
+        "User: Fix the flaky checkout test.\n\nAssistant: Fixed.\n\nUser: No retries, ever. "
+        "Same for `waitForTimeout`, nobody puts sleeps in tests.\n\nAssistant: OK.\n"
+    )
+    rules = [i.content for i in run(text).items if i.confidence >= COMMIT]
+    assert len(rules) == 1 and "waitForTimeout" in rules[0] and "No retries" in rules[0]

@@ -156,7 +156,7 @@ def _with_dialogue_units(
     found = _with_swaps(found, find_swaps(dialogue), statements)
     found = _with_value_changes(found, statements)
     found = _without_refusals(found, statements)
-    found = _joined_runs(_cleaned(found, statements), statements)
+    found = _pointed_back(_joined_runs(_cleaned(found, statements), statements), statements)
     found = _with_terse_choices(found, statements)
     found = _without_reasons(found, reversals, statements)
     # "Found the mismatch: the tokens say 4px, Figma 6px" and the user declines to choose:
@@ -603,6 +603,64 @@ def _one_rule_across_categories(prev: Candidate, c: Candidate, statements: list[
         and not _named_a_rule(c, statements)
         and _NUMBERED_POINT.match(c.content) is None
     )
+
+
+# "I'd like that in every Kotlin class I own", "Same thing in every component please.",
+# "Let's make that the standard for every list endpoint": the rule is what "that" points at.
+_POINTS_BACK_RULE = re.compile(
+    r"(?i)^\W*(?:(?:ok(?:ay)?|and|also|so|please|pls)\W+)*(?:(?:i'?d\s+like|i\s+want|"
+    r"let'?s\s+make|make|do|apply)\s+(?:that|this|it)\b|same\s+(?:thing|goes|for)\b)"
+)
+_POINTED_BACK_SENTENCES = 2
+
+
+def _pointed_back(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """A user's rule that only points back ("I'd like that in every Kotlin class I own")
+    takes what it points at: the rule just before it in the turn, which it then widens, or
+    the user's sentences just before it ("constructor injection only. No `@Autowired` on
+    fields …"); with nothing before it in the turn it stays as it is."""
+    gone: set[int] = set()
+    by_index = {c.index: c for c in found if c.speaker is Speaker.USER}
+    for c in found:
+        if (
+            c.speaker is not Speaker.USER
+            or c.family is Family.BUG
+            or not 0 < c.index < len(statements)
+        ):
+            continue
+        pointer = _POINTS_BACK_RULE.match(statements[c.index].text)
+        if pointer is None or re.match(
+            r"[^:]*:|\s+(?:every\s+)?~?\d", statements[c.index].text[pointer.end() :]
+        ):
+            # ("make that the rule: every feature gets …" says the rule itself; "make it 96
+            # hours" gives a setting its value)
+            continue
+        turn = statements[c.index].turn
+        before = [
+            k
+            for k in range(c.index - 1, max(-1, c.index - 1 - _POINTED_BACK_SENTENCES), -1)
+            if statements[k].turn == turn and statements[k].speaker is Speaker.USER
+        ]
+        held = next(
+            (by_index[k] for k in before if k in by_index and id(by_index[k]) not in gone), None
+        )
+        if held is not None and held is not c and held.family is not Family.BUG:
+            held.content = f"{held.content.rstrip()} {c.content}"
+            held.confidence = max(held.confidence, c.confidence)
+            gone.add(id(c))
+            continue
+        low = c.content.lower()
+        said = [
+            statements[k].text.strip()
+            for k in reversed(before)
+            if not statements[k].pasted
+            and not statements[k].text.rstrip().endswith("?")
+            and not _opens_with_request(statements[k].text)
+            and statements[k].text.strip().lower() not in low
+        ]
+        if said:
+            c.content = " ".join([*(_sentence_of(t) for t in said), c.content])
+    return [c for c in found if id(c) not in gone] if gone else found
 
 
 def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
