@@ -10,6 +10,7 @@ so a person can decide without opening the transcript; a thread offers at most
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,7 +85,15 @@ def queue_reason(item: MemoryItem, commit_at: float) -> str:
         and t not in ("replaces:any", "replaces:earlier", "replaces:unnamed")
     ]
     if retired and "source:user" in item.tags:
-        # (the writer commits such a change at once when the branch holds what it retires)
+        # (the writer commits such a change at once when the branch holds what it retires;
+        # each name as the statement wrote it, the tag holds it in lower case)
+        said = f"{item.title}\n{item.content}"
+        retired = [
+            m.group(0)
+            if (m := re.search(rf"(?i)(?<![\w-]){re.escape(name)}(?![\w-])", said))
+            else name
+            for name in retired
+        ]
         return (
             f"Reads as a change away from {', '.join(retired)}, which this branch does not "
             f"hold; it may be a task for that session only ({gap})."

@@ -256,6 +256,9 @@ def test_a_held_change_of_nothing_in_force_waits_for_review(home: Path) -> None:
     assert api.store.read("web/main") is None
     [entry] = api.review.entries()
     assert entry.reason.startswith("Reads as a change away from tabs, which this branch")
+    # the name as the statement wrote it
+    reply = _memorize(api, _said("Switch the message broker from RabbitMQ to NATS."), "t2")
+    assert any("change away from RabbitMQ," in e.reason for e in api.review.entries())
 
 
 @pytest.mark.parametrize(

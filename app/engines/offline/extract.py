@@ -2442,6 +2442,7 @@ def _users_rule(
 # A short preface before a colon ("Before you write any:", "One more thing:").
 _PREFACE = re.compile(r"^[^:`]{1,40}:\s+(?=\S)")
 _PREFACE_WORDS = 6
+_NAMING_PREFACE_WORDS = 8  # ("A few things I have already decided:")
 # ... one that says the rest is a decision or a rule ("A few things I've already decided:",
 # "Ground rules:", "Constraints:").
 _PREFACE_NAMES_RULES = re.compile(
@@ -2530,11 +2531,12 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             # "Before you write any: tests are plain pytest functions, no unittest …": what
             # a short preface leads into may be the rule.
             preface = _PREFACE.match(s.text)
-            if preface is None or len(preface.group(0).split()) > _PREFACE_WORDS:
+            if preface is None or len(preface.group(0).split()) > _NAMING_PREFACE_WORDS:
                 continue
             rest = s.text[preface.end() :]
             if _PREFACE_OF_WORK.match(preface.group(0)):
-                reading = _standing_reading(rest)
+                if len(preface.group(0).split()) <= _PREFACE_WORDS:
+                    reading = _standing_reading(rest)
             elif (
                 _PREFACE_NAMES_RULES.search(preface.group(0))
                 and MIN_RULE_WORDS <= len(rest.split()) <= MAX_RULE_WORDS
