@@ -843,6 +843,8 @@ def test_a_change_records_the_choice_it_retires_when_no_item_held_it() -> None:
     assert old.category is DEC
     assert "pickle" in old.content and "msgpack" in old.content
     assert parse(render(memory)).contradictions[0].items[0].title == "pickle"
+    # it says what happened, not that one statement replaced another
+    assert "retired pickle, which no earlier item of this branch recorded" in entry.description
 
 
 @pytest.mark.parametrize(

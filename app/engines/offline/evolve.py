@@ -763,12 +763,21 @@ def _quoted(olds: list[MemoryItem]) -> str:
 def _superseded_entry(new: MemoryItem, olds: list[MemoryItem], moment: datetime) -> Contradiction:
     replaced = _quoted(olds)
     more = f" and {len(olds) - 1} more" if len(olds) > 1 else ""
-    return Contradiction(
-        title=f"Superseded: {olds[0].title}{more}",
-        description=(
+    if all(RETIRED in o.tags for o in olds):
+        # (a choice only the change named: no earlier statement to quote)
+        names = ", ".join(o.title for o in olds)
+        description = (
+            f"The newer statement {describe_statement(new)} retired {names}, which no earlier "
+            f"item of this branch recorded."
+        )
+    else:
+        description = (
             f"The newer statement {describe_statement(new)} replaced {replaced}. "
             f"The replaced item is kept here whole."
-        ),
+        )
+    return Contradiction(
+        title=f"Superseded: {olds[0].title}{more}",
+        description=description,
         status="superseded",
         detected=moment.date(),
         refs=[new.id],
