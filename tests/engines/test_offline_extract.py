@@ -4644,3 +4644,12 @@ def test_a_rule_that_points_back_widens_the_rule_before_it() -> None:
     )
     rules = [i.content for i in run(text).items if i.confidence >= COMMIT]
     assert len(rules) == 1 and "waitForTimeout" in rules[0] and "No retries" in rules[0]
+
+
+def test_a_chat_opener_does_not_open_the_title() -> None:
+    text = (
+        "User: heads up, I converted main over to tracing + tracing-subscriber yesterday, "
+        "still driven by RUST_LOG.\n\nAssistant: Noted.\n"
+    )
+    titles = [i.title for i in run(text).items]
+    assert titles and not any(t.lower().startswith("heads up") for t in titles), titles
