@@ -10,7 +10,6 @@ so a person can decide without opening the transcript; a thread offers at most
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from app.core.atomic import move_aside, read_json, write_json
 from app.core.errors import NotFound, StorageError
 from app.core.models import MemoryItem, utc_now
 from app.core.similarity import item_similarity, tokens
+from app.core.words import as_written
 
 if TYPE_CHECKING:
     from filelock import BaseFileLock
@@ -88,12 +88,7 @@ def queue_reason(item: MemoryItem, commit_at: float) -> str:
         # (the writer commits such a change at once when the branch holds what it retires;
         # each name as the statement wrote it, the tag holds it in lower case)
         said = f"{item.title}\n{item.content}"
-        retired = [
-            m.group(0)
-            if (m := re.search(rf"(?i)(?<![\w-]){re.escape(name)}(?![\w-])", said))
-            else name
-            for name in retired
-        ]
+        retired = [as_written(name, said) for name in retired]
         return (
             f"Reads as a change away from {', '.join(retired)}, which this branch does not "
             f"hold; it may be a task for that session only ({gap})."

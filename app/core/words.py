@@ -5,6 +5,8 @@ Standard library only (the per-prompt hook imports it and must not load pydantic
 
 from __future__ import annotations
 
+import re
+
 # Dropped from a query when it has other terms, so "what do we use for X" ranks on X
 # ("use" starts most preference items, so it would match a large part of the index).
 STOP_WORDS = frozenset(
@@ -76,3 +78,10 @@ STOP_WORDS = frozenset(
         "using",
     }
 )
+
+
+def as_written(name: str, text: str) -> str:
+    """`name` as `text` writes it ("RabbitMQ" for the tag's "rabbitmq"), or `name` itself
+    when `text` does not hold it as a whole word."""
+    said = re.search(rf"(?i)(?<![\w-]){re.escape(name)}(?![\w-])", text)
+    return said.group(0) if said else name

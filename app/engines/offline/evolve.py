@@ -45,7 +45,7 @@ from app.core.similarity import (
     token_overlap,
     tokens,
 )
-from app.core.words import STOP_WORDS
+from app.core.words import STOP_WORDS, as_written
 from app.engines.offline.manifest_notes import MANIFEST_TAG
 
 __all__ = [
@@ -713,11 +713,7 @@ def _named_replaced(new: MemoryItem, work: _Work) -> list[MemoryItem]:
         if work.mentions(name):
             continue  # an item still names it: not something only this change knows of
         # (as the change wrote it: the tag holds it in lower case)
-        said = re.search(
-            rf"(?i)(?<![\w-]){re.escape(name)}(?![\w-])",
-            f"{new.title}\n{new.content}\n{new.rationale}",
-        )
-        name = said.group(0) if said else name
+        name = as_written(name, f"{new.title}\n{new.content}\n{new.rationale}")
         content = f'{name}: the earlier choice, replaced by "{new.title}".'
         out.append(
             MemoryItem(

@@ -22,7 +22,7 @@ from datetime import date
 
 from app.core.errors import InvalidInput
 from app.core.models import Category, ExtractionResult, MemoryItem, clean_token, utc_now
-from app.core.words import STOP_WORDS
+from app.core.words import STOP_WORDS, as_written
 from app.engines.offline.dialogue import (
     INTRODUCES_PASTE,
     Dispute,
@@ -1841,10 +1841,8 @@ def _folded_retirements(found: list[Candidate]) -> list[Candidate]:
         chosen = _CHOSEN_NAME.match(heir.content)
         if chosen is not None and not heir.lead and len(names) == 1:
             # "… we're dropping black. … use `ruff format`": "Ruff format instead of black"
-            said = re.search(rf"(?i)(?<![\w-]){re.escape(names[0])}(?![\w-])", old.content)
             heir.lead = _replacement_title(
-                [said.group(0) if said else names[0]],
-                [chosen.group("code") or chosen.group("word")],
+                [as_written(names[0], old.content)], [chosen.group("code") or chosen.group("word")]
             )
         gone.add(id(old))
     return [c for c in found if id(c) not in gone]
