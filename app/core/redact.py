@@ -856,11 +856,29 @@ def redact_with_count(text: str) -> tuple[str, int]:
     return text, total + found
 
 
+# From this length on, the anchors of a case-sensitive rule are looked for in one pass
+# (`_anchors_of`): one `in` per anchor is a full scan each, and the 42 such anchors cost about
+# 1.9 ms over 100 KB, against 1.1 ms for one pattern per rule. The folded rules' anchors
+# ("token", "secret") mostly occur early, where `in` stops, so they keep it.
+_ANCHOR_SCAN_MIN = 4096
+_ANCHOR_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _anchors_of(anchors: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern matching any of a rule's anchors (compiled on first use)."""
+    found = _ANCHOR_PATTERNS.get(anchors)
+    if found is None:
+        found = _ANCHOR_PATTERNS[anchors] = re.compile("|".join(map(re.escape, anchors)))
+    return found
+
+
 def _rules_layer(text: str) -> tuple[str, int]:
     lowered: str | None = None
     folded: _Folded | None = None
-    # Whether an anchor occurs, asked once per anchor until a rule changes the text.
+    # Whether an anchor occurs, asked once per anchor (or, in a long text, per rule's
+    # anchors) until a rule changes the text.
     present: dict[tuple[bool, str], bool] = {}
+    present_any: dict[tuple[str, ...], bool] = {}
     total = 0
     for rule in _RULES:
         if rule.anchors:
@@ -870,15 +888,24 @@ def _rules_layer(text: str) -> tuple[str, int]:
                 haystack = lowered
             else:
                 haystack = text
-            for anchor in rule.anchors:
-                key = (rule.fold, anchor)
-                hit = present.get(key)
+            if not rule.fold and len(haystack) >= _ANCHOR_SCAN_MIN:
+                hit = present_any.get(rule.anchors)
                 if hit is None:
-                    hit = present[key] = anchor in haystack
-                if hit:
-                    break
+                    hit = present_any[rule.anchors] = (
+                        _anchors_of(rule.anchors).search(haystack) is not None
+                    )
+                if not hit:
+                    continue
             else:
-                continue
+                for anchor in rule.anchors:
+                    key = (rule.fold, anchor)
+                    hit = present.get(key)
+                    if hit is None:
+                        hit = present[key] = anchor in haystack
+                    if hit:
+                        break
+                else:
+                    continue
         if rule.starts and lowered is not None and folded is None and len(lowered) == len(text):
             folded = _Folded(lowered)
         text, count = _apply(rule, text, lowered, folded)
@@ -886,6 +913,7 @@ def _rules_layer(text: str) -> tuple[str, int]:
             total += count
             lowered = folded = None
             present.clear()
+            present_any.clear()
     return text, total
 
 

@@ -201,6 +201,18 @@ def test_many_secrets_in_one_text_are_all_counted() -> None:
         assert secret not in cleaned
 
 
+@pytest.mark.parametrize(("text", "secret", "kind"), SECRETS)
+def test_a_secret_in_a_long_text_is_found_as_in_a_short_one(
+    text: str, secret: str, kind: str
+) -> None:
+    # Past a few KB the anchors of a rule are looked for in one pass, not one by one.
+    filler = "Plain prose about the build, the cache and the release notes.\n" * 120
+    cleaned = redact(f"{filler}{text}\n{filler}")
+    assert secret not in cleaned
+    assert f"[REDACTED:{kind}]" in cleaned
+    assert cleaned == f"{filler}{redact(text)}\n{filler}"
+
+
 def test_prose_around_a_secret_survives() -> None:
     text = "Use the staging key AKIAIOSFODNN7EXAMPLE only for the nightly import job."
     assert (
