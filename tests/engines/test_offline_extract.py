@@ -4653,3 +4653,21 @@ def test_a_chat_opener_does_not_open_the_title() -> None:
     )
     titles = [i.title for i in run(text).items]
     assert titles and not any(t.lower().startswith("heads up") for t in titles), titles
+
+
+def test_a_request_scoped_over_all_of_a_kind_is_a_standing_rule() -> None:
+    text = (
+        "User: Can you port the box model to solve_ivp?\n\nAssistant: Sure, which solver?\n\n"
+        "User: Ah, and for all public functions please type hints with numpy.typing, so "
+        "NDArray[np.float64] and not only np.ndarray.\n\nAssistant: Will do.\n"
+    )
+    rules = [i for i in run(text).items if i.confidence >= COMMIT]
+    assert any("NDArray[np.float64]" in i.content for i in rules), rules
+    # (the chat opener leaves the title)
+    assert all(not i.title.lower().startswith("ah") for i in rules), rules
+    # one task's things are not a kind: "all the changes", "all tests"
+    task = (
+        "User: Rename the module.\n\nAssistant: Done.\n\n"
+        "User: please update the file to match all the changes.\n\nAssistant: OK.\n"
+    )
+    assert all(i.confidence < COMMIT for i in run(task).items)

@@ -1967,6 +1967,10 @@ _STRONG_GENERAL = re.compile(
     rf"forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|convention|policy|"
     r"standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
+    # "for all public functions", "in all workflows", "on all our workers": a scope over a
+    # kind of thing ("match all the changes" names one task's things)
+    r"|\b(?:for|in|on|across)\s+all\s+(?:(?:our|new|the)\s+)?(?:[a-z][\w-]*\s+){0,2}?"
+    r"(?!(?:the|these|those|tests?|changes|files|issues|errors|places)\b)[a-z][\w-]*[^s\W]s\b"
 )
 # "no viper", "no hardcoded text in composables", "we dont use floats in this firmware": a
 # ban on a thing, not an answer ("no, only english"), an idiom ("no idea") or what was seen

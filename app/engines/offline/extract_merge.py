@@ -315,7 +315,7 @@ _OPENERS = re.compile(
     r"let'?s do (?:that|it|this|both)|let'?s|"
     r"we(?:'re|'ve|'d|'ll| are)?|i(?:'ve|'m|'ll|'d)?|you(?:'re|'ve|'d|'ll)?|please|pls|also|and|"
     r"so|then|ok|basically|rule|they|it'?s|it|scratch that|actually|from now(?: on)?|going forward|"
-    r"speaking of which|heads up|fyi|btw|by the way|quick (?:note|change|question|thing)|"
+    r"speaking of which|heads up|fyi|btw|by the way|quick (?:note|change|question|thing)|ah|oh|"
     r"(?:one )?(?:more|small|last|other) thing|"
     # "In this repo the zod schemas go …", "In our code we use LL drivers …": where it holds
     r"(?:in|for|across) (?:this|our|the|all (?:of )?(?:our|the)) (?:repo|repository|codebase|"
