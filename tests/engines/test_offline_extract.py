@@ -4671,3 +4671,13 @@ def test_a_request_scoped_over_all_of_a_kind_is_a_standing_rule() -> None:
         "User: please update the file to match all the changes.\n\nAssistant: OK.\n"
     )
     assert all(i.confidence < COMMIT for i in run(task).items)
+
+
+def test_a_habit_for_everything_the_speaker_writes_is_a_rule() -> None:
+    text = (
+        "User: The UART driver drops bytes at 921600.\n\nAssistant: Which type for the "
+        "counter?\n\nUser: fixed-width types in everything i write, uint16_t here.\n\n"
+        "Assistant: OK.\n"
+    )
+    rules = [i for i in run(text).items if i.confidence >= COMMIT]
+    assert any("fixed-width types" in i.content.lower() for i in rules), rules

@@ -1945,6 +1945,8 @@ _SCOPES = (
 _ANYWHERE = (
     r"in anything|anywhere new|in any (?:of (?:my|our|the) )?(?:code|projects?|repos?|files?|"
     r"components?|services?|apps?)"
+    # "fixed-width types in everything I write": the speaker's own standing habit
+    r"|in (?:everything|whatever) (?:i|we) (?:write|touch|build)"
 )
 _GENERAL = Folded(
     rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|no longer|from "
