@@ -4681,3 +4681,23 @@ def test_a_habit_for_everything_the_speaker_writes_is_a_rule() -> None:
     )
     rules = [i for i in run(text).items if i.confidence >= COMMIT]
     assert any("fixed-width types" in i.content.lower() for i in rules), rules
+
+
+def test_a_rule_takes_the_next_sentence_that_goes_on_about_its_subject() -> None:
+    said = (
+        "User: Named exports only, no default exports, in anything you write for me. I grep "
+        "for named exports across the repo when I rename things.\n\nAssistant: Noted.\n"
+    )
+    rules = [i.content for i in run(said).items if i.confidence >= COMMIT]
+    assert any("I grep for named exports" in r for r in rules), rules
+    # a ban that follows is a point of its own, and a tentative aside is no part of the rule
+    for after in (
+        "Default exports are not allowed in tests either.",
+        "Maybe named exports get a lint rule later.",
+    ):
+        text = (
+            f"User: Named exports only, in anything you write for me. {after}\n\nAssistant: OK.\n"
+        )
+        assert not any(
+            after[:20] in i.content for i in run(text).items if "Named exports only" in i.content
+        )

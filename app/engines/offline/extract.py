@@ -748,7 +748,7 @@ def _joined_runs(found: list[Candidate], statements: list[Statement]) -> list[Ca
         if c.rationale and c.rationale not in prev.rationale:
             prev.rationale = f"{prev.rationale}; {c.rationale}" if prev.rationale else c.rationale
         prev.topic_tags = list(dict.fromkeys((*prev.topic_tags, *c.topic_tags)))
-    return _with_rest_of_item(joined, statements, reach)
+    return _with_next_of_subject(_with_rest_of_item(joined, statements, reach), statements, reach)
 
 
 # "Please make it fail the build too", "I'll delete the table myself": the speaker asks for
@@ -809,6 +809,62 @@ def _with_rest_of_item(
         rest = [t for t in rest if t.lower() not in c.content.lower()]
         if rest and len(" ".join((c.content, *rest)).split()) <= MAX_JOINED_WORDS:
             c.content = " ".join((c.content, *(_sentence_of(t) for t in rest)))
+    return found
+
+
+_NEXT_OF_SUBJECT_WORDS = 25
+_NEGATION = re.compile(r"(?i)\b(?:no|not|never|nothing|nobody|none|without)\b|n't\b")
+
+
+def _with_next_of_subject(
+    found: list[Candidate], statements: list[Statement], reach: dict[int, int]
+) -> list[Candidate]:
+    """A user's rule takes the next sentence of its paragraph when that sentence goes on
+    about the same subject and no candidate holds it: "src/core/ uses standard library
+    types only, so std::string …" / "Qt types are for src/ui/ and the thin boundary where
+    core is called." is one rule. A question, a request, a plan or trouble is not more of
+    the rule; neither is a sentence that shares no word with it."""
+    from app.engines.offline.dialogue import describes_trouble
+
+    held = {c.index for c in found} | set(reach.values())
+    for c in found:
+        if (
+            c.speakers != {Speaker.USER}
+            or c.family is Family.BUG
+            or c.root_cause
+            or not 0 <= c.index < len(statements)
+            or _in_a_list(c.index, statements)
+        ):
+            continue
+        k = reach.get(id(c), c.index) + 1
+        if k in held or k >= len(statements):
+            continue
+        if len(tokens(statements[k - 1].text) - tokens(c.content)) > 1:
+            continue  # (the rule is not made of the sentence before: a change, an answer)
+        here, s = statements[c.index], statements[k]
+        text = s.text.strip()
+        if (
+            s.unit != here.unit
+            or s.turn != here.turn
+            or s.pasted
+            or text.endswith(("?", ":"))
+            or not 3 <= len(text.split()) <= _NEXT_OF_SUBJECT_WORDS
+            or _NEW_POINT.match(text)
+            or _ASKS_OR_PLANS.search(text)
+            or _opens_with_request(text)
+            or _instructs(text)
+            or describes_trouble(text)
+            or _TENTATIVE.search(text)
+            or _IF_EVER.match(text)
+            # (a ban is a point of its own: "Color-eyre no, the colored output garbles …")
+            or _NEGATION.search(text)
+            or text.lower() in c.content.lower()
+            or len(tokens(text) & tokens(c.content)) < 2
+        ):
+            continue
+        if len(f"{c.content} {text}".split()) <= MAX_JOINED_WORDS:
+            c.content = f"{c.content} {_sentence_of(text)}"
+            held.add(k)
     return found
 
 
