@@ -4701,3 +4701,16 @@ def test_a_rule_takes_the_next_sentence_that_goes_on_about_its_subject() -> None
         assert not any(
             after[:20] in i.content for i in run(text).items if "Named exports only" in i.content
         )
+
+
+def test_an_accepted_recommendation_keeps_what_was_recommended_not_the_agents_hedge() -> None:
+    text = (
+        "User: Add a migration for the invoice due date.\n\n"
+        "Assistant: Done. I'd recommend setting `lock_timeout` at the start of every migration "
+        "session so a blocked `ALTER TABLE` fails fast instead of queueing.\n\n"
+        "User: Yes, good idea. lock_timeout 5s for every migration.\n\nAssistant: Added.\n"
+    )
+    items = [i for i in run(text).items if "lock_timeout" in i.content]
+    assert items, run(text).items
+    assert all(not i.content.startswith("I'd recommend") for i in items), items
+    assert all("good idea" not in i.content for i in items), items

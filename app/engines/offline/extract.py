@@ -3693,12 +3693,14 @@ ACCEPTED = 0.8
 ACCEPTED_BARE = 0.65
 _OFFER = re.compile(
     r"(?i)^.*?\b(?:should i|shall i|do you want me to|want me to|would you like me to|i propose|"
-    r"i suggest|i'?d suggest|i recommend|we could|i could also|how about)\s+(?:that\s+)?"
+    r"i suggest|i'?d suggest|i'?d recommend|i recommend|we could|i could also|how about)\s+"
+    r"(?:that\s+)?"
     r"(?:we\s+)?(?:also\s+)?"
 )
 _ANSWER_OPENER = re.compile(
     r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|sounds good|go ahead|do it|do both|do that|"
-    r"please do|please|lgtm|agreed|no need|no thanks|no thank you|not needed|no|nope|nah)\b"
+    r"please do|please|lgtm|agreed|no need|no thanks|no thank you|not needed|no|nope|nah|"
+    r"good idea|great idea|makes sense|perfect|great)\b"
     r"[\s,.!:;-]*"
 )
 # A refusal said as a sentence of its own ("no need.", "nope."): what follows is a new point
