@@ -4714,3 +4714,19 @@ def test_an_accepted_recommendation_keeps_what_was_recommended_not_the_agents_he
     assert items, run(text).items
     assert all(not i.content.startswith("I'd recommend") for i in items), items
     assert all("good idea" not in i.content for i in items), items
+
+
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        ("Errors go to stderr, and the exit code is 2 for usage errors.", True),
+        ("Host unit tests run with `make test-host` (Unity + our HAL fakes).", True),
+        ("Now I go to watch the match, Brazil plays today.", False),
+        ("Or daily seeded runs with a leaderboard, though that means a backend.", False),
+    ],
+)
+def test_where_things_go_and_what_they_run_with_are_standing_rules(said: str, rule: bool) -> None:
+    text = f"User: Fix the flag parsing.\n\nAssistant: Which behaviour?\n\nUser: {said}\n\n"
+    text += "Assistant: OK.\n"
+    kept = [i for i in run(text).items if i.confidence >= COMMIT and said[:12] in i.content]
+    assert bool(kept) is rule, kept

@@ -2121,6 +2121,10 @@ _STANDING_SHAPE = re.compile(
     r"(?:go(?:es)?|live|lives|belong|belongs|sit|sits)\s+(?:in|under|into|next to)\s+\S"
     r"|(?:are|is)\s+(?:colocated|prefixed|suffixed|named|kept in)\b"
     r"|(?:goes|go)\s+(?:through|thru|via)\s+\S"
+    # "Errors go to stderr" ("now I go to watch the match" is no rule)
+    r"|(?<!\bi\s)(?<!\bwe\s)(?<!\byou\s)(?:goes|go)\s+to\s+\S"
+    # "Host unit tests run with `make test-host`"
+    r"|(?:run|are\s+run)\s+(?:with|through|via)\s+\S"
     r"|(?:use|uses|is|are)\s+\S[^,]*,\s*(?:not|no)\s+\S"
     r"|(?:is|are)\s+[\w`.@/-]+\s+only\W*$)"
 )
