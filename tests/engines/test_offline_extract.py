@@ -4730,3 +4730,20 @@ def test_where_things_go_and_what_they_run_with_are_standing_rules(said: str, ru
     text += "Assistant: OK.\n"
     kept = [i for i in run(text).items if i.confidence >= COMMIT and said[:12] in i.content]
     assert bool(kept) is rule, kept
+
+
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        ("data/raw is read-only, nothing writes there, ever.", True),
+        ("everything inside the solver is SI, and conversion happens only in io/units.py.", True),
+        ("there's one PrismaClient, the one in src/db/client.ts, everything imports that", True),
+        ("everything in the logs looks fine.", False),
+        ("nothing in the config changed.", False),
+    ],
+)
+def test_all_or_none_of_a_places_things_is_a_standing_rule(said: str, rule: bool) -> None:
+    text = f"User: Convert the CSVs.\n\nAssistant: Where should they go?\n\nUser: {said}\n\n"
+    text += "Assistant: OK.\n"
+    kept = [i for i in run(text).items if i.confidence >= COMMIT and said[5:20] in i.content]
+    assert bool(kept) is rule, kept

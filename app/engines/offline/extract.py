@@ -2004,8 +2004,16 @@ _ANYWHERE = (
     # "fixed-width types in everything I write": the speaker's own standing habit
     r"|in (?:everything|whatever) (?:i|we) (?:write|touch|build)"
 )
+# "everything inside the solver is SI", "nothing writes there, ever", "everything imports
+# that": all of a place's things ("everything is broken", "nothing happened" report).
+_EVERYTHING = (
+    r"(?![^.;]*\b(?:looks?|seems?|fine|ok|okay|good|green|broken|fail\w*|wrong|weird|works?|"
+    r"happened|changed)\b)"
+    r"(?:(?:everything|nothing)\s+(?:inside|(?:blocking|async|sync)\s+in)\b"
+    r"|(?:everything|nothing)\s+(?:writes|reads|imports|calls|touches|goes|uses|gets|lives)\b)"
+)
 _GENERAL = Folded(
-    rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|no longer|from "
+    rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|{_EVERYTHING}|no longer|from "
     rf"now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|"
     r"convention|policy|standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
@@ -2021,9 +2029,9 @@ _STRONG_GENERAL = re.compile(
     r"(?i)^\W*(?:and\s+|also\s+)?all\s+(?:our\s+|the\s+|of\s+our\s+)?[a-z][\w-]*s\s+(?:are|go|"
     r"live|use|run|get|have|must|should)\s+(?!(?:green|passing|done|fixed|failing|broken|gone|"
     r"fine|good|there|updated|merged)\b)|"
-    rf"\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|no longer|from now on|going "
-    rf"forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|convention|policy|"
-    r"standard|that'?s the decision)\b"
+    rf"\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|{_EVERYTHING}|no longer|"
+    rf"from now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|"
+    r"rule|convention|policy|standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
     # "for all public functions", "in all workflows", "on all our workers": a scope over a
     # kind of thing ("match all the changes" names one task's things)
