@@ -4747,3 +4747,13 @@ def test_all_or_none_of_a_places_things_is_a_standing_rule(said: str, rule: bool
     text += "Assistant: OK.\n"
     kept = [i for i in run(text).items if i.confidence >= COMMIT and said[5:20] in i.content]
     assert bool(kept) is rule, kept
+
+
+def test_a_rule_after_a_preface_naming_its_topic_is_read() -> None:
+    text = (
+        "User: Add the PriceQuote DTO.\n\nAssistant: Where should it live?\n\n"
+        "User: As for location: DTOs live in the `contracts` module, not in pricing-api.\n\n"
+        "Assistant: OK.\n"
+    )
+    rules = [i.content for i in run(text).items if i.confidence >= COMMIT]
+    assert any(r.startswith("DTOs live in the `contracts` module") for r in rules), rules

@@ -2525,6 +2525,9 @@ _PREFACE_NAMES_RULES = re.compile(
 # the endpoint:", "While you're in there:".
 _PREFACE_OF_WORK = re.compile(
     r"(?i)^\W*(?:(?:and|also|oh|btw|so)\W+)*(?:before|when|whenever|while|once|as|if)\s+you\b"
+    # ... or names what the rest is about: "As for location:", "Regarding naming:"
+    r"|^\W*(?:(?:and|also|oh|btw|so)\W+)*(?:as\s+for|regarding|re)\s+(?:the\s+)?[\w-]+"
+    r"(?:\s+[\w-]+)?\s*:"
 )
 
 
