@@ -4757,3 +4757,13 @@ def test_a_rule_after_a_preface_naming_its_topic_is_read() -> None:
     )
     rules = [i.content for i in run(text).items if i.confidence >= COMMIT]
     assert any(r.startswith("DTOs live in the `contracts` module") for r in rules), rules
+
+
+def test_none_of_a_kind_may_in_a_clause_makes_a_request_a_rule() -> None:
+    text = (
+        "User: The strip is too bright at night.\n\nAssistant: Should I cap it?\n\n"
+        "User: so cap the brightness in firmware at 60%, hard cap, no pattern gets to go over "
+        "that.\n\nAssistant: Done.\n"
+    )
+    rules = [i.content for i in run(text).items if i.confidence >= COMMIT]
+    assert any("no pattern gets to go over that" in r for r in rules), rules

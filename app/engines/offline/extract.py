@@ -2054,6 +2054,9 @@ _PROHIBITION = re.compile(
 _CLAUSE_BAN = re.compile(
     r"(?i)[,;:—–]\s+(?:and\s+|but\s+)?we\s+(?:do\s+not|don'?t|dont|never)\s+(?:use|do|write|run|"
     r"commit|call|mock|allow|ship|add|touch|import|store|log|hardcode|put|deploy|merge)\b"
+    # "…, hard cap, no pattern gets to go over that": none of a kind may
+    r"|[,;:—–]\s+(?:and\s+)?no\s+(?:\w+\s+)?[a-z][\w-]*\s+(?:gets?\s+to|may|can|should|must|"
+    r"is\s+allowed\s+to)\b"
 )
 _PROHIBITION_LEAD = re.compile(
     r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|please|pls|no(?=,))\W+)+"
