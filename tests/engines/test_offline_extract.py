@@ -4719,22 +4719,12 @@ def test_an_accepted_recommendation_keeps_what_was_recommended_not_the_agents_he
 @pytest.mark.parametrize(
     ("said", "rule"),
     [
+        # where things go and what they run with
         ("Errors go to stderr, and the exit code is 2 for usage errors.", True),
         ("Host unit tests run with `make test-host` (Unity + our HAL fakes).", True),
         ("Now I go to watch the match, Brazil plays today.", False),
         ("Or daily seeded runs with a leaderboard, though that means a backend.", False),
-    ],
-)
-def test_where_things_go_and_what_they_run_with_are_standing_rules(said: str, rule: bool) -> None:
-    text = f"User: Fix the flag parsing.\n\nAssistant: Which behaviour?\n\nUser: {said}\n\n"
-    text += "Assistant: OK.\n"
-    kept = [i for i in run(text).items if i.confidence >= COMMIT and said[:12] in i.content]
-    assert bool(kept) is rule, kept
-
-
-@pytest.mark.parametrize(
-    ("said", "rule"),
-    [
+        # all or none of a place's things
         ("data/raw is read-only, nothing writes there, ever.", True),
         ("everything inside the solver is SI, and conversion happens only in io/units.py.", True),
         ("there's one PrismaClient, the one in src/db/client.ts, everything imports that", True),
@@ -4742,10 +4732,10 @@ def test_where_things_go_and_what_they_run_with_are_standing_rules(said: str, ru
         ("nothing in the config changed.", False),
     ],
 )
-def test_all_or_none_of_a_places_things_is_a_standing_rule(said: str, rule: bool) -> None:
-    text = f"User: Convert the CSVs.\n\nAssistant: Where should they go?\n\nUser: {said}\n\n"
+def test_an_answer_shaped_as_a_standing_rule_is_one(said: str, rule: bool) -> None:
+    text = f"User: Fix the flag parsing.\n\nAssistant: Which behaviour?\n\nUser: {said}\n\n"
     text += "Assistant: OK.\n"
-    kept = [i for i in run(text).items if i.confidence >= COMMIT and said[5:20] in i.content]
+    kept = [i for i in run(text).items if i.confidence >= COMMIT and said[6:20] in i.content]
     assert bool(kept) is rule, kept
 
 
