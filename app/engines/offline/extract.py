@@ -2007,10 +2007,9 @@ _ANYWHERE = (
 # "everything inside the solver is SI", "nothing writes there, ever", "everything imports
 # that": all of a place's things ("everything is broken", "nothing happened" report).
 _EVERYTHING = (
-    r"(?![^.;]*\b(?:looks?|seems?|fine|ok|okay|good|green|broken|fail\w*|wrong|weird|works?|"
-    r"happened|changed)\b)"
-    r"(?:(?:everything|nothing)\s+(?:inside|(?:blocking|async|sync)\s+in)\b"
-    r"|(?:everything|nothing)\s+(?:writes|reads|imports|calls|touches|goes|uses|gets|lives)\b)"
+    r"(?:everything|nothing)(?![^.;]*\b(?:looks?|seems?|fine|ok|okay|good|green|broken|fail\w*|"
+    r"wrong|weird|works?|happened|changed)\b)\s+(?:inside|(?:blocking|async|sync)\s+in|writes|"
+    r"reads|imports|calls|touches|goes|uses|gets|lives)\b"
 )
 _GENERAL = Folded(
     rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|{_EVERYTHING}|no longer|from "
