@@ -4757,3 +4757,13 @@ def test_none_of_a_kind_may_in_a_clause_makes_a_request_a_rule() -> None:
     )
     rules = [i.content for i in run(text).items if i.confidence >= COMMIT]
     assert any("no pattern gets to go over that" in r for r in rules), rules
+
+
+def test_not_writing_a_format_anymore_names_what_it_retires() -> None:
+    text = (
+        "User: quick change: we are not writing HDF5 anymore, Zarr instead, same folder "
+        "data/processed/.\n\nAssistant: Switched the writer to Zarr.\n"
+    )
+    [item] = [i for i in run(text).items if i.confidence >= COMMIT]
+    assert "replaces:hdf5" in item.tags, item.tags
+    assert item.title == "Zarr instead of HDF5", item.title

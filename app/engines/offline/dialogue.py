@@ -1220,6 +1220,12 @@ _REPLACES = (
         rf"{_NAME.format(g='old')}"
     ),
     _INSTEAD_OF,
+    # "we are not writing HDF5 anymore, Zarr instead": what the work no longer makes, when
+    # "anymore" says it is a change
+    re.compile(
+        rf"(?i)\bnot\s+(?:writing|running|shipping|storing|generating|publishing|deploying)\s+"
+        rf"{_SKIP}{_NAME.format(g='old')}\s+(?:any\s?more|from\s+now\s+on)\b"
+    ),
     # "turns out celery can't do cron-like schedules, so we're switching the jobs to dramatiq":
     # what fails, then what the work moves to
     re.compile(
