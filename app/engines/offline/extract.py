@@ -820,10 +820,13 @@ def _with_next_of_subject(
     found: list[Candidate], statements: list[Statement], reach: dict[int, int]
 ) -> list[Candidate]:
     """A user's rule takes the next sentence of its paragraph when that sentence goes on
-    about the same subject and no candidate holds it: "src/core/ uses standard library
-    types only, so std::string …" / "Qt types are for src/ui/ and the thin boundary where
-    core is called." is one rule. A question, a request, a plan or trouble is not more of
-    the rule; neither is a sentence that shares no word with it."""
+    about the same subject and no candidate holds it: "Named exports only … in anything you
+    write for me." / "I grep for named exports when I rename things." is one rule.
+
+    Only a rule of the user's own words whose last sentence is the one before, and only a
+    sentence sharing two content words with it; a question, a request, a plan, trouble, an
+    aside ("maybe", "if we ever") or a ban of its own ("Color-eyre no, …") is not more of
+    the rule."""
     from app.engines.offline.dialogue import describes_trouble
 
     held = {c.index for c in found} | set(reach.values())
@@ -839,7 +842,8 @@ def _with_next_of_subject(
         k = reach.get(id(c), c.index) + 1
         if k in held or k >= len(statements):
             continue
-        if len(tokens(statements[k - 1].text) - tokens(c.content)) > 1:
+        words = tokens(c.content)
+        if len(tokens(statements[k - 1].text) - words) > 1:
             continue  # (the rule is not made of the sentence before: a change, an answer)
         here, s = statements[c.index], statements[k]
         text = s.text.strip()
@@ -859,7 +863,7 @@ def _with_next_of_subject(
             # (a ban is a point of its own: "Color-eyre no, the colored output garbles …")
             or _NEGATION.search(text)
             or text.lower() in c.content.lower()
-            or len(tokens(text) & tokens(c.content)) < 2
+            or len(tokens(text) & words) < 2
         ):
             continue
         if len(f"{c.content} {text}".split()) <= MAX_JOINED_WORDS:
