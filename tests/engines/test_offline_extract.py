@@ -894,6 +894,17 @@ def test_naming_convention_without_signal_words() -> None:
     assert item.title == "Module names are snake_case"
 
 
+def test_a_setting_kept_as_it_is_is_no_symptom() -> None:
+    # ("don't" in "…, don't touch that" is no trouble)
+    from app.engines.offline import dialogue
+
+    report = (
+        "Playtest feedback is in. We're raising the server tick from 20 to 30 Hz. The "
+        "interpolation buffer stays at 100 ms, don't touch that."
+    )
+    assert dialogue._symptom(report, "the tick rate is hardcoded in three places") == ""
+
+
 def test_bug_pattern_has_symptom_root_cause_fix_and_occurrences() -> None:
     text = (
         "User: The dashboard shows stale totals after a save. This is the second time.\n"
@@ -4320,6 +4331,36 @@ def test_a_rule_that_turns_down_one_off_code_is_no_one_off_request() -> None:
     ).items
     rules = [i for i in items if "fmt.Errorf" in i.content]
     assert rules and rules[0].confidence >= COMMIT, [i.text for i in items]
+
+
+@pytest.mark.parametrize(
+    ("said", "title"),
+    [
+        # a number its preposition leaves waiting: what it counts, or where it goes to
+        (
+            "Not maintaining runner infra for 4 repos, thats a full time job for nobody.",
+            "Not maintaining runner infra for 4 repos",
+        ),
+        (
+            "We're raising the server tick from 20 to 30 Hz.",
+            "Raising the server tick from 20 to 30 Hz",
+        ),
+        # what the team does not do, said as such
+        ("We do not use Jackson in this service at all.", "Don't use Jackson in this service"),
+        # what the speaker likes is the subject; an emoji is no word of the title
+        ("And while you're at it, I like branded types for money.", "Branded types for money"),
+        ("👍 posting it in #ml-weekly. That's where these go.", "Posting it in #ml-weekly"),
+        # an imperative "prefer" stays
+        (
+            "Prefer composition, the inheritance tree in Enemy is why we're here.",
+            "Prefer composition",
+        ),
+    ],
+)
+def test_a_title_reads_as_a_phrase_of_its_own(said: str, title: str) -> None:
+    from app.engines.offline.extract_merge import _phrase_title
+
+    assert _phrase_title(said).startswith(title), _phrase_title(said)
 
 
 def test_a_title_keeps_the_brackets_a_name_closes() -> None:

@@ -678,6 +678,13 @@ _CHOICE_SAID = re.compile(
 )
 
 
+# "The interpolation buffer stays at 100 ms": a setting or choice kept, no trouble.
+_KEPT_SAID = re.compile(
+    r"(?i)^\W*(?:the\s+|our\s+)?(?!(?:it|this|that|there|everything|nothing)\b)[\w`.@/+-]+"
+    r"(?:\s+[\w`.@/+-]+){0,2}\s+(?:stays|remains)\s+(?:at|on|with|as|in|the same)\b(?!\s+~)"
+)
+
+
 def said_as_rule(text: str) -> bool:
     """Whether a statement carries a rule's own wording ("must", "make sure", "never …")."""
     return _RULE_SAID.search(text) is not None
@@ -783,6 +790,7 @@ def _symptom(text: str, cause: str = "") -> str:
     if (
         _RULE_SAID.search(sentences[best])
         or _CHOICE_SAID.match(sentences[best])
+        or _KEPT_SAID.match(sentences[best])
         or not (prose and (named or other))
     ):
         # "money is Decimal, never float": a rule said with the report is no symptom

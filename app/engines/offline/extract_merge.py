@@ -322,6 +322,9 @@ _OPENERS = re.compile(
     r"project|code|app|service)s?,?|(?:just )?so you know(?: for the future)?,?|for the future,?|"
     r"do it now|now|(?:no|nope|yes|yeah|right|hello|hi|hey|good point),)(?:\b|(?<=,))[\s,;]*"
 )
+_NO_WORD_LEAD = re.compile(r"^[^\w`'\"/.(<~#@$-]+")
+_DO_NOT = re.compile(r"(?i)^(?:do|does)\s+not\s+(?=[a-z])|^(?:do|does)n'?t\s+(?=[a-z])")
+_LIKES = re.compile(r"(?i)^(?:really\s+)?(?:like|love)\s+(?=\S+\s+\S)")
 _NOT_DOING = re.compile(
     r"(?i)^not\s+(?:do|use|go\s+with|add|keep|bother\s+with)\s+(?:the\s+|a\s+|an\s+|any\s+)?"
 )
@@ -393,6 +396,35 @@ def _predicate_completed(picked: list[str], raws: list[str], last: int) -> list[
     return picked
 
 
+# "Not maintaining runner infra for 4", "Raising the server tick from 20": a title does not
+# end on a number its preposition leaves waiting for what it counts or where it goes to.
+_NUMBER = re.compile(r"(?i)^(?:~?\d[\d.,]*|one|two|three|four|five|six|seven|eight|nine|ten)$")
+_VALUE_PREPOSITIONS = frozenset({"for", "from", "of", "to", "by", "at", "on", "in", "with"})
+_RANGE_WORDS = 3
+
+
+def _number_completed(picked: list[str], raws: list[str], last: int) -> list[str]:
+    """A title cut on "<preposition> <number>" takes the word the number counts ("for 4
+    repos"), or the rest of "from 20 to 30 Hz", while the title stays short enough."""
+    if len(picked) < 2 or last < 0 or picked[-2].lower() not in _VALUE_PREPOSITIONS:
+        return picked
+    if not _NUMBER.match(picked[-1]):
+        return picked
+    rest = [raw.strip("`.,;:()\"'") for raw in raws[last + 1 : last + 1 + _RANGE_WORDS]]
+    ends = [raw.endswith((",", ";", ":", ".", "!", "?")) for raw in raws[last + 1 :]]
+    more: list[str] = []
+    if picked[-2].lower() == "from" and rest[:1] == ["to"] and len(rest) >= 2:
+        more = rest[:2]
+        if not ends[1] and len(rest) == _RANGE_WORDS and rest[2].lower() not in STOPWORDS:
+            more.append(rest[2])  # ("… to 30 Hz")
+    elif rest and rest[0] and rest[0].lower() not in STOPWORDS and rest[0].isalpha():
+        more = rest[:1]
+    title = [*picked, *more]
+    if not more or len(" ".join(title)) > TITLE_CHARS:
+        return picked
+    return title
+
+
 def _phrase_title(content: str) -> str:
     """The first words of the statement that name its subject (at most six)."""
     text = _LABEL.sub("", strip_fillers(content), count=1)
@@ -403,8 +435,18 @@ def _phrase_title(content: str) -> str:
     bare = _LISTED_ASIDE.sub("", text)
     if len(bare.split()) >= 2:
         text = bare
+    text = _NO_WORD_LEAD.sub("", text, count=1)  # ("🙌 ok from now on every buffer …")
+    pronoun = False
     for _ in range(3):
-        text = _OPENERS.sub("", text, count=1)
+        opener = _OPENERS.match(text)
+        if opener is not None and opener.end():
+            pronoun = opener.group(0).strip(" ,;").lower() in ("i", "we")
+        text = text[opener.end() :] if opener is not None else text
+    # "we do not show permission prompts …": what is not done, "Don't show permission …"
+    text = _DO_NOT.sub("Don't ", text, count=1)
+    if pronoun:
+        # "I like branded types for money": what is liked names the item
+        text = _LIKES.sub("", text, count=1)
     # "Let's not do the lifecycle rule after all": what it turns down, "No lifecycle rule".
     text = _NOT_DOING.sub("No ", text, count=1)
     # "No .env files committed": the filler stripper reads "No ." as an answer.
@@ -467,6 +509,8 @@ def _phrase_title(content: str) -> str:
         picked.pop()
     if picked and len(places) >= len(picked):
         picked = _predicate_completed(picked, raws, places[len(picked) - 1])
+        if len(places) >= len(picked):
+            picked = _number_completed(picked, raws, places[len(picked) - 1])
     if picked and picked[-1].endswith("=") and len(picked[-1]) > 1:
         picked[-1] = picked[-1].rstrip("=")
     title = " ".join(picked) or "Note"
