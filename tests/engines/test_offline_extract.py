@@ -4363,6 +4363,32 @@ def test_a_title_reads_as_a_phrase_of_its_own(said: str, title: str) -> None:
     assert _phrase_title(said).startswith(title), _phrase_title(said)
 
 
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        (
+            "Ah, and for all public functions please type hints with numpy.typing, so "
+            "NDArray[np.float64] and not only np.ndarray.",
+            "For all public functions please type hints",
+        ),
+        (
+            "quick change: we are not writing HDF5 anymore, Zarr instead, same folder "
+            "data/processed/.",
+            "We are not writing HDF5 anymore",
+        ),
+        # words of the item stay: "right now", "so far"
+        (
+            "Right now we issue one long-lived JWT at login, which security rightly hates, so "
+            "from now on access tokens live 15 minutes.",
+            "Right now we issue",
+        ),
+    ],
+)
+def test_an_items_content_leaves_the_chat_opener_out(said: str, content: str) -> None:
+    items = run(f"User: {said}\n\nAssistant: Noted.\n").items
+    assert any(i.content.startswith(content) for i in items), [i.content for i in items]
+
+
 def test_a_title_keeps_the_brackets_a_name_closes() -> None:
     from app.engines.offline.extract_merge import _phrase_title
 

@@ -89,12 +89,30 @@ def _closed(text: str) -> str:
     return text if not text or text.endswith((".", "!", "?", "…")) else f"{text}."
 
 
+# What opens a chat message and says nothing of the item: "Ah, and …", "Quick change: …",
+# "Heads up, …", "Ok so …" ("so far", "right now", "well-known" are words of the item).
+_CHAT_OPENER = re.compile(
+    r"(?i)^(?:(?:(?:ah|oh|ok(?:ay)?|hmm+|alright|anyway|btw|also|and|plus)(?:\s*,\s*|\s+)"
+    r"|(?:so|yes|yeah|yep|yup|no|nope|nah|right|correct|wait|hello|hi|hey|wow)\s*,\s*|(?:quick|small)\s+(?:change|note|thing|one)\s*[:,—–-]\s*"
+    r"|heads[\s-]up\s*[:,—–-]\s*|(?:one\s+)?(?:more|last|other)\s+thing\s*[:,—–-]\s*"
+    r"|fyi\s*[:,—–-]\s*))+(?=\S+\s+\S+\s+\S)"
+)
+
+
+def _without_chat_opener(content: str) -> str:
+    """The item's content without the words that only open the chat message."""
+    cut = _CHAT_OPENER.match(content)
+    if cut is None:
+        return content
+    return capitalize(content[cut.end() :])
+
+
 def _item(candidate: Candidate, source: str, today: date) -> MemoryItem:
     speaker_tag = "source:user" if Speaker.USER in candidate.speakers else "source:agent"
     return MemoryItem(
         category=candidate.category,
         title=candidate.title,
-        content=candidate.content,
+        content=_without_chat_opener(candidate.content),
         confidence=candidate.confidence,
         sources=[source],
         extracted=today,

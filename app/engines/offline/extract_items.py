@@ -111,7 +111,7 @@ _INTRO_RE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _FILLER_RE = re.compile(
-    r"""^(?:(?:ok(?:ay)?|so|and|also|oh|btw|by\ the\ way|plus|right|yes|yeah|yep|good|great
+    r"""^(?:(?:ok(?:ay)?|so|and|also|oh|btw|by\ the\ way|plus|right(?!\ now)|yes|yeah|yep|good|great
         |well|hey|hmm|alright|actually|wait|sure|understood|agreed|got\ it|noted|then
         |please|fyi|but|finally|first|one\ more\ thing|one\ last\ thing|another\ thing
         |one\ more|(?:it\ )?turns\ out(?:\ that)?|note\ that|keep\ in\ mind(?:\ that)?
@@ -363,7 +363,8 @@ def capitalize(text: str) -> str:
     """Upper-case the first letter unless the first word is an identifier (`qasync`)."""
     if not text:
         return text
-    first = text.split(" ", 1)[0]
+    # (the word, not the comma after it: "please, static typing …")
+    first = text.split(" ", 1)[0].rstrip(",;:!?")
     # Identifiers keep their case: `qasync`, `os.path`, `request()`; "don't" is a word.
     if not first.replace("'", "").replace("-", "").isalpha() or any(
         ch.isupper() for ch in first[1:]

@@ -320,7 +320,8 @@ _OPENERS = re.compile(
     # "In this repo the zod schemas go …", "In our code we use LL drivers …": where it holds
     r"(?:in|for|across) (?:this|our|the|all (?:of )?(?:our|the)) (?:repo|repository|codebase|"
     r"project|code|app|service)s?,?|(?:just )?so you know(?: for the future)?,?|for the future,?|"
-    r"do it now|now|(?:no|nope|yes|yeah|right|hello|hi|hey|good point),)(?:\b|(?<=,))[\s,;]*"
+    r"do it now|(?:right\s+)?now|(?:no|nope|yes|yeah|right|hello|hi|hey|good point),)(?:\b|(?<=,))"
+    r"[\s,;]*"
 )
 _NO_WORD_LEAD = re.compile(r"^[^\w`'\"/.(<~#@$-]+")
 _DO_NOT = re.compile(r"(?i)^(?:do|does)\s+not\s+(?=[a-z])|^(?:do|does)n'?t\s+(?=[a-z])")
