@@ -905,6 +905,23 @@ def test_a_setting_kept_as_it_is_is_no_symptom() -> None:
     assert dialogue._symptom(report, "the tick rate is hardcoded in three places") == ""
 
 
+def test_a_question_to_confirm_or_a_wish_is_no_bugs_symptom() -> None:
+    # "…, right?" asks to confirm a statement; "I'd like to get rid of …" asks for work
+    text = (
+        "User: we bumped .terraform-version to 1.10.3 last week. S3 backend can lock by itself "
+        "now with a lockfile in the bucket, right? I'd like to get rid of the dynamo table, one "
+        "less thing to pay for and to bootstrap.\n\n"
+        "Assistant: Yes. Since Terraform 1.10 the S3 backend supports native locking with "
+        "`use_lockfile = true`. You can enable both for a transition, so nobody on an older "
+        "binary writes without a lock, then remove DynamoDB.\n\n"
+        "User: yes, remove it from bootstrap and destroy it. we're done with dynamodb for state "
+        "locking.\n\n"
+        "Assistant: `tf-locks` is destroyed. State locking is S3-native only now.\n"
+    )
+    items = extract(text, source="t").items
+    assert not [i for i in items if i.category is Category.BUG_PATTERNS], [i.text for i in items]
+
+
 def test_bug_pattern_has_symptom_root_cause_fix_and_occurrences() -> None:
     text = (
         "User: The dashboard shows stale totals after a save. This is the second time.\n"

@@ -714,6 +714,12 @@ _TOLD_AS_ASKED = re.compile(
 )
 
 
+# "S3 backend can lock by itself now, right?": a statement the asker wants confirmed.
+_TAG_QUESTION = re.compile(
+    r"(?i),\s*(?:right|correct|yes|no|true|isn'?t (?:it|that)|doesn'?t it|ok(?:ay)?)\s*\?+\W*$"
+)
+
+
 _REPORT_THEN_REQUEST = re.compile(
     r"(?i)^(?P<said>(?!\W*(?:why|how|what|when|where|which|who|is|are|can|could|should|would|"
     r"will|do|does|did|any)\b)\S+(?:\s+\S+){3,}?)\s*(?:[—–]|\s-|,|;)\s*(?:(?:so|and|but)\s+)?"
@@ -758,9 +764,17 @@ def _symptom(text: str, cause: str = "") -> str:
         words = set(_WORD.findall(sentence.lower()))
         prose = (
             len(sentence.split()) >= 4
-            and (not sentence.rstrip().endswith("?") or _TOLD_AS_ASKED.match(sentence) is not None)
+            and (
+                not sentence.rstrip().endswith("?")
+                or (
+                    _TOLD_AS_ASKED.match(sentence) is not None
+                    and not _TAG_QUESTION.search(sentence)
+                )
+            )
             and not looks_like_code(sentence)
             and not INTRODUCES_PASTE.match(sentence)
+            # "I'd like to get rid of the dynamo table": work asked for, nothing gone wrong
+            and not (_ASKS_FOR_WORK.match(sentence) and not _TROUBLE.search(sentence))
             # "Probably we're missing an index …": the reporter's guess at the cause
             and not _GUESSES_THE_CAUSE.match(sentence)
             # "This project is managed with uv — run everything through `uv run`": a rule
