@@ -905,6 +905,17 @@ def test_a_setting_kept_as_it_is_is_no_symptom() -> None:
     assert dialogue._symptom(report, "the tick rate is hardcoded in three places") == ""
 
 
+def test_the_agents_named_root_cause_is_kept_without_a_fix_in_the_same_breath() -> None:
+    text = (
+        "User: the nightly export job has been timing out since monday, any idea?\n\n"
+        "Assistant: Root cause: the export query lost its index on orders.created_at when the "
+        "table was rebuilt on monday, so every run does a full scan of 90M rows.\n\n"
+        "User: ok makes sense.\n"
+    )
+    bugs = [i for i in extract(text, source="t").items if i.category is Category.BUG_PATTERNS]
+    assert bugs and bugs[0].confidence >= COMMIT, [(i.text, i.confidence) for i in bugs]
+
+
 def test_a_question_to_confirm_or_a_wish_is_no_bugs_symptom() -> None:
     # "…, right?" asks to confirm a statement; "I'd like to get rid of …" asks for work
     text = (

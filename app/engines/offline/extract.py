@@ -3964,20 +3964,21 @@ AGENT_ACCOUNT_BONUS = 0.1
 
 
 def _agent_accounts_whole(found: list[Candidate], statements: list[Statement]) -> None:
-    """The agent's account that names the root cause and the fix it made is a whole bug.
+    """The agent's account that names the root cause is a finding, not a passing remark.
 
     The rules build a bug the agent tells at the bug base less the agent's penalty, which
-    keeps its passing remarks ("Root cause: the retry decorator swallowed the timeout") in
-    review. One that opens by naming the root cause and gives the fix too ("Root cause:
-    buildLegs rounded the seller leg … Fix: fees are rounded once …") and that no confirmed
-    fix took in has most of that penalty waived (docs/decisions.md, thirty-fifth part).
-    Raised after the dialogue units are read, so a confirmed fix still outranks it.
+    keeps its passing remarks ("the retry decorator probably swallowed the timeout") in
+    review. One that opens by naming the root cause ("Root cause: buildLegs rounded the
+    seller leg … Fix: fees are rounded once …", "Root cause: gRPC Services had no
+    `appProtocol` …") and that no confirmed fix took in has most of that penalty waived
+    (docs/decisions.md, thirty-fifth and forty-second parts), with or without the fix in
+    the same statement. Raised after the dialogue units are read, so a confirmed fix still
+    outranks it.
     """
     for c in found:
         if (
             c.family is Family.BUG
             and c.root_cause
-            and c.fix
             and c.confidence < SURE
             and (c.speakers or {c.speaker}) == {Speaker.AGENT}
             and 0 <= c.index < len(statements)
