@@ -4417,6 +4417,19 @@ def test_an_items_content_leaves_the_chat_opener_out(said: str, content: str) ->
     assert any(i.content.startswith(content) for i in items), [i.content for i in items]
 
 
+def test_a_title_keeps_the_star_of_a_glob() -> None:
+    item = only(run("User: Prompts live in prompts/*.j2, one file per prompt, always."))
+    assert "prompts/*.j2" in item.title, item.title
+
+
+def test_a_topic_names_the_title_only_when_the_statement_speaks_of_its_head() -> None:
+    # ("HTTP calls" once titled this for its "calls")
+    item = only(
+        run("User: For server calls always use the apiClient from src/api/client.ts, never fetch.")
+    )
+    assert item.title != "HTTP calls", item.title
+
+
 def test_a_title_keeps_the_brackets_a_name_closes() -> None:
     from app.engines.offline.extract_merge import _phrase_title
 

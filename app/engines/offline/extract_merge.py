@@ -528,7 +528,10 @@ def stems(text: str) -> set[str]:
 
 
 def _speaks_of(topic: str, candidate: Candidate) -> bool:
-    return bool(topic) and bool(stems(topic) & stems(candidate.content))
+    """Whether the statement speaks of what the topic's name leads with: "HTTP calls"
+    names "… never fetch directly, always the http client …", not "… stores call …"."""
+    head = stems(topic.split()[0]) if topic.split() else set()
+    return bool(head) and head <= stems(candidate.content)
 
 
 _ANSWER_OPENING = re.compile(
@@ -546,6 +549,10 @@ def _opening_clause(content: str) -> str:
     while words and words[-1].lower() in STOPWORDS:
         words.pop()
     return " ".join(words)
+
+
+# Markdown emphasis, not the star of a glob ("queries/*.sql", "app/*/models.py").
+_EMPHASIS = re.compile(r"\*\*|(?<![\w/.*])\*(?=[\w`])|(?<=[\w`.!?])\*(?![\w/.*])")
 
 
 def _assign_titles(candidates: list[Candidate]) -> None:
@@ -574,7 +581,7 @@ def _assign_titles(candidates: list[Candidate]) -> None:
         if len(phrase.split()) >= 2 and not named_first:
             options.sort(key=lambda o: len(o.split()) < 2)
         for option in options:
-            option = option.replace("*", "").replace("`", "").strip(" :.-")
+            option = _EMPHASIS.sub("", option).replace("`", "").strip(" :.-")
             if option and (candidate.category, option.lower()) not in used:
                 title = option
                 break
