@@ -4378,6 +4378,13 @@ def test_a_rule_that_turns_down_one_off_code_is_no_one_off_request() -> None:
         # what the speaker likes is the subject; an emoji is no word of the title
         ("And while you're at it, I like branded types for money.", "Branded types for money"),
         ("👍 posting it in #ml-weekly. That's where these go.", "Posting it in #ml-weekly"),
+        # what the speaker has, or the trouble itself
+        ("We have errors in billing-gw every time the ledger deploys.", "Errors in billing-gw"),
+        (
+            "I have since yesterday the problem in Mossbound that the player is jittering.",
+            "Player is jittering",
+        ),
+        ("We got rid of f32 in sim two years ago.", "Got rid of f32"),
         # an imperative "prefer" stays
         (
             "Prefer composition, the inheritance tree in Enemy is why we're here.",

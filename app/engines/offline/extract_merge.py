@@ -326,6 +326,14 @@ _OPENERS = re.compile(
 _NO_WORD_LEAD = re.compile(r"^[^\w`'\"/.(<~#@$-]+")
 _DO_NOT = re.compile(r"(?i)^(?:do|does)\s+not\s+(?=[a-z])|^(?:do|does)n'?t\s+(?=[a-z])")
 _LIKES = re.compile(r"(?i)^(?:really\s+)?(?:like|love)\s+(?=\S+\s+\S)")
+_HAVE = re.compile(
+    r"(?i)^(?:have|get|see|keep\s+getting|are\s+getting|'re\s+getting)\s+(?!rid\b)"
+    r"(?:(?:since|from)\s+\w+\s+)?(?:received\s+)?(?:(?:a|an|the|some|this)\s+)?(?=\S)"
+)
+_TROUBLE_LEAD = re.compile(
+    r"(?i)^(?:weird\s+|strange\s+|big\s+)?(?:problem|issue|bug)s?\s+(?:(?:in|with|on)\s+"
+    r"\S+\s+)?(?:that|where)\s+(?=\S+\s+\S)"
+)
 _NOT_DOING = re.compile(
     r"(?i)^not\s+(?:do|use|go\s+with|add|keep|bother\s+with)\s+(?:the\s+|a\s+|an\s+|any\s+)?"
 )
@@ -448,6 +456,10 @@ def _phrase_title(content: str) -> str:
     if pronoun:
         # "I like branded types for money": what is liked names the item
         text = _LIKES.sub("", text, count=1)
+        # "We have errors in billing-gw …", "I have since yesterday the problem in Mossbound
+        # that the player is jittering": what is had, or the trouble itself
+        had = _HAVE.sub("", text, count=1)
+        text = _TROUBLE_LEAD.sub("", had, count=1) if len(had.split()) >= 2 else text
     # "Let's not do the lifecycle rule after all": what it turns down, "No lifecycle rule".
     text = _NOT_DOING.sub("No ", text, count=1)
     # "No .env files committed": the filler stripper reads "No ." as an answer.
