@@ -905,6 +905,27 @@ def test_a_setting_kept_as_it_is_is_no_symptom() -> None:
     assert dialogue._symptom(report, "the tick rate is hardcoded in three places") == ""
 
 
+def test_a_report_that_asks_why_outranks_the_agents_failing_reproduction() -> None:
+    text = (
+        'User: patients are getting the "your appointment is in 24h" SMS two or three times. '
+        "started after we moved reminders to celery eta tasks. find out why and fix\n\n"
+        "Assistant: Let me reproduce it with a short visibility timeout.\n\n"
+        'Assistant: [tool: Bash {"command": "pytest tests/integration/test_eta_redelivery.py"}]'
+        "\n\nUser: [tool result: E       assert 3 == 1\n1 failed in 13.41s]\n\n"
+        "Assistant: Root cause confirmed: Celery ETA tasks longer than the Redis "
+        "`visibility_timeout` get redelivered, so every worker that picked them up runs them. "
+        "I'll schedule reminders from a periodic dispatcher instead of long ETAs.\n\n"
+        'Assistant: [tool: Bash {"command": "pytest tests/integration -q"}]\n\n'
+        "User: [tool result: 12 passed in 20.1s]\n\n"
+        "Assistant: Fixed: reminders go through the dispatcher, and the test passes.\n\n"
+        "User: great, thanks\n"
+    )
+    bugs = [i for i in extract(text, source="t").items if i.category is Category.BUG_PATTERNS]
+    assert bugs and all("13.41" not in i.content for i in bugs), [i.text for i in bugs]
+    # (the user's words, not the run's)
+    assert any("reminders" in i.content or "SMS" in i.content for i in bugs), [i.text for i in bugs]
+
+
 def test_the_agents_named_root_cause_is_kept_without_a_fix_in_the_same_breath() -> None:
     text = (
         "User: the nightly export job has been timing out since monday, any idea?\n\n"

@@ -1054,8 +1054,14 @@ def _find_fixes(classified: list[DialogueTurn], found: list[Fix]) -> None:
             turn.kind == "result"
             and cause is None
             and _FAILED.search(_ZERO_FAIL.sub(" ", turn.text))
-            # the user's own description of the problem outranks a failing run after it
-            and (report is None or report.kind == "result" or not _TROUBLE.search(report.text))
+            # the user's own description of the problem outranks a failing run after it, as
+            # does a report that asks why ("patients get the SMS two or three times … find
+            # out why"): the run is the agent's reproduction of it
+            and (
+                report is None
+                or report.kind == "result"
+                or not (_TROUBLE.search(report.text) or _ASKS_WHY.search(report.text))
+            )
         ):
             # A failing run after a request is the symptom ("error: gcc failed").
             report = DialogueTurn(turn.speaker, turn.index, "result", _first_error(turn.text))
