@@ -722,6 +722,13 @@ def test_a_proposal_turned_down_or_put_off_leaves_the_review_queue(
             "the pdf rendering blocks the request",
             "Invoice PDF generation",
         ),
+        # the ask to look is no symptom, whatever its "dont"
+        (
+            "fct_orders has dupes again. ~1.2k order_ids with count > 1 in prod since tuesday. "
+            "look into it, dont touch prod",
+            "fct_orders has no unique_key, so the merge inserts duplicates",
+            "fct_orders has dupes again",
+        ),
         # a suspect ruled out does not take the sentence before it
         ("Hard reload no, incognito no. It's not the browser.", "the CDN caches the avatar", ""),
     ],

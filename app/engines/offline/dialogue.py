@@ -714,6 +714,10 @@ _TOLD_AS_ASKED = re.compile(
 )
 
 
+_ASKS_TO_LOOK = re.compile(
+    r"(?i)^\W*(?:(?:so|pls|please|can you|could you)\W+)*(?:look into|take a look|have a look|"
+    r"investigate|debug|figure out|find out|dig into|check)\b"
+)
 # "S3 backend can lock by itself now, right?": a statement the asker wants confirmed.
 _TAG_QUESTION = re.compile(
     r"(?i),\s*(?:right|correct|yes|no|true|isn'?t (?:it|that)|doesn'?t it|ok(?:ay)?)\s*\?+\W*$"
@@ -775,6 +779,8 @@ def _symptom(text: str, cause: str = "") -> str:
             and not INTRODUCES_PASTE.match(sentence)
             # "I'd like to get rid of the dynamo table": work asked for, nothing gone wrong
             and not (_ASKS_FOR_WORK.match(sentence) and not _TROUBLE.search(sentence))
+            # "look into it, dont touch prod": the ask, not what went wrong
+            and not _ASKS_TO_LOOK.match(sentence)
             # "Probably we're missing an index …": the reporter's guess at the cause
             and not _GUESSES_THE_CAUSE.match(sentence)
             # "This project is managed with uv — run everything through `uv run`": a rule
