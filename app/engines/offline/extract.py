@@ -93,7 +93,8 @@ def _closed(text: str) -> str:
 # "Heads up, …", "Ok so …" ("so far", "right now", "well-known" are words of the item).
 _CHAT_OPENER = re.compile(
     r"(?i)^(?:(?:(?:ah|oh|ok(?:ay)?|hmm+|alright|anyway|btw|also|and|plus)(?:\s*,\s*|\s+)"
-    r"|(?:so|yes|yeah|yep|yup|no|nope|nah|right|correct|wait|hello|hi|hey|wow)\s*,\s*|(?:quick|small)\s+(?:change|note|thing|one)\s*[:,—–-]\s*"
+    r"|(?:so|yes|yeah|yep|yup|no|nope|nah|right|correct|wait|hello|hi|hey|wow)\s*,\s*"
+    r"|(?:quick|small)\s+(?:change|note|thing|one)\s*[:,—–-]\s*"
     r"|heads[\s-]up\s*[:,—–-]\s*|(?:one\s+)?(?:more|last|other)\s+thing\s*[:,—–-]\s*"
     r"|fyi\s*[:,—–-]\s*))+(?=\S+\s+\S+\s+\S)"
 )

@@ -449,7 +449,7 @@ def _phrase_title(content: str) -> str:
     for _ in range(3):
         opener = _OPENERS.match(text)
         if opener is not None and opener.end():
-            pronoun = opener.group(0).strip(" ,;").lower() in ("i", "we")
+            pronoun = pronoun or opener.group(0).strip(" ,;").lower() in ("i", "we")
         text = text[opener.end() :] if opener is not None else text
     # "we do not show permission prompts …": what is not done, "Don't show permission …"
     text = _DO_NOT.sub("Don't ", text, count=1)
