@@ -4452,6 +4452,26 @@ def test_an_items_content_leaves_the_chat_opener_out(said: str, content: str) ->
     assert any(i.content.startswith(content) for i in items), [i.content for i in items]
 
 
+def test_a_bold_label_of_a_kind_is_no_title() -> None:
+    # "**Root cause:** …" says what kind of statement follows, not what it is about
+    from app.engines.offline.extract_items import Candidate, Family
+    from app.engines.offline.extract_merge import _assign_titles
+    from app.engines.offline.extract_text import Speaker
+
+    candidate = Candidate(
+        category=Category.BUG_PATTERNS,
+        speaker=Speaker.AGENT,
+        turn=1,
+        index=1,
+        content="The attention mask fills padded positions with -1e9, which overflows in fp16.",
+        confidence=0.8,
+        family=Family.BUG,
+        lead="Root cause",
+    )
+    _assign_titles([candidate])
+    assert candidate.title != "Root cause", candidate.title
+
+
 def test_a_title_keeps_the_star_of_a_glob() -> None:
     item = only(run("User: Prompts live in prompts/*.j2, one file per prompt, always."))
     assert "prompts/*.j2" in item.title, item.title

@@ -567,6 +567,15 @@ def _opening_clause(content: str) -> str:
 _EMPHASIS = re.compile(r"\*\*|(?<![\w/.*])\*(?=[\w`])|(?<=[\w`.!?])\*(?![\w/.*])")
 
 
+_KIND_LABELS = frozenset(
+    {
+        *("root cause", "cause", "fix", "the fix", "symptom", "problem", "issue", "summary"),
+        *("note", "notes", "update", "result", "results", "status", "why", "what changed"),
+        *("next steps", "tl;dr", "tldr", "context", "background", "details", "changes"),
+    }
+)
+
+
 def _assign_titles(candidates: list[Candidate]) -> None:
     """Lead or chosen thing, else topic, else the first words; distinct within a category.
 
@@ -585,7 +594,8 @@ def _assign_titles(candidates: list[Candidate]) -> None:
         # statement's own words come first when they make a title of two words or more,
         # unless the statement opens with the name: then the name leads the title, and a
         # one-word name takes the statement's first words ("Trivy: scans images filesystems").
-        lead = candidate.lead
+        # ("**Root cause:** …": a bold label says what kind of statement follows, not what of)
+        lead = "" if candidate.lead.lower().strip(" :") in _KIND_LABELS else candidate.lead
         named_first = bool(lead) and candidate.content.lower().startswith(lead.lower())
         if named_first and len(lead.split()) < 2 and len(phrase.split()) >= 2:
             lead = f"{lead}: {lower_first(phrase)}"
