@@ -2248,6 +2248,33 @@ def test_the_speakers_own_scope_is_read_in_its_common_forms(said: str) -> None:
     assert _PERSONAL_SCOPE.search(said) is not None
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "ok one rule for this repo from now on: anything that loses or duplicates work gets "
+        "logged at Error, never Debug.",
+        "ok acks_late + prefetch 1 on all our workers, that's the standard from now on.",
+    ],
+)
+def test_a_statement_the_speaker_calls_the_rule_is_a_convention(said: str) -> None:
+    items = [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
+    assert items and all(i.category is Category.PROJECT_CONVENTIONS for i in items)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "As a rule of thumb, keep handlers small.",
+        "Use the standalone rule resources.",
+        "The rule engine evaluates every request.",
+    ],
+)
+def test_a_rule_named_in_passing_is_no_label(said: str) -> None:
+    from app.engines.offline.extract_items import _CALLED_A_RULE
+
+    assert _CALLED_A_RULE.search(said) is None
+
+
 def test_actually_replaces_a_rule_filed_under_another_category() -> None:
     from app.core.config import Config
     from app.engines.offline.evolve import evolve

@@ -937,6 +937,15 @@ _SPEAKS_TO_A_PERSON = re.compile(
 )
 
 
+# The speaker files the statement as the team's rule ("One rule for this repo from now on:
+# …", "…, that's the standard from now on", "That's the rule for the whole app"): a
+# standing convention, whatever its words are about (a personal one is caught first).
+_CALLED_A_RULE = re.compile(
+    r"(?i)\b(?:the|a|one|our|that'?s|this\s+is)\s+(?:rule|standard)"
+    r"(?=\s*(?:[:.,;!—–-]|$|\s+(?:for|here|is|from|going|in|across|of\s+(?:the|this|our))\b))"
+)
+
+
 # A rule the speaker carries beyond this project, which makes it a personal coding preference
 # rather than this repository's convention: "in any Spring code", "any Rust I write", "in
 # every project", "my other projects / apps", "all my Rust code", "a personal rule", "how I
@@ -984,6 +993,8 @@ def rule_category(core: str) -> Category:
     """
     if _PERSONAL_SCOPE.search(core):
         return Category.CODING_PREFERENCES
+    if _CALLED_A_RULE.search(core):
+        return Category.PROJECT_CONVENTIONS
     chosen = _word_model_rule_category(core)
     if chosen is Category.CODING_PREFERENCES and not _SPEAKS_TO_A_PERSON.match(core):
         # "Every migration starts with SET lock_timeout", "DTO fields … are nullable": a
