@@ -256,3 +256,37 @@ def test_a_choice_the_user_told_is_no_symptom_of_the_work_it_asked_for() -> None
     items = extract(text, source="t").items
     assert not [i for i in items if i.category is Category.BUG_PATTERNS], [i.text for i in items]
     assert [i for i in items if "Mailgun" in i.content]
+
+
+_SETTINGS_GONE = (
+    "User: the settings file next to the executable breaks under Program Files, the folder "
+    "isn't writable. Please move it to the per-user config folder.\n\n"
+    'Assistant: [tool: Edit {"file_path": "src/Settings.cpp", "old_string": "a", '
+    '"new_string": "b"}]\n\n'
+    "User: [tool result: Edit applied.]\n\n"
+    "Assistant: Done, the settings now live in the per-user folder.\n\n"
+    "User: Hmm, the tests pass, but I just opened the app and my buffer size and recent "
+    "projects are gone. Did the test touch my real configuration?\n\n"
+    'Assistant: [tool: Bash {"command": "ls ~/.config/Acme"}]\n\n'
+    "User: [tool result: spectra.ini]\n\n"
+    "Assistant: Yes, sorry. The test sets the organization and application names the same "
+    "way `main()` does, so `AppConfigLocation` resolved to your real config file. With "
+    "`QStandardPaths::setTestModeEnabled(true)`, Qt uses `~/.qttest/config` instead.\n\n"
+    'Assistant: [tool: Edit {"file_path": "tests/test_main.cpp", "old_string": '
+    '"QCoreApplication app(argc, argv);", "new_string": "QCoreApplication app(argc, argv);'
+    '\\n    QStandardPaths::setTestModeEnabled(true);"}]\n\n'
+    "User: [tool result: Edit applied.]\n\n"
+    'Assistant: [tool: Bash {"command": "ctest --test-dir build"}]\n\n'
+    "User: [tool result: 23 tests passed]\n\n"
+    "User: Good, the real file is not touched any more.\n"
+)
+
+
+def test_settings_that_are_gone_are_the_symptom() -> None:
+    # The report comes long after the task's first request, which named a trouble of its
+    # own: the later report replaces it.
+    (bug,) = [
+        i for i in extract(_SETTINGS_GONE, source="t").items if i.category is Category.BUG_PATTERNS
+    ]
+    assert "are gone" in bug.content, bug.content
+    assert "AppConfigLocation" in bug.root_cause

@@ -570,6 +570,8 @@ _DESCRIBED_TROUBLE = Folded(
     r"(?i)\b(?:fail(?:s|ed|ing)|errors? out|crash(?:es|ed|ing)|broke(?:n)?|wrong|missing|"
     r"slow(?:er|s)?\b|dropp(?:ed|ing)|drops|lost|los(?:es|ing)|no longer|hung|hangs|stuck|"
     r"timing out|times out|timed out|leak(?:s|ed|ing)|flaky|doubled|twice|freez(?:es|ing)|"
+    # "my buffer size and recent project are gone", "the sessions disappeared"
+    r"(?:is|are|was|were) (?:all )?gone|disappear(?:s|ed|ing)|vanish(?:es|ed|ing)|"
     # (", never defaults" ends a rule: "every JWT verification pins the list, never defaults";
     # so does a present passive: "outputs are never committed", "a posted line is never
     # updated")
