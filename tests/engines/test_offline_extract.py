@@ -1717,6 +1717,19 @@ def test_no_more_as_the_condition_of_a_step_is_no_correction() -> None:
     assert not any(t.startswith("replaces:") for i in result.items for t in i.tags)
 
 
+def test_what_no_longer_exists_is_no_correction() -> None:
+    # Declining the agent's offer: the make target is gone, which reverses no choice.
+    result = run(
+        "Assistant: Should I also add the `make dag-lint` step from the template README to "
+        "CI?\n\nUser: No thank you, that target does not even exist in our Makefile anymore."
+        "\n"
+    )
+    assert not [i for i in result.items if i.confidence >= COMMIT], result.items
+    # A choice dropped with "anymore" still is one.
+    dropped = run("User: we don't use Jenkins anymore, everything builds on GitHub Actions.\n")
+    assert any(t.startswith("replaces:") for i in dropped.items for t in i.tags)
+
+
 def test_fire_and_forget_is_not_a_replacement() -> None:
     result = run(
         "User: gotcha worth remembering: qasync does not keep strong references to tasks, "

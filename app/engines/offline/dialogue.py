@@ -1494,6 +1494,9 @@ _FROM_NOW_ON = re.compile(r"(?i)\bfrom now on\b")
 _WHEN_NO_MORE = re.compile(
     r"(?i)\b(?:once|when|whenever|until|after|as soon as|which|where|who)\b[^,.;:]*?"
     r"\bany ?more\b"
+    # "that target does not even exist in our Makefile anymore", "most of that does not
+    # apply to us anymore": what is gone or beside the point, not a choice reversed.
+    r"|\b(?:n'?t|not) (?:even )?(?:exists?|apply|applies)\b[^,.;:]*?\bany ?more\b"
 )
 
 

@@ -2065,7 +2065,7 @@ _STRONG_GENERAL = re.compile(
 # ("No crash, no errors, the pod is healthy", "no NaNs since").
 _PROHIBITION = re.compile(
     r"(?i)^\W*(?:(?:hmm+|ok(?:ay)?|and|also|but|so|then|please|pls|no(?=,))\W+)*(?:(?:no|zero)\s+(?!(?:one|idea|"
-    r"problem|problems|worries|need|way|thanks|rush|longer|more|matter|clue|big deal|"
+    r"problem|problems|worries|need|way|thanks|thank|rush|longer|more|matter|clue|big deal|"
     r"offense|pressure|changes?|luck|errors?|crash(?:es)?|traceback|exceptions?|warnings?|"
     r"difference|output|response|reply|data|nans?|restarts?|oom\w*|issues?)\b)`?[a-z][\w-]*|"
     r"we\s+(?:do\s+not|don'?t|dont|never)\s+"
