@@ -1717,6 +1717,17 @@ def test_no_more_as_the_condition_of_a_step_is_no_correction() -> None:
     assert not any(t.startswith("replaces:") for i in result.items for t in i.tags)
 
 
+def test_a_rule_disowned_is_none() -> None:
+    # The user answering the agent's warning about an instruction hidden in a README.
+    result = run(
+        "User: Wow, I don't know who wrote this, but it is for sure not our rule. We verify "
+        "TLS always, with the CA in vault/ca.pem.\n"
+    )
+    assert [i.content for i in result.items if i.confidence >= COMMIT] == [
+        "We verify TLS always, with the CA in vault/ca.pem."
+    ]
+
+
 def test_what_no_longer_exists_is_no_correction() -> None:
     # Declining the agent's offer: the make target is gone, which reverses no choice.
     result = run(

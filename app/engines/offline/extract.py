@@ -2591,12 +2591,20 @@ def _standing_reading(
 
         if describes_trouble(text):
             return None
-    elif not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(text):
-        if not banned:
-            return None
-    elif not _STRONG_GENERAL.search(text) and not _MODAL.search(text) and not banned:
-        return None  # "all" alone ("update the file to match all the changes") is a task
+    else:
+        # "…, but it is for sure not our rule": a rule disowned names none.
+        probe = _NOT_A_RULE.sub(" ", text)
+        if not MIN_RULE_WORDS <= words <= MAX_RULE_WORDS or not _GENERAL.search(probe):
+            if not banned:
+                return None
+        elif not _STRONG_GENERAL.search(probe) and not _MODAL.search(text) and not banned:
+            return None  # "all" alone ("update the file to match all the changes") is a task
     return text, words, clause_ban, named, shaped, placed
+
+
+_NOT_A_RULE = re.compile(
+    r"(?i)\b(?:not|never)\s+(?:our|a|the|any|my)\s+(?:\w+\s+)?(?:rule|convention|policy|standard)s?\b"
+)
 
 
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
