@@ -1717,6 +1717,20 @@ def test_no_more_as_the_condition_of_a_step_is_no_correction() -> None:
     assert not any(t.startswith("replaces:") for i in result.items for t in i.tags)
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Every merge request has like 5 MB of outputs inside, plots as base64, and the diffs "
+        "are unreadable.",
+        "Also nobody knows which notebook is the actual one, we have churn_final.ipynb and "
+        "churn_final_v2.ipynb.",
+    ],
+)
+def test_a_complaint_about_how_things_are_is_no_rule(said: str) -> None:
+    result = run(f"User: {said}\n\nAssistant: Understood.\n")
+    assert not [i for i in result.items if i.confidence >= COMMIT], result.items
+
+
 def test_a_rule_disowned_is_none() -> None:
     # The user answering the agent's warning about an instruction hidden in a README.
     result = run(

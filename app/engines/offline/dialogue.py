@@ -572,6 +572,9 @@ _DESCRIBED_TROUBLE = Folded(
     r"timing out|times out|timed out|leak(?:s|ed|ing)|flaky|doubled|twice|freez(?:es|ing)|"
     # "my buffer size and recent project are gone", "the sessions disappeared"
     r"(?:is|are|was|were) (?:all )?gone|disappear(?:s|ed|ing)|vanish(?:es|ed|ing)|"
+    # "we're getting double orders in prod", "the diffs are unreadable", "nobody knows which
+    # notebook is the actual one"
+    r"getting (?:double|duplicate)|unreadable|nobody knows|"
     # (", never defaults" ends a rule: "every JWT verification pins the list, never defaults";
     # so does a present passive: "outputs are never committed", "a posted line is never
     # updated")

@@ -2556,6 +2556,12 @@ _PREFACE_OF_WORK = re.compile(
 )
 
 
+def _reports_trouble(text: str) -> bool:
+    from app.engines.offline.dialogue import describes_trouble
+
+    return describes_trouble(text)
+
+
 def _standing_reading(
     text: str,
 ) -> tuple[str, int, bool, bool, bool, bool] | None:
@@ -2664,6 +2670,8 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue
         if _TELLS_WHAT_HAPPENED.search(text) or _describes_some(text) or measures(text):
             continue
+        if not (named or clause_ban or shaped or placed) and _reports_trouble(text):
+            continue  # "Every merge request has 5 MB of outputs inside, … unreadable."
         if placed and _opens_with_request(_CONNECTIVE.sub("", text)):
             # "also add a regression test for it, tests go in tests/ next to the module":
             # the request is a task; where things go is said after the comma.
