@@ -1731,6 +1731,19 @@ def test_a_complaint_about_how_things_are_is_no_rule(said: str) -> None:
     assert not [i for i in result.items if i.confidence >= COMMIT], result.items
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Never done a big tauri app.",
+        "Question is how to structure the rust side, commands etc. never done a big tauri app.",
+    ],
+)
+def test_never_of_the_speakers_experience_is_no_rule(said: str) -> None:
+    assert not run(f"User: {said}\n\nAssistant: OK.\n").items
+    # the rule form stays one
+    assert run("User: Never use print in library code.\n\nAssistant: OK.\n").items
+
+
 def test_a_rule_disowned_is_none() -> None:
     # The user answering the agent's warning about an instruction hidden in a README.
     result = run(

@@ -2034,10 +2034,12 @@ _EVERYTHING = (
     r"wrong|weird|works?|happened|changed)\b)\s+(?:inside|(?:blocking|async|sync)\s+in|writes|"
     r"reads|imports|calls|touches|goes|uses|gets|lives)\b"
 )
+# "never" as a rule, not the speaker's experience ("never done a big tauri app").
+_NEVER = r"never(?!\s+(?:been|had|seen|done|tried|used|worked|written|heard|gone)\b)"
 _GENERAL = Folded(
-    rf"(?i)\b(?:{_EVERY}|all|always|never|whenever|everywhere|nobody|{_EVERYTHING}|no longer|from "
-    rf"now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|rule|"
-    r"convention|policy|standard|that'?s the decision)\b"
+    rf"(?i)\b(?:{_EVERY}|all|always|{_NEVER}|whenever|everywhere|nobody|{_EVERYTHING}|"
+    rf"no longer|from now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|"
+    rf"{_ANYWHERE}|rule|convention|policy|standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"
     # "any new email vendor has to process data in the EU": any one of a kind, with a modal
     r"|\bany\s+(?:new\s+)?(?!(?:of|more|one|other|time|help|way)\b)[a-z][\w/-]*"
@@ -2051,7 +2053,7 @@ _STRONG_GENERAL = re.compile(
     r"(?i)^\W*(?:and\s+|also\s+)?all\s+(?:our\s+|the\s+|of\s+our\s+)?[a-z][\w-]*s\s+(?:are|go|"
     r"live|use|run|get|have|must|should)\s+(?!(?:green|passing|done|fixed|failing|broken|gone|"
     r"fine|good|there|updated|merged)\b)|"
-    rf"\b(?:{_EVERY}|always|never|whenever|everywhere|nobody|{_EVERYTHING}|no longer|"
+    rf"\b(?:{_EVERY}|always|{_NEVER}|whenever|everywhere|nobody|{_EVERYTHING}|no longer|"
     rf"from now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|{_ANYWHERE}|"
     r"rule|convention|policy|standard|that'?s the decision)\b"
     r"|^\W*(?:and\s+|so\s+)?from now\s*:"

@@ -605,6 +605,12 @@ def _signals(s: Statement, core: str, low: str) -> _Signals:
         not sig.strong
         and s.speaker is Speaker.USER
         and r.ALWAYS_NEVER.search(core, low) is not None
+        # ("never done a big tauri app": the speaker's experience, no rule)
+        and (
+            "never" not in low
+            or r.ALWAYS_NEVER.search(_EXPERIENCE.sub(" ", core), _EXPERIENCE.sub(" ", low))
+            is not None
+        )
     )
     sig.preference = found(r.PREFERENCE) or (user and found(r.PREFERENCE_USER))
     sig.decision = found(r.DECISION) or (user and found(r.DECISION_USER))
@@ -620,6 +626,11 @@ def _signals(s: Statement, core: str, low: str) -> _Signals:
         sig.lead_family = family
         sig.labeled = True
     return sig
+
+
+_EXPERIENCE = re.compile(
+    r"(?i)\bnever\s+(?:been|had|seen|done|tried|used|worked|written|heard|gone)\b"
+)
 
 
 def _lead_family(lead: str) -> str:

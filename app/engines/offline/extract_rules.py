@@ -223,7 +223,7 @@ def _phrases(firsts: Iterable[str], seconds: Iterable[str]) -> tuple[str, ...]:
 STRONG: Final = (
     _R(
         r"""(?:^|[,;:(—–]\s*|\b(?:and|but|so|please|then|also|just|to)\s+)(?:always|never)\s+
-           (?!been\b|had\b|seen\b|mind\b)\w""",
+           (?!(?:been|had|seen|mind|done|tried|used|worked|written|heard|gone)\b)\w""",
         "always",
         "never",
     ),
@@ -268,7 +268,7 @@ DESCRIPTIVE: Final = (
     ),
     _R(
         r"""\b(?:always|never)\s+(?:(?!(?:need|embed|feed|seed|speed|proceed|succeed|exceed)\b)
-           \w+ed|been|had|gets?|got|happens?|works?|returns?|includes?|appears?|shows?|runs?
+           \w+ed|been|had|done|tried|written|heard|gone|gets?|got|happens?|works?|returns?|includes?|appears?|shows?|runs?
            |fires?|calls?|triggers?|changes?|stays?|renders?|displays?|recomputes?)\b""",
         "always",
         "never",
