@@ -1744,6 +1744,14 @@ def test_never_of_the_speakers_experience_is_no_rule(said: str) -> None:
     assert run("User: Never use print in library code.\n\nAssistant: OK.\n").items
 
 
+def test_actually_before_a_report_of_trouble_reverses_nothing() -> None:
+    result = run(
+        "User: Actually the game does not save nothing, when you close you lose all.\n\n"
+        "Assistant: Understood.\n"
+    )
+    assert not result.items, result.items
+
+
 def test_a_rule_disowned_is_none() -> None:
     # The user answering the agent's warning about an instruction hidden in a README.
     result = run(

@@ -580,7 +580,7 @@ _DESCRIBED_TROUBLE = Folded(
     # updated")
     r"(?<![,;] )(?<!\bis )(?<!\bare )never (?:\w+(?:s|ed)|got|came|went|shows?)\b|"
     r"(?:does|did|is|are|was|were)(?:n'?t| not) (?:work|show|appear|arrive|load|start|run|"
-    r"happen|get)\w*)(?![\w-])"
+    r"happen|get|save|persist|sync|send|connect|render|compile|build)\w*)(?![\w-])"
 )
 _DIRECTIVE = re.compile(
     r"(?i)\b(?:must|should|shall|have to|has to|need to|needs to|always|from now on|going "
@@ -1714,6 +1714,8 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 if retracts:
                     found.append(Reversal("", turn.index, [], retracts=retracts))
                 continue
+            if not old and not agent and describes_trouble(sentence):
+                continue  # "Actually the game does not save nothing": a report, no change
             if not old and not _corrects(sentence):
                 if not _CHANGE_MARKER.search(sentence):
                     continue
