@@ -271,6 +271,12 @@ def test_convention_records_its_scope() -> None:
             "Speaking of which, components are always written with script setup, no Options API.",
             "Components are always written",
         ),
+        # Nor the speaker's "my idea is to": the idea is what follows.
+        (
+            "My idea is to use the Vault database secrets engine, so every pod gets its own "
+            "dynamic credentials.",
+            "Vault database secrets engine",
+        ),
     ],
 )
 def test_titles_summarise_the_statement_in_its_own_words(said: str, title: str) -> None:

@@ -313,6 +313,9 @@ _OPENERS = re.compile(
     # "I talked with Lena and we're moving …": who was asked is not the subject
     r"(?:we|i) (?:talked|spoke|synced|chatted|checked|met) (?:with|to) (?:\S+ ){1,3}?and|"
     r"let'?s do (?:that|it|this|both)|let'?s|"
+    # "My idea is to use the Vault database secrets engine …": the idea is what follows
+    r"(?:my|our|the) (?:idea|plan|proposal|suggestion|goal) (?:is|was|would be) (?:to|that)|"
+    r"what (?:i|we)(?:'d| would) like is|"
     r"we(?:'re|'ve|'d|'ll| are)?|i(?:'ve|'m|'ll|'d)?|you(?:'re|'ve|'d|'ll)?|please|pls|also|and|"
     r"so|then|ok|basically|rule|they|it'?s|it|scratch that|actually|from now(?: on)?|going forward|"
     r"speaking of which|heads up|fyi|btw|by the way|quick (?:note|change|question|thing)|ah|oh|"
