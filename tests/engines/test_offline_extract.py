@@ -2282,8 +2282,12 @@ def test_one_symptom_with_two_explanations_is_one_bug_pattern() -> None:
     ],
 )
 def test_a_rule_carried_beyond_the_project_is_a_coding_preference(said: str) -> None:
+    _filed_under(said, Category.CODING_PREFERENCES)
+
+
+def _filed_under(said: str, category: Category) -> None:
     items = [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
-    assert items and all(i.category is Category.CODING_PREFERENCES for i in items)
+    assert items and all(i.category is category for i in items), items
 
 
 @pytest.mark.parametrize(
@@ -2322,8 +2326,7 @@ def test_the_speakers_own_scope_is_read_in_its_common_forms(said: str) -> None:
     ],
 )
 def test_a_statement_the_speaker_calls_the_rule_is_a_convention(said: str) -> None:
-    items = [i for i in run(f"User: {said}").items if i.confidence >= COMMIT]
-    assert items and all(i.category is Category.PROJECT_CONVENTIONS for i in items)
+    _filed_under(said, Category.PROJECT_CONVENTIONS)
 
 
 @pytest.mark.parametrize(
