@@ -32,6 +32,7 @@ from app.engines.offline.dialogue import (
     ReportFact,
     Reversal,
     Swap,
+    describes_trouble,
     main_clause,
     measures,
     moves_to,
@@ -54,6 +55,7 @@ from app.engines.offline.extract_items import (
     tokens,
 )
 from app.engines.offline.extract_merge import finalize, joined_detail, stems
+from app.engines.offline.extract_rules import EXPERIENCED
 from app.engines.offline.extract_text import (
     ADDRESSED_TO_AI_RE,
     Speaker,
@@ -2035,7 +2037,7 @@ _EVERYTHING = (
     r"reads|imports|calls|touches|goes|uses|gets|lives)\b"
 )
 # "never" as a rule, not the speaker's experience ("never done a big tauri app").
-_NEVER = r"never(?!\s+(?:been|had|seen|done|tried|used|worked|written|heard|gone)\b)"
+_NEVER = rf"never(?!\s+(?:{EXPERIENCED})\b)"
 _GENERAL = Folded(
     rf"(?i)\b(?:{_EVERY}|all|always|{_NEVER}|whenever|everywhere|nobody|{_EVERYTHING}|"
     rf"no longer|from now on|going forward|in this {_SCOPES}|for (?:this|our) {_SCOPES}|"
@@ -2558,12 +2560,6 @@ _PREFACE_OF_WORK = re.compile(
 )
 
 
-def _reports_trouble(text: str) -> bool:
-    from app.engines.offline.dialogue import describes_trouble
-
-    return describes_trouble(text)
-
-
 def _standing_reading(
     text: str,
 ) -> tuple[str, int, bool, bool, bool, bool] | None:
@@ -2672,7 +2668,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             continue
         if _TELLS_WHAT_HAPPENED.search(text) or _describes_some(text) or measures(text):
             continue
-        if not (named or clause_ban or shaped or placed) and _reports_trouble(text):
+        if not (named or clause_ban or shaped or placed) and describes_trouble(text):
             continue  # "Every merge request has 5 MB of outputs inside, … unreadable."
         if placed and _opens_with_request(_CONNECTIVE.sub("", text)):
             # "also add a regression test for it, tests go in tests/ next to the module":

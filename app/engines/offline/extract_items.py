@@ -606,11 +606,7 @@ def _signals(s: Statement, core: str, low: str) -> _Signals:
         and s.speaker is Speaker.USER
         and r.ALWAYS_NEVER.search(core, low) is not None
         # ("never done a big tauri app": the speaker's experience, no rule)
-        and (
-            "never" not in low
-            or r.ALWAYS_NEVER.search(_EXPERIENCE.sub(" ", core), _EXPERIENCE.sub(" ", low))
-            is not None
-        )
+        and ("never" not in low or _rule_without_experience(core))
     )
     sig.preference = found(r.PREFERENCE) or (user and found(r.PREFERENCE_USER))
     sig.decision = found(r.DECISION) or (user and found(r.DECISION_USER))
@@ -628,9 +624,13 @@ def _signals(s: Statement, core: str, low: str) -> _Signals:
     return sig
 
 
-_EXPERIENCE = re.compile(
-    r"(?i)\bnever\s+(?:been|had|seen|done|tried|used|worked|written|heard|gone)\b"
-)
+_EXPERIENCE = re.compile(rf"(?i)\bnever\s+(?:{r.EXPERIENCED})\b")
+
+
+def _rule_without_experience(core: str) -> bool:
+    """Whether "always" or "never" is left once "never done/used/…" is taken out."""
+    rest = _EXPERIENCE.sub(" ", core)
+    return r.ALWAYS_NEVER.search(rest, rest.lower()) is not None
 
 
 def _lead_family(lead: str) -> str:

@@ -28,6 +28,7 @@ __all__ = [
     "DECISION",
     "DECISION_USER",
     "DESCRIPTIVE",
+    "EXPERIENCED",
     "FEATURE",
     "FIX",
     "GENERAL",
@@ -218,12 +219,15 @@ def _phrases(firsts: Iterable[str], seconds: Iterable[str]) -> tuple[str, ...]:
 
 # --------------------------------------------------------------------------- signal families
 
+# What "never" takes when it tells the speaker's experience, not a rule: "never done a big
+# tauri app", "never used Kotlin", "never seen that".
+EXPERIENCED: Final = "been|had|seen|done|tried|used|worked|written|heard|gone"
 # "always"/"never" used as a rule: opening a clause, after a modal or a pronoun, "from now on",
 # a clause-opening "don't", or "must".
 STRONG: Final = (
     _R(
-        r"""(?:^|[,;:(—–]\s*|\b(?:and|but|so|please|then|also|just|to)\s+)(?:always|never)\s+
-           (?!(?:been|had|seen|mind|done|tried|used|worked|written|heard|gone)\b)\w""",
+        rf"""(?:^|[,;:(—–]\s*|\b(?:and|but|so|please|then|also|just|to)\s+)(?:always|never)\s+
+           (?!(?:{EXPERIENCED}|mind)\b)\w""",
         "always",
         "never",
     ),
@@ -268,8 +272,9 @@ DESCRIPTIVE: Final = (
     ),
     _R(
         r"""\b(?:always|never)\s+(?:(?!(?:need|embed|feed|seed|speed|proceed|succeed|exceed)\b)
-           \w+ed|been|had|done|tried|written|heard|gone|gets?|got|happens?|works?|returns?|includes?|appears?|shows?|runs?
-           |fires?|calls?|triggers?|changes?|stays?|renders?|displays?|recomputes?)\b""",
+           \w+ed|been|had|done|tried|written|heard|gone|gets?|got|happens?|works?|returns?
+           |includes?|appears?|shows?|runs?|fires?|calls?|triggers?|changes?|stays?|renders?
+           |displays?|recomputes?)\b""",
         "always",
         "never",
     ),
