@@ -1714,8 +1714,6 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 if retracts:
                     found.append(Reversal("", turn.index, [], retracts=retracts))
                 continue
-            if not old and not agent and describes_trouble(sentence):
-                continue  # "Actually the game does not save nothing": a report, no change
             if not old and not _corrects(sentence):
                 if not _CHANGE_MARKER.search(sentence):
                     continue
@@ -1735,6 +1733,8 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
                 found.append(Reversal(_unmarked(sentences[later]), turn.index, []))
                 joined_next = later
                 continue
+            if not old and not agent and describes_trouble(sentence):
+                continue  # "Actually the game does not save nothing": a report, no change
             if _REPORTS_ONLY.match(sentence) and PROBLEM_GONE_RE.search(sentence):
                 continue  # "no more 500s since the deploy": a fix confirmed, not a choice
             text = sentence
