@@ -133,8 +133,9 @@ HELD_OUT_FLOORS = [
     # captcha tho, product will literally kill me" is no reversal of "me" and stands alone, a
     # true rule whose words its label files under another item (twenty-fourth).
     # 0.562 / 0.518 once one item of the user's list is one rule (thirty-first).
-    # 0.573 in the thirty-second.
-    ("holdout5", 0.57, 0.51, 20, 9),
+    # 0.573 in the thirty-second. 21 sequence checks once more everyday words retire an old
+    # choice ("Mailgun is cancelled", "Tailwind replaced Bootstrap"; forty-fifth).
+    ("holdout5", 0.57, 0.51, 21, 9),
     # Three more: unseen on arrival 0.35 / 0.35, 26 must-not, 25 of 52 sequence checks;
     # 0.378 / 0.365 and 27 sequence checks with the models of the fourteenth part; 25
     # must-not after the fifteenth.

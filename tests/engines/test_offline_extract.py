@@ -4683,6 +4683,53 @@ def test_a_change_of_mind_or_a_failing_choice_switched_away_from_is_superseded(
     assert any("celery, one queue" in i.content for i in superseded)
 
 
+@pytest.mark.parametrize(
+    ("before", "change", "old", "new"),
+    [
+        # the old choice called off, told after the new one
+        (
+            "Email is sent through Mailgun.",
+            "Email goes out through Postmark these days, Mailgun is cancelled.",
+            "mailgun",
+            "postmark",
+        ),
+        # what is no longer done with it
+        (
+            "All dates in the database are stored as local time in Europe/Paris.",
+            "Dates are stored in UTC now, we stopped storing Paris local time.",
+            "paris",
+            "utc",
+        ),
+        # the new thing as the subject that took the old one's place
+        (
+            "Use Bootstrap for the admin UI styling.",
+            "Tailwind replaced Bootstrap in the admin UI.",
+            "bootstrap",
+            "tailwind",
+        ),
+    ],
+)
+def test_a_change_said_in_everyday_words_supersedes_the_earlier_choice(
+    before: str, change: str, old: str, new: str
+) -> None:
+    # Said as a new user says it, in two threads (docs/decisions.md, forty-fifth part).
+    memory = _evolved(
+        f"User: {before}\n\nAssistant: Noted.\n", f"User: {change}\n\nAssistant: Understood.\n"
+    )
+    active = [i.content.lower() for i in memory.all_items()]
+    assert any(new in c for c in active), active
+    assert not any(old in c and new not in c for c in active), active
+    superseded = [i for c in memory.contradictions if c.status == "superseded" for i in c.items]
+    assert any(i.content == before for i in superseded), memory.contradictions
+
+
+def test_one_piece_of_work_replaced_is_no_change_of_choice() -> None:
+    from app.engines.offline.dialogue import find_reversals, read_dialogue
+
+    said = "User: I just replaced the thumb for product 12 on staging.\n\nAssistant: ok\n"
+    assert find_reversals(read_dialogue(split_turns(said))) == []
+
+
 def test_a_switch_naming_what_moves_waits_for_the_branch_to_say_it_is_a_change() -> None:
     # "Switch the message broker from RabbitMQ to NATS" is a task as often as a change of a
     # standing choice: held, tagged with what it replaces, for the writer to decide.

@@ -1247,7 +1247,10 @@ _REPLACES = (
     _REPLACE_WITH,
     re.compile(
         rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
-        rf"using|(?:mov|migrat)(?:e|ed|ing)\s+(?:off|away\s+from)(?:\s+of)?|"
+        # ("we stopped storing Paris local time": what is no longer done with a name)
+        rf"using|stopp(?:ed|ing)\s+(?!using\b)[a-z]{{2,}}ing(?=\s+(?:(?:the|our)\s+)?"
+        rf"(?-i:[`'\"]?[A-Z0-9]))|"
+        rf"(?:mov|migrat)(?:e|ed|ing)\s+(?:off|away\s+from)(?:\s+of)?|"
         # ("dropped like 8% week over week" is a number going down, not a choice dropped)
         rf"dropp?(?:ed|ing)?(?!\s+(?:like|by|about|around|almost|nearly|to|from|below|under)\b|\s+~?\d)|"
         rf"got\s+rid\s+of|getting\s+rid"
@@ -1290,7 +1293,8 @@ _REPLACES = (
         rf"frankly|tbh)\W+)?{_SKIP}{_NAME.format(g='old')}(?:'s(?=\s+(?:out|dead)\b)|\s+(?:is|was|"
         rf"are|were|got|has\s+been|have\s+been))\s+(?:out|gone|dead|deprecated|a\s+mistake|"
         rf"(?:a|the)\s+(?:wrong|bad)\s+(?:call|choice|pick|decision)|no\s+"
-        rf"longer\s+used|retired|dropped|removed|ripped\s+out|phased\s+out|replaced)\b"
+        rf"longer\s+used|retired|dropped|removed|ripped\s+out|phased\s+out|replaced|"
+        rf"cancel(?:l)?ed|discontinued|shut\s+down|history)\b"
     ),
     # "we're moving the invoice jobs off Celery and onto Dramatiq": what moves may sit between
     # the verb and "off".
@@ -1323,6 +1327,14 @@ _REPLACES = (
     re.compile(
         rf"(?i)\b(?:replaces|replacing|supersedes|superseding|used\s+to\s+be|was\s+"
         rf"previously)\s+{_SKIP}{_NAME.format(g='old')}"
+    ),
+    # "Tailwind replaced Bootstrap in the admin UI", "RDS snapshots replaced the pg_dump
+    # thing": a named thing that took the old one's place (not "I just replaced the thumb",
+    # one piece of work; "replaced X with Y" is `_REPLACE_WITH`)
+    re.compile(
+        rf"(?i)(?:^|[,.;:]\s*|\b(?:and|but|so)\s+){_SKIP}(?!(?:i|we|you|they|he|she|it|that|"
+        rf"this|someone|somebody)\b)(?:[\w.+#/@-]+\s+){{1,2}}(?:has\s+|have\s+)?replaced\s+"
+        rf"(?!(?:by|with)\b){_SKIP}{_NAME.format(g='old')}"
     ),
     # "let's not do the lifecycle rule after all", "we won't need Redis after all": a choice
     # of this conversation or an earlier one, taken back.
@@ -1476,7 +1488,7 @@ _REPLACE_GATE = Folded(
     r"bad call|bad choice|wrong pick|bad pick|wrong decision|bad decision|supersede|used to|"
     r"after all|"
     r"behind|moving on|moved on|move on|done with|finished with|through with|out\b|switching|"
-    r"migrating)"
+    r"migrating|cancel|discontinu|shut down|history)"
 )
 # What a speaker says while thinking, before taking something back: "hmm, scratch that",
 # "whoa wait, actually …", "no, wait".
