@@ -4723,6 +4723,18 @@ def test_a_change_said_in_everyday_words_supersedes_the_earlier_choice(
     assert any(i.content == before for i in superseded), memory.contradictions
 
 
+def test_what_the_old_choice_did_wrong_names_what_the_rule_replaces() -> None:
+    memory = _evolved(
+        "User: Log level in production is DEBUG.\n\nAssistant: Noted.\n",
+        "User: Production log level goes to INFO, DEBUG was too noisy.\n\nAssistant: Done.\n",
+    )
+    active = [i.content for i in memory.all_items()]
+    assert active == ["Production log level goes to INFO, DEBUG was too noisy."], active
+    # Only a rule the rules found is tagged: a report of trouble names nothing replaced.
+    said = "User: The app crashed on launch, Sentry was too slow to show it.\n\nAssistant: ok\n"
+    assert not any(t.startswith("replaces:") for i in run(said).items for t in i.tags)
+
+
 def test_one_piece_of_work_replaced_is_no_change_of_choice() -> None:
     from app.engines.offline.dialogue import find_reversals, read_dialogue
 

@@ -162,6 +162,7 @@ def _with_dialogue_units(
     found = _with_listed_rules(found, statements)
     found = _with_acknowledged(found, turns, statements)
     _moves_replace_earlier(found)
+    _faulted_replaced(found)
     found = [c for c in found if c.index not in taken_back or REPLACES in "".join(c.topic_tags)]
     found = _folded_retirements(found)
     found = _with_disputes(found, find_disputes(dialogue))
@@ -2471,6 +2472,30 @@ def _describes_some(text: str) -> bool:
     from app.engines.offline.dialogue import main_clause
 
     return _PARTIAL.search(re.split(r"[,(]", main_clause(text), maxsplit=1)[0]) is not None
+
+
+# "Production log level goes to INFO, DEBUG was too noisy": a rule, then what the old choice
+# did wrong, by its name.
+_OLD_FAULTED = re.compile(
+    r"(?i)^[^,;]{8,}[,;]\s*(?:(?:and|since|because)\s+)?(?:(?:the|our)\s+)?(?:old\s+)?"
+    r"(?=(?-i:[`'\"]?[A-Z0-9]))(?!I\b)[`'\"]?(?P<old>[\w.+#@/-]*\w)[`'\"]?\s+(?:was|were)\s+"
+    r"(?:(?:way|far)\s+)?(?:too|giving|causing|getting)\b"
+)
+
+
+def _faulted_replaced(found: list[Candidate]) -> None:
+    """A user's rule followed by what an old choice did wrong replaces that choice ("…, DEBUG
+    was too noisy" retires an earlier "Log level in production is DEBUG")."""
+    for c in found:
+        if (
+            c.speaker is not Speaker.USER
+            or c.category is Category.BUG_PATTERNS
+            or any(t.startswith(REPLACES) for t in c.topic_tags)
+        ):
+            continue
+        m = _OLD_FAULTED.match(c.content)
+        if m is not None and m.group("old").lower() not in c.content[: m.start("old")].lower():
+            c.topic_tags = [*c.topic_tags, REPLACES + m.group("old").lower()]
 
 
 def _moves_replace_earlier(found: list[Candidate]) -> None:
