@@ -4700,6 +4700,20 @@ def test_a_change_of_mind_or_a_failing_choice_switched_away_from_is_superseded(
             "paris",
             "utc",
         ),
+        # where a thing no longer goes
+        (
+            "Images are stored on the local disk under /var/uploads.",
+            "Uploads no longer go to local disk; they go to S3 now.",
+            "/var/uploads",
+            "s3",
+        ),
+        # what the old choice did wrong, after the new one
+        (
+            "Use GraphQL for the mobile API.",
+            "We're going back to REST for the mobile API, GraphQL added too much complexity.",
+            "use graphql",
+            "rest",
+        ),
         # the new thing as the subject that took the old one's place
         (
             "Use Bootstrap for the admin UI styling.",

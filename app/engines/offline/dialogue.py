@@ -1246,7 +1246,9 @@ _REPLACES = (
     _FROM_TO,
     _REPLACE_WITH,
     re.compile(
-        rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on)|stop(?:ped)?\s+"
+        rf"(?i)\b(?:not\s+(?:using|doing|on)|no\s+longer\s+(?:using|use|on|(?:go(?:es)?|run(?:s)?|"
+        rf"live(?:s)?|sit(?:s)?|get(?:s)?\s+stored|(?:is|are)\s+(?:stored|kept|hosted))\s+"
+        rf"(?:to|on|in|at|through|via))|stop(?:ped)?\s+"
         # ("we stopped storing Paris local time": what is no longer done with a name)
         rf"using|stopp(?:ed|ing)\s+(?!using\b)[a-z]{{2,}}ing(?=\s+(?:(?:the|our)\s+)?"
         rf"(?-i:[`'\"]?[A-Z0-9]))|"

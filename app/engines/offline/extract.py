@@ -2474,12 +2474,12 @@ def _describes_some(text: str) -> bool:
     return _PARTIAL.search(re.split(r"[,(]", main_clause(text), maxsplit=1)[0]) is not None
 
 
-# "Production log level goes to INFO, DEBUG was too noisy": a rule, then what the old choice
-# did wrong, by its name.
+# "Production log level goes to INFO, DEBUG was too noisy", "… REST for the mobile API,
+# GraphQL added too much complexity": a rule, then what the old choice did wrong, by its name.
 _OLD_FAULTED = re.compile(
     r"(?i)^[^,;]{8,}[,;]\s*(?:(?:and|since|because)\s+)?(?:(?:the|our)\s+)?(?:old\s+)?"
-    r"(?=(?-i:[`'\"]?[A-Z0-9]))(?!I\b)[`'\"]?(?P<old>[\w.+#@/-]*\w)[`'\"]?\s+(?:was|were)\s+"
-    r"(?:(?:way|far)\s+)?(?:too|giving|causing|getting)\b"
+    r"(?=(?-i:[`'\"]?[A-Z0-9]))(?!I\b)[`'\"]?(?P<old>[\w.+#@/-]*\w)[`'\"]?\s+(?:(?:was|were)\s+"
+    r"(?:(?:way|far)\s+)?(?:too|giving|causing|getting)|caused|added\s+too|kept\s+\w+ing|broke)\b"
 )
 
 
