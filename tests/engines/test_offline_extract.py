@@ -4714,6 +4714,13 @@ def test_a_change_of_mind_or_a_failing_choice_switched_away_from_is_superseded(
             "use graphql",
             "rest",
         ),
+        # a move told after it was made
+        (
+            "We use Elasticsearch for search.",
+            "We migrated search from Elasticsearch to OpenSearch.",
+            "use elasticsearch",
+            "opensearch",
+        ),
         # the new thing as the subject that took the old one's place
         (
             "Use Bootstrap for the admin UI styling.",

@@ -1156,7 +1156,7 @@ _NAME = r"[`'\"]?(?P<{g}>[@./+#<>-]*\w[\w@./+#<>-]*)[`'\"]?"
 _SKIP = r"(?:(?:the|our|a|an|using|doing|with|on)\s+)?(?:(?:old|current|existing|previous)\s+)?"
 # "switching from X to Y", "replace X with Y": what was and what is, both named.
 _FROM_TO = re.compile(
-    rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ing)|migrat(?:e|ing)|going|port(?:ing)?"
+    rf"(?i)\b(?:switch(?:ing|ed)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|going|port(?:ed|ing)?"
     rf")\s+(?:\w+\s+)?from\s+{_SKIP}{_NAME.format(g='old')}\s+(?:to|over to)\s+"
     rf"{_SKIP}{_NAME.format(g='new')}"
 )
