@@ -4756,6 +4756,19 @@ def test_what_the_old_choice_did_wrong_names_what_the_rule_replaces() -> None:
     assert not any(t.startswith("replaces:") for i in run(said).items for t in i.tags)
 
 
+def test_an_acknowledgement_in_general_words_keeps_the_whole_message() -> None:
+    # "I'll keep that in mind for the next changes" names nothing of what it keeps: what
+    # follows "thanks." is kept, as after a bare "Got it."
+    said = (
+        "User: can you bump the dependencies this week?\n\n"
+        "Assistant: Done, all minor bumps, tests pass.\n\n"
+        "User: thanks. Session cookies expire after 8 hours, security asked for it.\n\n"
+        "Assistant: Got it, I'll keep that in mind for the next changes.\n"
+    )
+    kept = [i.content for i in run(said).items if i.confidence >= COMMIT]
+    assert kept == ["Session cookies expire after 8 hours, security asked for it."], kept
+
+
 def test_one_piece_of_work_replaced_is_no_change_of_choice() -> None:
     from app.engines.offline.dialogue import find_reversals, read_dialogue
 

@@ -2832,6 +2832,11 @@ _KEEPS = re.compile(
     r"(?:noted|got it|i'?ll remember|understood))\b"
 )
 ACKNOWLEDGED = 0.8
+# Words of an acknowledgement that name nothing of what it keeps: "Got it, I'll keep that in
+# mind for the next changes" answers the whole message, as a bare "Got it." does.
+_ACK_WORDS = frozenset(
+    {"keep", "mind", "remember", "note", "next", "future", "change", "going", "forward", "ll"}
+)
 
 
 _GREETS = re.compile(r"(?i)^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b")
@@ -2871,7 +2876,7 @@ def _with_acknowledged(
         first = said_back[0] if said_back else ""
         if not first or not _KEEPS.match(first):
             continue
-        echo = stems(" ".join(said_back)) if tokens(_KEEPS.sub("", first)) else None
+        echo = stems(" ".join(said_back)) if tokens(_KEEPS.sub("", first)) - _ACK_WORDS else None
         # The acknowledgement answers every message the user sent since the agent last
         # spoke (people send a rule in two or three short messages).
         back = n - 1
