@@ -9,8 +9,10 @@ the review queue).
 
 These 60 pairs were written in the forty-fifth part of docs/decisions.md to find the forms the
 engine missed, and some of its changes answer them: their figure is a probe, not a quality
-claim (the labeled splits of bench/dialogue_quality.py are). Prints each failing pair, the
-count that passes and the count at the forty-fifth part's start (35 of 60), side by side.
+claim (the labeled splits of bench/dialogue_quality.py are). Each pair is tried said alone
+and said inside a longer thread (thread B after a finished task, opened by "thanks.", the
+agent answering in general words). Prints each pair failing alone, then for each shape the
+count that passes beside the count at the forty-fifth part's start.
 
 Run: .venv/bin/python bench/changes_of_mind.py
 """
@@ -26,7 +28,9 @@ from typing import Any
 
 from app.container import build_api
 
-BASELINE_PASSED = 35  # the engine at the forty-fifth part's start (3e8a2b7)
+# Pairs passing with the engine at the forty-fifth part's start (3e8a2b7): said alone, and
+# said inside a longer thread.
+BASELINE_PASSED = {"alone": 35, "in a longer thread": 29}
 
 # (thread A says, thread B says)
 PAIRS: tuple[tuple[str, str], ...] = (
@@ -219,11 +223,24 @@ class Outcome:
         )
 
 
-def _memorize(api: Any, said: str, source: str, day: date) -> None:
+def _thread(said: str, source: str, shape: str) -> str:
+    """The conversation text: the statement alone, or (thread B in a longer thread) after a
+    task the agent finished, opened by "thanks.", answered in general words."""
+    if shape == "alone" or source == "thread-a":
+        return f"User: {said}\n\nAssistant: Noted.\n"
+    return (
+        "User: can you bump the dependencies this week?\n\n"
+        "Assistant: Done, all minor bumps, tests pass.\n\n"
+        f"User: thanks. {said}\n\n"
+        "Assistant: Got it, I'll keep that in mind for the next changes.\n"
+    )
+
+
+def _memorize(api: Any, said: str, source: str, day: date, shape: str) -> None:
     reply = api.invoke(
         "memory:memorize",
         {
-            "conversationText": f"User: {said}\n\nAssistant: Noted.\n",
+            "conversationText": _thread(said, source, shape),
             "branchId": BRANCH,
             "source": source,
             "conversationDate": day.isoformat(),
@@ -232,12 +249,12 @@ def _memorize(api: Any, said: str, source: str, day: date) -> None:
     assert "error" not in reply, reply
 
 
-def probe(before: str, after: str) -> Outcome:
+def probe(before: str, after: str, shape: str = "alone") -> Outcome:
     root = Path(tempfile.mkdtemp(prefix="puffin-probe-"))
     try:
         api = build_api(root / "home", engine_override="offline")
-        _memorize(api, before, "thread-a", date(2026, 10, 1))
-        _memorize(api, after, "thread-b", date(2026, 11, 20))
+        _memorize(api, before, "thread-a", date(2026, 10, 1), shape)
+        _memorize(api, after, "thread-b", date(2026, 11, 20), shape)
         memory = api.store.read(BRANCH)
         active = memory.all_items() if memory is not None else []
         superseded = memory is not None and any(
@@ -254,16 +271,17 @@ def probe(before: str, after: str) -> Outcome:
 
 
 def main() -> None:
-    passed = 0
-    for n, (before, after) in enumerate(PAIRS, 1):
-        outcome = probe(before, after)
-        passed += outcome.passed
-        if not outcome.passed:
-            print(f"  {n:2d}. {after!r}: {outcome.why()}")
-    print(
-        f"changes of mind: {passed} of {len(PAIRS)} pass "
-        f"(the engine at the forty-fifth part's start: {BASELINE_PASSED} of {len(PAIRS)})"
-    )
+    for shape, baseline in BASELINE_PASSED.items():
+        passed = 0
+        for n, (before, after) in enumerate(PAIRS, 1):
+            outcome = probe(before, after, shape)
+            passed += outcome.passed
+            if not outcome.passed and shape == "alone":
+                print(f"  {n:2d}. {after!r}: {outcome.why()}")
+        print(
+            f"changes of mind, {shape}: {passed} of {len(PAIRS)} pass "
+            f"(the engine at the forty-fifth part's start: {baseline} of {len(PAIRS)})"
+        )
 
 
 if __name__ == "__main__":
