@@ -513,9 +513,85 @@ def test_memorize_reads_a_raw_claude_code_transcript(home: Path, tmp_path: Path)
     assert "extracted: 2026-03-05" in memory  # dated by the session's own messages
 
 
+def test_memorize_reads_a_raw_aider_chat_history(home: Path, tmp_path: Path) -> None:
+    # The user's lines are the `####` ones; read as prose, the whole file was one speaker's.
+    history = REPO / "tests" / "fixtures" / "sources" / "aider" / ".aider.chat.history.md"
+
+    code, reply = run_cli(home, "memorize", "--branch", "calc/main", "--file", str(history))
+
+    assert code == 0, reply
+    memory = (home / "branches" / "calc%2Fmain.md").read_text(encoding="utf-8")
+    assert "Always use two-space indentation in CSS." in memory
+    assert "####" not in memory and "aider chat started" not in memory
+    assert "extracted: 2026-01-06" in memory  # the session's own day, not the file's
+
+
+def test_memorize_reads_a_raw_puffin_history(home: Path, tmp_path: Path) -> None:
+    def prompt(pid: str, content: str, answer: str, minute: int) -> dict[str, object]:
+        stamp = f"2026-02-03T10:{minute:02d}:00Z"
+        return {
+            "id": pid,
+            "parentId": None if pid == "p1" else "p1",
+            "content": content,
+            "timestamp": stamp,
+            "children": ["p2"] if pid == "p1" else [],
+            "response": {"content": answer, "timestamp": stamp},
+        }
+
+    history = {
+        "branches": {
+            "backend": {
+                "id": "backend",
+                "name": "Backend",
+                "prompts": [
+                    prompt(
+                        "p1",
+                        "Add the todo endpoints.",
+                        "I added GET and POST /todos in server/routes.js.",
+                        1,
+                    ),
+                    prompt(
+                        "p2",
+                        "From now on every endpoint validates its body with zod before it "
+                        "touches the store.",
+                        "Noted, every endpoint validates its body with zod first.",
+                        2,
+                    ),
+                ],
+            }
+        }
+    }
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(history, indent=2), encoding="utf-8")
+
+    code, reply = run_cli(home, "memorize", "--branch", "todo/main", "--file", str(path))
+
+    assert code == 0, reply
+    memory = (home / "branches" / "todo%2Fmain.md").read_text(encoding="utf-8")
+    assert "validates its body with zod" in memory
+    assert '"prompts"' not in memory and "parentId" not in memory
+    assert "extracted: 2026-02-03" in memory
+
+
 def test_memorize_refuses_a_transcript_with_no_conversation(home: Path) -> None:
     code, reply = run_cli(
         home, "memorize", "--branch", "a/main", stdin=b'{"sessionId": "x", "type": "odd"}\n'
     )
     assert code == 2 and reply["code"] == "INVALID_INPUT", reply
     assert "transcript" in reply["message"]
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (b"# aider chat started at 2026-01-05 09:00:00\n\n> Aider v0.82.2\n", "Aider"),
+        (b'{"branches": {"ui": {"id": "ui", "prompts": []}}}', "Puffin"),
+    ],
+)
+def test_memorize_refuses_a_history_with_no_conversation(
+    home: Path, text: bytes, named: str
+) -> None:
+    code, reply = run_cli(home, "memorize", "--branch", "a/main", stdin=text)
+    assert code == 2 and reply["code"] == "INVALID_INPUT", reply
+    assert named in reply["message"] and "no conversation" in reply["message"]
+    assert not (home / "branches" / "a%2Fmain.md").exists()
