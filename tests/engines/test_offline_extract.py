@@ -1971,6 +1971,20 @@ def test_a_conflict_the_agent_found_keeps_the_values_it_gave() -> None:
     assert "undecided" in item.tags and "4px" in item.content and "6px" in item.content
 
 
+def test_a_source_set_against_the_conflict_the_agent_named_keeps_both_sides() -> None:
+    text = (
+        "User: our privacy officer says crash reporting has to be opt-in, off until the user"
+        " agrees in a first-run dialog. Can you draft that dialog?\n\n"
+        "Assistant: I can draft it. Before I wire it in, a conflict you should know about:"
+        " crash reporting was set up as opt-out on purpose, the setting defaults to on.\n\n"
+        "User: Hmm. I don't know, that's not my decision. Please only build the dialog, don't"
+        " change the default yet.\n"
+    )
+    [item] = [i for i in run(text).items if "undecided" in i.tags]
+    assert "opt-out" in item.content and "opt-in" in item.content
+    assert "wire" not in item.title.lower()  # the agent's lead-in is no side
+
+
 @pytest.mark.parametrize(
     ("text", "chosen", "over"),
     [

@@ -2285,12 +2285,45 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
             # against a rule of an earlier thread; the evolution links that rule by its names.
             own = [*sentences[:cue], *_earlier_user_prose(classified, i)]
             sides = next((side for t in own if (side := _source_clause(t))), None)
+            if sides is not None:
+                # "…, a conflict you should know about: crash reporting was set up as
+                # opt-out on purpose …" / "I don't know, that's not my decision": the other
+                # side is the one the agent set against the source just before.
+                named = _conflict_named_before(classified, i)
+                if named and named not in sides:
+                    sides = f"{named} {sides}"
         if sides is None:
             continue
         names = _open_names(sides)
         if names:
             found.append(OpenPoint(turn.index, sides.strip(), names))
     return found
+
+
+# The agent pointing out a conflict with something already in force: "a conflict you should
+# know about: …", "this clashes with …", "that goes against what we set up".
+_CONFLICT_NAMED = re.compile(
+    r"(?i)\b(?:a|one|the|this|that)\s+conflict\b|\bclash(?:es)?\s+with\b|"
+    r"\bgoes\s+against\b|\bcontradicts?\b|\bat\s+odds\s+with\b|\binconsistent\s+with\b"
+)
+
+
+def _conflict_named_before(classified: list[DialogueTurn], i: int) -> str:
+    """The sentence of the agent's prose turn just before turn `i` that points out a
+    conflict, or ""."""
+    before = next((t for t in reversed(classified[:i]) if t.kind == "prose"), None)
+    if before is None or before.speaker is Speaker.USER:
+        return ""
+    for sentence in before.sentences:
+        found = _CONFLICT_NAMED.search(sentence)
+        if found is None:
+            continue
+        # (what follows "a conflict you should know about:" is the conflict)
+        head, colon, rest = sentence.partition(": ")
+        if colon and found.end() <= len(head) and rest.strip():
+            return rest.strip()
+        return sentence.strip()
+    return ""
 
 
 def _source_clause(sentence: str) -> str:
