@@ -57,8 +57,9 @@ def test_held_out_quality_does_not_fall(bench: ModuleType) -> None:
     assert report.precision() >= 0.84, report.precision()
     assert report.recall() >= 0.60, report.recall()
     # 10 of 13 since a choice of a tool the keyword tables do not know counts (sixteenth);
-    # 11 once a change that names what it retires records it (thirty-second).
-    assert passed >= 11, (passed, total)
+    # 11 once a change that names what it retires records it (thirty-second); 12 once not
+    # knowing which way the agent asked leaves the point open (forty-sixth).
+    assert passed >= 12, (passed, total)
     assert not report.secrets
     assert not report.violations(), report.violations()
 
@@ -181,8 +182,9 @@ HELD_OUT_FLOORS = [
     # keeps the side it answers (twenty-third); 29 once what a thing does to something is no
     # choice dropped (twenty-fourth); 0.485 after the twenty-fifth.
     # 13 must-not with the same change (thirty-seventh); 30 sequence checks once a change
-    # records what it retires in more words (fortieth).
-    ("holdout9", 0.48, 0.50, 30, 13),
+    # records what it retires in more words (fortieth); 31 once not knowing which way the
+    # agent asked leaves the point open (forty-sixth).
+    ("holdout9", 0.48, 0.50, 31, 13),
     # Three more, written for the sixteenth part: unseen on arrival 0.479 / 0.481, 12
     # must-not, 30 of 48 sequence checks (0.482 / 0.463 and 29 with the session-start engine);
     # 0.509 / 0.500 after the seventeenth; 31 sequence checks after the eighteenth; 0.547 /
@@ -195,7 +197,8 @@ HELD_OUT_FLOORS = [
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
     # 0.354 after the part's last change; 0.359 and 16 sequence checks with the hold model.
-    ("holdout11", 0.38, 0.32, 16, 7),  # 0.385 / 0.323 (thirty-fifth)
+    # 17 sequence checks once not knowing which way the agent asked leaves it open (46th).
+    ("holdout11", 0.38, 0.32, 17, 7),  # 0.385 / 0.323 (thirty-fifth)
     # Three more, written for the eighteenth part: unseen on arrival 0.50 / 0.417, 8 must-not,
     # 11 of 36 sequence checks, the same with the session-start engine; 0.512 / 0.427 after
     # the nineteenth; 0.538 / 0.427 with the hold model (twentieth); 0.545 once a paste

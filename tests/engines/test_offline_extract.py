@@ -1971,6 +1971,39 @@ def test_a_conflict_the_agent_found_keeps_the_values_it_gave() -> None:
     assert "undecided" in item.tags and "4px" in item.content and "6px" in item.content
 
 
+_CHOICE_ASKED = (
+    "Assistant: The broker accepts up to ~1 MB per message, and ingestkit sends anything"
+    " over 256 KB through the claim check. So both limits are possible today. Which one"
+    " should win?\n\n"
+)
+
+
+def test_not_knowing_which_way_the_agent_asked_leaves_it_open() -> None:
+    text = (
+        f"{_CHOICE_ASKED}User: honestly I don't know. leave ingestkit at 256 KB for now and"
+        " don't change anything, I'll put it on the agenda for the architecture sync.\n"
+    )
+    [item] = run(text).items
+    assert "undecided" in item.tags
+    assert "256 KB" in item.content and "1 MB" in item.content
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the answer chooses after all
+        f"{_CHOICE_ASKED}User: I don't know, just go with the broker default then.\n",
+        # a question for a fact, not a choice
+        "Assistant: The service listens on 8080 in the compose file. What port does"
+        " staging use?\n\nUser: I don't know, check the helm values.\n",
+        # not knowing why is a report of trouble, not an open choice
+        f"{_CHOICE_ASKED}User: I don't know why the consumer lags at 300 KB either.\n",
+    ],
+)
+def test_not_knowing_is_no_open_point_without_a_choice_left_open(text: str) -> None:
+    assert not any("undecided" in i.tags for i in run(text).items)
+
+
 def test_a_source_set_against_the_conflict_the_agent_named_keeps_both_sides() -> None:
     text = (
         "User: our privacy officer says crash reporting has to be opt-in, off until the user"

@@ -2221,6 +2221,9 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
         if turn.speaker is not Speaker.USER or turn.kind != "prose":
             continue
         if _UNDECIDED_GATED.search(turn.text) is None:
+            unanswered = _unanswered_choice(classified, i)
+            if unanswered is not None:
+                found.append(unanswered)
             continue
         sentences = turn.sentences
         # The last cue: "I don't know which one is right. … so the doc says 768px and the
@@ -2298,6 +2301,50 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
         if names:
             found.append(OpenPoint(turn.index, sides.strip(), names))
     return found
+
+
+# A reply that opens by not knowing: "honestly I don't know.", "I don't know, that's …",
+# "no idea", "not sure" (not "I don't know why it fails", which reports trouble).
+_NO_ANSWER = re.compile(
+    r"(?i)^\W*(?:(?:honestly|tbh|frankly|hm+|well|ugh)\W+)*(?:i\s+)?(?:(?:really|honestly|just)"
+    r"\s+)?(?:(?:don'?t|do not)\s+know|dunno)\b(?!\s+(?:why|how|what|where|when))"
+    r"|^\W*(?:(?:honestly|tbh|hm+)\W+)*(?:no idea|not sure)\b"
+)
+# … and then chooses anyway: "go with", "let's do", "option 2", "the second one" (not "I'll
+# take it to Jonas", nor "I'm not picking a side").
+_PICKS_ONE = re.compile(
+    r"(?i)\b(?:go(?:ing)? with|let'?s (?:go|do|use|take|pick))\b|"
+    r"\boption\s+(?:\d|[a-c]\b|one|two)|\bthe (?:first|second|third|other) one\b"
+)
+# How many of the agent's sentences before its question give the sides.
+_CHOICE_SIDES = 3
+
+
+def _unanswered_choice(classified: list[DialogueTurn], i: int) -> OpenPoint | None:
+    """The agent laid out two ways with their values and asked which ("… the broker takes
+    ~1 MB, ingestkit sends anything over 256 KB through the claim check. … Which one should
+    win?"); the user's answer opens by not knowing ("honestly I don't know. … leave it at
+    256 KB for now, I'll put it on the agenda"). Nobody decided: the agent's sentences
+    that give the values are the sides."""
+    turn = classified[i]
+    if not turn.sentences or not _NO_ANSWER.match(turn.sentences[0]):
+        return None
+    if any(_PICKS_ONE.search(t) for t in turn.sentences):
+        return None  # "I don't know, just go with the second one": a choice after all
+    before = next((t for t in reversed(classified[:i]) if t.kind == "prose"), None)
+    if before is None or before.speaker is Speaker.USER or not before.sentences:
+        return None
+    asked = before.sentences[-1].rstrip()
+    if not asked.endswith("?") or not re.search(r"(?i)\b(?:which|or)\b", asked):
+        return None  # ("What port does it listen on?" asks for a fact, not a choice)
+    sides = [
+        t.strip()
+        for t in before.sentences[:-1]
+        if not t.rstrip().endswith("?") and _VALUE.search(t.lower())
+    ][-_CHOICE_SIDES:]
+    text = " ".join(sides)
+    names = _open_names(text)
+    return OpenPoint(turn.index, text, names) if names else None
 
 
 # The agent pointing out a conflict with something already in force: "a conflict you should
