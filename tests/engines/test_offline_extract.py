@@ -2004,6 +2004,27 @@ def test_not_knowing_is_no_open_point_without_a_choice_left_open(text: str) -> N
     assert not any("undecided" in i.tags for i in run(text).items)
 
 
+def test_a_side_someone_else_holds_told_earlier_is_part_of_the_open_point() -> None:
+    text = (
+        "User: hmm, complication. Priya commented on the design doc: she wants the events"
+        " table partitioned by hour, because her dashboard only reads the last 2 hours and"
+        " daily partitions scan the whole day every refresh.\n\n"
+        "Assistant: Both concerns are real. A few ways it could go:\n"
+        "1. keep daily partitions and cluster on event_ts, so the 2-hour queries prune"
+        " blocks within the day's partition;\n"
+        "2. hourly partitions with 160 days of retention.\n\n"
+        "User: I honestly don't know which is right and I don't want to decide this alone"
+        " today — I wrote daily in the doc, Priya wants hourly, both have good arguments."
+        " Leave the DDL as it is.\n"
+    )
+    items = run(text).items
+    [point] = [i for i in items if "undecided" in i.tags]
+    assert "partitioned by hour" in point.content and "Priya wants hourly" in point.content
+    assert "Undecided: Priya" in point.content  # a name keeps its capital
+    # Priya's wish is no decision, and the agent's options are no fixed bug
+    assert [i for i in items if "undecided" not in i.tags] == []
+
+
 def test_a_source_set_against_the_conflict_the_agent_named_keeps_both_sides() -> None:
     text = (
         "User: our privacy officer says crash reporting has to be opt-in, off until the user"

@@ -2212,6 +2212,19 @@ def names_two_sides(text: str) -> bool:
     return _TWO_SIDES.search(text) is not None
 
 
+# Someone other than the speaker holding a side: "she wants the table partitioned by hour",
+# "Priya prefers hourly", "the DPO says opt-in" (not "I want", "we said").
+_ANOTHERS_SIDE = re.compile(
+    r"(?i)\b(?<!\bi )(?<!\bwe )(?<!\byou )(?:says|said|wants|prefers|insists on|argues for|"
+    r"asks for|requires)\b"
+)
+
+
+def gives_anothers_side(text: str) -> bool:
+    """ "Priya … wants the events table partitioned by hour": someone else's side."""
+    return _ANOTHERS_SIDE.search(text) is not None
+
+
 def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
     """Disagreements the user says are not decided ("no idea who's right", "they haven't
     agreed yet"): the sentence giving both sides, from the user's turn or from the agent's

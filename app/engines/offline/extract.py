@@ -186,8 +186,13 @@ def _with_dialogue_units(
     fixes = [
         f
         for f in find_fixes(dialogue)
-        if f.fix
-        or not any(f.start <= p.turn and len(tokens(f.cause) & tokens(p.text)) >= 2 for p in points)
+        if (
+            f.fix
+            or not any(
+                f.start <= p.turn and len(tokens(f.cause) & tokens(p.text)) >= 2 for p in points
+            )
+        )
+        and not any(f.start <= p.turn <= f.end for p in points)
     ]
     if not fixes:
         return found
@@ -3751,11 +3756,28 @@ def _with_open_points(
 ) -> list[Candidate]:
     """A disagreement the user left open is one item tagged `undecided`, naming its subject
     with `disputes:` tags; the sides it gives are not rules of their own."""
+    from app.engines.offline.dialogue import gives_anothers_side
+
     for point in points:
         sides = tokens(point.text)
-        found = [c for c in found if not _a_side_of(c, point.turn, sides)]
+        # A side someone else holds, told in an earlier turn ("Priya … wants the events
+        # table partitioned by hour …" before "I wrote daily, Priya wants hourly, I don't
+        # know which is right"), is part of the point, not a decision of its own.
+        names = set(point.names)
+        told = [
+            c
+            for c in found
+            if c.turn < point.turn
+            and c.category is not Category.BUG_PATTERNS
+            and Speaker.USER in c.speakers
+            and gives_anothers_side(c.content)
+            and names & tokens(c.content)
+        ]
+        found = [c for c in found if not _a_side_of(c, point.turn, sides) and c not in told]
         index = next((i for i, s in enumerate(statements) if s.turn >= point.turn), 0)
         text = _sentence_of(point.text.replace("`", ""))
+        if told:
+            text = f"{_sentence_of(told[0].content.replace('`', ''))} {text}"
         found.append(
             Candidate(
                 category=Category.PROJECT_CONVENTIONS,

@@ -374,9 +374,13 @@ def capitalize(text: str) -> str:
 
 
 def lower_first(text: str) -> str:
-    """ "The guidelines say" -> "the guidelines say"; names ("CONTRIBUTING.md") stay."""
-    first = text.split(" ", 1)[0]
+    """ "The guidelines say" -> "the guidelines say"; names ("CONTRIBUTING.md") stay, and so
+    does a word written capitalised inside the text too ("Priya (she owns …) … Priya wants
+    hourly": a person's name)."""
+    first, _, rest = text.partition(" ")
     if first[1:].islower() and first.replace("'", "").isalpha():  # ("Don't" is a word)
+        if re.search(rf"(?<![.!?:]\s)(?<=\s){re.escape(first)}\b", rest):
+            return text
         return text[0].lower() + text[1:]
     return text
 
