@@ -1905,6 +1905,19 @@ def test_a_refusal_followed_by_no_sides_still_looks_back() -> None:
     [
         "I don't know which team wins here and I'm not going to decide it alone.",
         "I haven't made up my mind, and it's not my call anyway.",
+        # put off to later or to someone else
+        "Let's park that until the architecture review.",
+        "We'll decide at the next sync.",
+        "It's up in the air.",
+        "Leave it open for now.",
+        "TBD.",
+        "We haven't made a call on that.",
+        "The jury is still out on that.",
+        "Hold off on picking one.",
+        "I'll bring it up at the architecture sync.",
+        "Let's put it on the agenda for Thursday.",
+        "That's for the tech leads to settle.",
+        "I'm not going to pick one today.",
     ],
 )
 def test_more_ways_of_leaving_a_point_undecided_are_open(refusal: str) -> None:
@@ -1914,6 +1927,17 @@ def test_more_ways_of_leaving_a_point_undecided_are_open(refusal: str) -> None:
         f"User: no. {refusal} keep 50 in the code for now.\n"
     )
     assert _left_open(run(text).items, "page size")
+
+
+def test_a_choice_made_before_a_cue_about_something_else_is_no_open_point() -> None:
+    text = (
+        "User: the platform guide says retention is 30 days, the security standard says 90"
+        " days. Go with 90 days, security wins. I'll ask Dana about the archive tier.\n\n"
+        "Assistant: Done, 90 days.\n"
+    )
+    items = run(text).items
+    assert not any("undecided" in i.tags for i in items)
+    assert any("Go with 90 days" in i.content for i in items)
 
 
 def test_a_point_left_open_between_two_options_names_them() -> None:

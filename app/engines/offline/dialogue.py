@@ -2043,7 +2043,22 @@ _UNDECIDED = re.compile(
     r"(?:not|won'?t|can'?t) (?:be )?(?:deciding|decide) (?:this|that|it|now|today|yet|between)\b|"
     # "… the doc saying 768px and the Figma saying 834px and that's just open"
     r"(?:that'?s|it'?s|this is|is|stays|remains) (?:just |still )?(?:open|unsettled|unresolved)\b|"
-    r"not (?:yet )?settled)"
+    r"not (?:yet )?settled|"
+    # Put off to later or to someone else: "let's park that", "we'll decide at the next
+    # sync", "it's up in the air", "leave it open for now", "TBD", "the jury is still out",
+    # "hold off on picking one", "I'll bring it up at the architecture sync", "put it on the
+    # agenda", "that's for the tech leads to settle", "I'm not going to pick one today".
+    r"\bpark(?:ing|ed)?\s+(?:that|this|it)\b|"
+    r"(?:we'?ll|we will|let'?s|gonna|going to)\s+(?:decide|settle|sort)\b(?:\s+(?:it|this|that))?"
+    r"(?:\s+out)?\s+(?:at|in|on|after|with|next|later|once|when)\b|"
+    r"\bup in the air\b|\bleave (?:it|this|that|both|them) open\b|\btbd\b|"
+    r"\bto be (?:decided|determined|settled)\b|"
+    r"(?:haven'?t|have not|hasn'?t|has not) (?:yet )?made (?:a|the) call\b|"
+    r"\bjury is (?:still )?out\b|"
+    r"\bhold(?:ing)? off on (?:picking|choosing|deciding)\b|"
+    r"\b(?:bring|raise) (?:it|this|that) (?:up )?(?:at|in|with)\b|\bon the agenda\b|"
+    r"\bfor (?:the |our )?[\w-]+(?: [\w-]+)? to (?:decide|settle|sort out|pick)\b|"
+    r"\bnot (?:going to |gonna )?(?:pick|choose) (?:one|either|between)\b)"
 )
 # One sentence giving two sides: "the guidelines doc says X, Lena's doc says Y", "Priya
 # wants X, Tomás wants Y", "X contradicts Y", "but earlier you said".
@@ -2105,6 +2120,23 @@ _UNDECIDED_GATED = _Gated(
         "settled",
         "mind",
         "my call",
+        "park",
+        "decide",
+        "settle",
+        "sort",
+        "in the air",
+        "open",
+        "tbd",
+        "to be",
+        "made a call",
+        "made the call",
+        "jury",
+        "hold",
+        "bring",
+        "raise",
+        "agenda",
+        "pick",
+        "choose",
     ),
 )
 _OPEN_GENERIC = frozenset(
@@ -2246,6 +2278,10 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
         )
         if cue is None:
             continue
+        if any(_PICKS_ONE.search(t) and not _UNDECIDED.search(t) for t in sentences[:cue]):
+            # "… the standard says 90 days. Go with 90 days. I'll ask Dana about the archive
+            # tier.": chosen before the cue, which is about something else.
+            continue
         sides = next(
             (t for t in reversed(sentences[: cue + 1]) if _TWO_SIDES.search(t)),
             None,
@@ -2309,6 +2345,11 @@ def find_open_points(classified: list[DialogueTurn]) -> list[OpenPoint]:
                 if named and named not in sides:
                     sides = f"{named} {sides}"
         if sides is None:
+            # "honestly I don't know. … I'll put it on the agenda": the sides are the ways
+            # the agent laid out just before and asked between.
+            unanswered = _unanswered_choice(classified, i)
+            if unanswered is not None:
+                found.append(unanswered)
             continue
         names = _open_names(sides)
         if names:
