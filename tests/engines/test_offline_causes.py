@@ -290,3 +290,18 @@ def test_settings_that_are_gone_are_the_symptom() -> None:
     ]
     assert "are gone" in bug.content, bug.content
     assert "AppConfigLocation" in bug.root_cause
+
+
+def test_a_fix_labelled_with_where_it_goes_is_the_plan() -> None:
+    # "Fix for staging: …" labels the fix as "Fix:" does; the user's go-ahead and a green
+    # run then confirm it.
+    found = _diagnosis(
+        [
+            "The import worker reads the whole CSV into memory, so big uploads blow past the "
+            "container limit.",
+            "Fix for staging: stream the file in 10k-row chunks in `importer/read.py`.",
+        ],
+        looked=True,
+    )
+    assert found is not None
+    assert found[1].startswith("Fix for staging: stream the file")

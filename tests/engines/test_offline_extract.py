@@ -2185,6 +2185,12 @@ def test_a_replacement_the_agent_reports_and_the_user_accepts_replaces() -> None
     ]
 
 
+def test_a_replacement_retires_every_name_it_lists() -> None:
+    items = run(BIOME + "User: great, merge it.\n").items
+    (change,) = [i for i in items if "replaces:eslint" in i.tags]
+    assert "replaces:prettier" in change.tags
+
+
 @pytest.mark.parametrize(
     "reply", ["no, revert that, we keep eslint for now.", "why did you touch the configs?"]
 )
@@ -2676,6 +2682,31 @@ def test_steps_of_work_and_what_the_approval_sets_aside_are_not_kept() -> None:
 def test_a_plan_turned_down_or_left_unanswered_is_not_kept() -> None:
     for reply in ("User: no, make it 10 per account\n", ""):
         assert not [i for i in run(PLAN + reply).items if i.confidence >= COMMIT]
+
+
+LABELLED_PLAN = (
+    "User: we need a cache for the product pages, how would you do it\n\n"
+    "Assistant: Proposal:\n"
+    "- Redis as the cache, one key per product and locale.\n"
+    "- Entries expire after 10 minutes, and a product update deletes its keys.\n"
+    "- The cache client lives in shop/cache.py.\n\n"
+)
+
+
+def test_a_list_labelled_a_proposal_and_taken_up_is_a_plan_approved() -> None:
+    # No question closes the turn: the label puts the list to the user.
+    items = run(LABELLED_PLAN + "User: fine, go ahead\n").items
+    texts = [i.content for i in items if i.confidence >= COMMIT]
+    assert any("10 minutes" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["fine, but don't expire them, updates delete the keys", "no, memcached", ""],
+)
+def test_a_labelled_plan_taken_up_in_part_or_not_at_all_is_not_kept(reply: str) -> None:
+    text = LABELLED_PLAN + (f"User: {reply}\n" if reply else "")
+    assert not [i for i in run(text).items if "10 minutes" in i.content]
 
 
 def test_bracketed_lines_inside_tool_output_do_not_end_it() -> None:
@@ -4694,6 +4725,26 @@ def test_a_name_the_sentence_opens_with_is_what_its_pointing_word_retires() -> N
     assert any(i.title == "Mailgun instead of Postmark" for i in active), [i.title for i in active]
     # the statement before it keeps what it said, not the change
     assert any(i.content.startswith("Legal came back") for i in active)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "boto2 kept timing out on large uploads, so we dropped it last sprint.",
+        "Sentry was far too noisy for us, so I pulled it out of the requirements.",
+    ],
+)
+def test_a_name_the_sentence_opens_with_is_what_a_later_pointing_word_retires(said: str) -> None:
+    # The name is capitalised or carries a digit; "I" or "we" and a verb may stand between
+    # "so" and the pointing word.
+    (change,) = run(f"User: {said}\n\nAssistant: OK.\n").items
+    name = said.split()[0].lower()
+    assert f"replaces:{name}" in change.tags, change.tags
+
+
+def test_a_sentence_opening_with_a_plain_word_names_nothing_to_retire() -> None:
+    items = run("User: everything was slow, so we dropped it.\n\nAssistant: OK.\n").items
+    assert not [t for i in items for t in i.tags if t.startswith("replaces:")]
 
 
 def test_trouble_gone_is_no_choice_retired() -> None:

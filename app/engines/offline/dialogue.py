@@ -96,12 +96,13 @@ _HEDGE = re.compile(
     r"sure|let me check|i suspect|my (?:first )?guess|i guess|guessing)\b"
 )
 _PLAN = Folded(
-    r"(?i)^(?:(?:so )?(?:\w+ )?fix(?:es)?:|i'?ll|i will|i'?d|i set|i replaced|i added|"
-    r"i removed|i moved|fixed:?|moving|"
+    r"(?i)^(?:(?:so )?(?:\w+ )?fix(?:es)?(?: for [\w./-]+)?:|i'?ll|i will|i'?d|i set|"
+    r"i replaced|i added|i removed|i moved|fixed:?|moving|"
     r"i(?:'ve)? fixed|i (?:changed|memoized|wrapped|switched)|"
     r"setting|using|adding|wrapping|replacing|switching|removing|injecting|a fix is|the fix is|"
     r"let me (?:add|fix|change|remove|wrap|move|use|switch|replace|return|set|guard))"
-    # (After "Fix:" there is no word boundary: the colon ends the label.)
+    # ("Fix for prod: set NODE_OPTIONS …" names where the fix goes. After "Fix:" there is no
+    # word boundary: the colon ends the label.)
     r"(?:\b|(?<=:))"
 )
 _ACCEPT = re.compile(
@@ -1403,8 +1404,11 @@ _PLAIN_ADJECTIVES = frozenset(
 
 # A sentence that opens with a name and goes on about it before pointing back to it.
 _OPENING_NAME = re.compile(
-    r"^\W*(?P<np>[A-Z][\w.+#-]*[\w+#])\s+(?:only\s+|also\s+|just\s+|still\s+)?[a-z]+\b"
-    r"[^.;]*[,;]\s*(?:so|and|which means)\s+(?:it|that)\b"
+    # (a name: capitalised, or with a digit or a symbol in it, "psycopg2")
+    r"^\W*`?(?P<np>[A-Z][\w.+#-]*[\w+#]|[a-z][\w.+#-]*[\d_+#][\w.+#-]*)`?\s+"
+    r"(?:only\s+|also\s+|just\s+|still\s+)?[a-z]+\b"
+    # "…, so it's out", "…, so I pulled it out of requirements"
+    r"[^.;]*[,;]\s*(?:so|and|which means)\s+(?:(?:[Ii]|[Ww]e)\s+[a-z]+\s+)?(?:it|that)\b"
 )
 
 
@@ -1591,11 +1595,19 @@ _MOVES_TO = re.compile(
 
 # What an agent reports it replaced ("Biome now does both, replacing ESLint and Prettier",
 # "switched from X to Y", "replaced X with Y"): only the explicit verbs.
+# A name in a list, before the last one.
+_LISTED = r"[`'\"]?[\w@./+#<>-]+[`'\"]?"
 _AGENT_REPLACES = (
     _FROM_TO,
     _REPLACE_WITH,
     re.compile(
         rf"(?i)\b(?:replaces|replacing|supersedes|superseding)\s+{_SKIP}{_NAME.format(g='old')}"
+    ),
+    # … and the last of several it names: "replacing ESLint and Prettier", "replaces X, Y
+    # and Z"
+    re.compile(
+        rf"(?i)\b(?:replaces|replacing|supersedes|superseding)\s+{_SKIP}{_LISTED}"
+        rf"(?:,\s*{_LISTED})*,?\s+and\s+{_SKIP}{_NAME.format(g='old')}"
     ),
 )
 # An option or a proposal ("I'd switch to …", "One option: replace QSettings with …") is not

@@ -2979,14 +2979,37 @@ PLAN_APPROVED = 0.75
 _PLAN_CATEGORY = Category.IMPLEMENTATION_NOTES
 
 
+# "Suggestion for `app/db.py`:", "Proposal:", "Proposed layout:": a turn that opens by
+# naming its list a plan puts it up for the user's word as a question would.
+_PLAN_LABEL = re.compile(
+    r"(?i)^\W*(?:(?:my|a|the|one)\s+)?(?:suggestion|proposal|plan|design|proposed\s+(?:design|"
+    r"plan|approach|layout|structure))\b[^?!:]{0,60}:\s*$"
+)
+
+
+# A go-ahead that takes only part of what was put to it.
+_QUALIFIED = re.compile(r"(?i)\b(?:but|except|don'?t|do not|instead|rather)\b")
+
+
+def _labelled_plan(turn: Turn, own: list[int], statements: list[Statement]) -> bool:
+    """Whether a turn opens with a plan label and goes on with a list of two or more points
+    (a bare "Proposal:" line makes no statement of its own)."""
+    first = next((line.strip() for line in turn.lines if line.strip()), "")
+    if _PLAN_LABEL.match(first) is None:
+        return False
+    points = [i for i in own if statements[i].bullet]
+    return len(points) >= 2 and len(points) >= len(own) - 1
+
+
 def _with_approved_plans(
     found: list[Candidate], turns: list[Turn], statements: list[Statement]
 ) -> list[Candidate]:
     """The points of a plan the agent listed and the user approved ("Design: - … OK?" "yes, go").
 
-    Each list item of an agent turn that ends by asking for a go-ahead, answered by the user
-    with one, is what was decided; questions and code are not, and an item already said by
-    another candidate is not repeated.
+    Each list item of an agent turn that ends by asking for a go-ahead, or that opens by
+    naming the list a plan ("Suggestion for `app/db.py`: - …"), answered by the user with
+    one ("fine, …"), is what was decided; questions and code are not, and an item already
+    said by another candidate is not repeated.
     """
     from app.engines.offline.extract_items import tokens
 
@@ -2997,11 +3020,18 @@ def _with_approved_plans(
         if turn.speaker is not Speaker.AGENT:
             continue
         own = by_turn.get(turn.index, [])
-        if not own or not _ASKS_APPROVAL.search(statements[own[-1]].text):
+        if not own:
+            continue
+        asked = _ASKS_APPROVAL.search(statements[own[-1]].text) is not None
+        if not asked and not _labelled_plan(turn, own, statements):
             continue
         reply = next((t for t in turns[n + 1 :] if t.speaker is Speaker.USER), None)
         answer = by_turn.get(reply.index, []) if reply is not None else []
         if not answer or not _GO_AHEAD.match(statements[answer[0]].text):
+            continue
+        if not asked and any(_QUALIFIED.search(statements[k].text) for k in answer):
+            # "yes platformdirs. but don't move user files": a plan nobody asked about, taken
+            # up in part, leaves its points to the user's own words.
             continue
         # "yes but use zod, not yup": a point naming what the approval sets aside is not
         # what was decided.
