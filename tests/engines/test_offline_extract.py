@@ -2709,6 +2709,29 @@ def test_a_labelled_plan_taken_up_in_part_or_not_at_all_is_not_kept(reply: str) 
     assert not [i for i in run(text).items if "10 minutes" in i.content]
 
 
+def test_the_definition_of_done_said_in_a_sentence_names_a_rule_not_a_story() -> None:
+    text = (
+        "Assistant: Five components have no stories yet. Want stories for all of them?\n\n"
+        "User: every component in packages/ui gets a Name.stories.tsx next to it, no "
+        "exceptions. its part of the definition of done for a new component\n\n"
+        "Assistant: OK.\n"
+    )
+    items = [i for i in run(text).items if i.confidence >= COMMIT]
+    assert any("Name.stories.tsx" in i.content for i in items), [i.content for i in items]
+
+
+def test_an_order_put_as_a_question_makes_no_task_brief_of_the_turn() -> None:
+    # One request and a suggestion asked as a question: the rule beside them is the user's.
+    text = (
+        "Assistant: The billing screen imports PaymentsClient from feature:checkout.\n\n"
+        "User: that's wrong. feature modules only depend on core modules, never on each "
+        "other. move it while you're there? actually no, not in this PR. make a ticket.\n\n"
+        "Assistant: OK.\n"
+    )
+    items = [i for i in run(text).items if i.confidence >= COMMIT]
+    assert any("never on each other" in i.content for i in items), [i.content for i in items]
+
+
 def test_bracketed_lines_inside_tool_output_do_not_end_it() -> None:
     text = (
         "User: run the build\n\n"

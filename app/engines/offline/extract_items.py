@@ -504,6 +504,11 @@ class _Context:
         return known
 
 
+# An order put as a question ("move it while you're there?") suggests more than it asks for
+# work, unlike "can you add …?".
+_SUGGESTS = re.compile(r"(?i)^(?!\W*(?:can|could|would)\s+you\b).*\?\s*$")
+
+
 def _prepare(statements: list[Statement]) -> _Context:
     ctx = _Context(statements)
     injected = 0
@@ -519,7 +524,7 @@ def _prepare(statements: list[Statement]) -> _Context:
             continue
         if r.STORY.search(s.text, s.low) or ctx.story_section(s.section):
             ctx.story_turns.add(s.turn)
-        if r.TASK_REQUEST.match(s.text):
+        if r.TASK_REQUEST.match(s.text) and not _SUGGESTS.match(s.text):
             requests[s.turn] = requests.get(s.turn, 0) + 1
     # A user turn of several requests is a task brief: its other imperatives ("Use the file
     # tools to examine ...") instruct that task, like a story's do.

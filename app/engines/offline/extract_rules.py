@@ -849,16 +849,17 @@ INJECTION: Final = _R(
     "memorize anything",
     "memorise anything",
 )
-# Story-level context: user stories, acceptance criteria, tickets, sprints (seed 001).
+# Story-level context: user stories, acceptance criteria, tickets, sprints (seed 001). A
+# "Definition of Done" heading is one (`STORY_SECTION`); said in a sentence ("it's part of the
+# definition of done for a new component") it names the team's rule, not a pasted story.
 STORY: Final = _R(
     r"""
-      \buser\ stor(?:y|ies)\b | \bacceptance\ criteri(?:a|on)\b | \bdefinition\ of\ done\b
+      \buser\ stor(?:y|ies)\b | \bacceptance\ criteri(?:a|on)\b
     | \bas\ an?\ [\w\ -]{1,30},\ i\ want\b | \bso\ that\ i\ can\b
     | \bgiven\b.{1,80}\bwhen\b.{1,80}\bthen\b
 """,
     "user stor",
     "acceptance criteri",
-    "definition of done",
     "as a",
     "as an",
     "so that i",
