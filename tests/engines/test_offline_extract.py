@@ -2732,6 +2732,19 @@ def test_an_order_put_as_a_question_makes_no_task_brief_of_the_turn() -> None:
     assert any("never on each other" in i.content for i in items), [i.content for i in items]
 
 
+def test_a_choice_pointing_back_at_what_it_named_is_no_one_off() -> None:
+    text = (
+        "Assistant: For experiment tracking, do you have a preference?\n\n"
+        "User: We take Grafana Loki, self hosted, the platform team already runs one at "
+        "https://loki.ops.example.net, we use that one.\n\n"
+        "Assistant: OK.\n"
+    )
+    (item,) = [i for i in run(text).items if "Loki" in i.content]
+    assert item.confidence >= COMMIT
+    # neither the pointing words nor the address's scheme ("HTTP calls") title it
+    assert item.title.lower() not in ("that one", "http calls"), item.title
+
+
 def test_bracketed_lines_inside_tool_output_do_not_end_it() -> None:
     text = (
         "User: run the build\n\n"

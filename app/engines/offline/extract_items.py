@@ -286,6 +286,7 @@ _OPEN_COPULA_RE = re.compile(r"\b(?:was|were|is|are|has\ been|happened|happens)$
 _CHOSEN_RE = re.compile(
     r"""\b(?:use|adopt|chose|choose|picked|selected|settled\ on|went\ with|go\ with|opted\ for
         |decided\ on|switch\ to|move\ to|stick\ with|prefer)\s+(?:an?\s+|the\s+)?
+        (?!(?:that|this|it|them|these|those|one|both)\b)  # ("we use that one": no name)
         (?P<object>[^\s,.;:]+(?:\s+(?!(?:for|over|instead|in|on|as|to|with|because|since|and|or
         |only|when|if|so|across|at|by|from|of)\b)[^\s,.;:]+){0,3})""",
     re.IGNORECASE | re.VERBOSE,

@@ -544,9 +544,13 @@ def stems(text: str) -> set[str]:
 
 def _speaks_of(topic: str, candidate: Candidate) -> bool:
     """Whether the statement speaks of what the topic's name leads with: "HTTP calls"
-    names "… never fetch directly, always the http client …", not "… stores call …"."""
+    names "… never fetch directly, always the http client …", not "… stores call …", nor
+    "… a server at http://mlflow.plant.local:5000" (an address says nothing of its scheme)."""
     head = stems(topic.split()[0]) if topic.split() else set()
-    return bool(head) and head <= stems(candidate.content)
+    return bool(head) and head <= stems(_URL.sub(" ", candidate.content))
+
+
+_URL = re.compile(r"\b[a-z][\w+.-]*://\S+", re.IGNORECASE)
 
 
 _ANSWER_OPENING = re.compile(

@@ -1085,7 +1085,9 @@ HEDGE_WEAK: Final = _rx(r"""
 # ("no one-off test funcs" turns the one-off down: a rule, not a one-time request)
 LOCAL: Final = _rx(r"""
     \b(?:this\ (?:file|function|method|class|test|line|one|time|module|component|endpoint
-      |pr|branch|bug)|that\ (?:file|function|one)|right\ now|temporarily|today|tomorrow
+      |pr|branch|bug)|that\ (?:file|function)|right\ now|temporarily|today|tomorrow
+      # ("fix that one", not "we use that one", which points back at what was named)
+      |(?<!\buse\ )(?<!\btake\ )(?<!\bwith\ )that\ one
       |this\ week|next\ week|this\ sprint|just\ once|(?<!\bno\ )one-off|for\ the\ demo)\b
 """)
 # Advice too vague to act on unless something concrete is named with it.
