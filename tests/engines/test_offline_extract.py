@@ -2745,6 +2745,27 @@ def test_a_choice_pointing_back_at_what_it_named_is_no_one_off() -> None:
     assert item.title.lower() not in ("that one", "http calls"), item.title
 
 
+def test_a_sentence_joined_to_a_rule_is_not_joined_twice() -> None:
+    text = (
+        "Assistant: Pinned actions/checkout to its full sha in deploy.yml.\n\n"
+        "User: looks good. all third party actions get pinned to the full sha like this, in "
+        "every workflow, not just deploy. and the top level `permissions: contents: read` "
+        "thing, put that in all workflows too, jobs ask for more if they need it\n\n"
+        "Assistant: OK.\n"
+    )
+    (item,) = [i for i in run(text).items if "full sha" in i.content]
+    assert item.content.lower().count("top level") == 1, item.content
+
+
+def test_a_must_in_a_compound_word_sets_no_rule() -> None:
+    text = (
+        "Assistant: Signed commits would be one branch protection setting. Want it?\n\n"
+        "User: hm dunno, let me think about that, it's not on the must-fix list.\n\n"
+        "Assistant: OK.\n"
+    )
+    assert not run(text).items
+
+
 def test_bracketed_lines_inside_tool_output_do_not_end_it() -> None:
     text = (
         "User: run the build\n\n"

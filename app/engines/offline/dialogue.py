@@ -1655,6 +1655,15 @@ def measures(sentence: str) -> bool:
     return _MEASURES.match(main_clause(sentence)) is not None
 
 
+# A sentence that opens by not knowing or by putting the question off.
+_UNSURE = re.compile(
+    r"(?i)^\W*(?:(?:hm+|well|uh+|honestly|tbh)\W+)*(?:dunno|(?:i\s+)?(?:don'?t|do not)\s+"
+    r"know|not sure|no idea|let me think|lemme think|(?:i\s+)?need to think)\b"
+    # ("not sure if you saw, but we moved off Heroku" tells a change all the same)
+    r"(?!\s+(?:if|whether|why|how|what|where|when|who)\b)"
+)
+
+
 def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
     """User sentences that drop or replace an earlier choice, with what they replace, and the
     agent's report of a replacement it made ("Biome now does both, replacing ESLint and
@@ -1672,6 +1681,8 @@ def find_reversals(classified: list[DialogueTurn]) -> list[Reversal]:
         for k, sentence in enumerate(sentences):
             if sentence.rstrip().endswith("?") or k == joined_next or measures(sentence):
                 continue
+            if _UNSURE.match(sentence):
+                continue  # "hm dunno, let me think about that, it's not on the list": no change
             agent = turn.speaker is not Speaker.USER
             gate = _REPLACE_GATE.search(sentence)
             low = _folded(sentence)

@@ -843,6 +843,9 @@ _NEXT_OF_SUBJECT_WORDS = 25
 _NEGATION = re.compile(r"(?i)\b(?:no|not|never|nothing|nobody|none|without)\b|n't\b")
 
 
+_AND_OPENER = re.compile(r"(?i)^(?:and|also|plus)\s+")
+
+
 def _with_next_of_subject(
     found: list[Candidate], statements: list[Statement], reach: dict[int, int]
 ) -> list[Candidate]:
@@ -889,7 +892,9 @@ def _with_next_of_subject(
             or _IF_EVER.match(text)
             # (a ban is a point of its own: "Color-eyre no, the colored output garbles …")
             or _NEGATION.search(text)
-            or text.lower() in c.content.lower()
+            # (already joined to it, its "and …" taken off: "… not just deploy. And the top
+            # level `permissions` thing, put that in all workflows too")
+            or _AND_OPENER.sub("", text).lower() in c.content.lower()
             or len(tokens(text) & words) < 2
         ):
             continue
@@ -3844,8 +3849,11 @@ _ANSWER_OPENER = re.compile(
 _REFUSED_ALONE = re.compile(r"(?i)^\W*(?:no|nope|nah)(?:\s+(?:need|thanks|thank you))?\s*[.!]+\s")
 # "Not in this PR", "later", "leave it": putting off is not deciding.
 _DEFERS = re.compile(
-    r"(?i)^\W*(?:not (?:now|yet|in this|today|for now)|later|leave it|skip|"
-    r"maybe|i'?ll (?:do|think|check|ask)|let'?s (?:think|see|wait)|not sure)\b"
+    r"(?i)^\W*(?:(?:hm+|well|uh+|honestly)\W+)*(?:not (?:now|yet|in this|today|for now)|later|"
+    r"leave it|skip|maybe|i'?ll (?:do|think|check|ask)|let'?s (?:think|see|wait)|not sure|"
+    # "hm dunno, lemme think about that one": not decided yet
+    r"dunno|(?:i\s+)?(?:don'?t|do not) know|let me think|lemme think|need to think)\b"
+    r"(?!\s+(?:if|whether|why|how|what|where|when|who)\b)"
 )
 
 

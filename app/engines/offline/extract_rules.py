@@ -259,8 +259,8 @@ STRONG: Final = (
     ),
 )
 # An agent's "must" usually states a requirement of the task at hand ("the SEARCH section must
-# match"); a user's "must" sets a rule.
-STRONG_USER: Final = (_R(r"\bmust(?:n'?t)?\b", "must"),)
+# match"); a user's "must" sets a rule ("the must-fix list" names a list).
+STRONG_USER: Final = (_R(r"\bmust(?:n'?t)?\b(?!-)", "must"),)
 ALWAYS_NEVER: Final = _R(r"\b(?:always|never)\b", "always", "never")
 # "is always recomputed", "never used", "always returns": how code behaves, not a rule.
 DESCRIPTIVE: Final = (
