@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app.sources.gitinfo import current_branch, project_name
@@ -38,6 +38,9 @@ HISTORY_NAME = ".aider.chat.history.md"
 DEFAULT_BRANCH = "aider"
 
 _HEADER_RE = re.compile(r"^# aider chat started at (.+?)\s*$")
+# Longer than any one run of aider lasts: a history written later than this after its last
+# session began was written by something else.
+LONGEST = timedelta(days=1)
 _THINK_RE = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)
 # A SEARCH/REPLACE edit block (file name inside or just above the fence): the edit body is
 # the equivalent of a tool call's input and is reduced to one line.
@@ -202,6 +205,11 @@ def _threads(path: Path, project: str, branch: str, sessions: list[_Session]) ->
         nxt = next((s.started for s in sessions[index + 1 :] if s.started), None)
         started = session.started or modified
         ended = nxt or modified or started
+        if nxt is None and session.started and modified and modified - session.started > LONGEST:
+            # The last session ends when the file was last written, unless that was long after
+            # it began: a copy or a checkout (git dates what it writes now) wrote the file, and
+            # the session's own day is the one it started on.
+            ended = session.started
         stamp = started.strftime("%Y%m%dT%H%M%S") if started else f"s{index}"
         thread_id = f"{digest}@{stamp}"
         if thread_id in used:

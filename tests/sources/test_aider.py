@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -123,3 +125,29 @@ def test_a_passed_check_named_after_an_error_is_no_error(tmp_path: Path) -> None
     )
     assert "[tool error] ✔" not in text and "[tool error] ok 3" not in text, text
     assert "[tool error] Error: Command failed with exit code 128" in text, text
+
+
+def test_a_history_written_long_after_its_last_session_is_dated_by_the_session(
+    tmp_path: Path,
+) -> None:
+    # A clone or a copy writes the file today; the session was in May 2025.
+    history = _repo(tmp_path, "main") / HISTORY
+    history.write_text(
+        "\n# aider chat started at 2025-05-04 17:02:36\n\n#### make the keys bigger\n\nDone.\n",
+        "utf-8",
+    )
+    (thread,) = discover(SourceSettings(), path=history).threads
+    assert thread.ended == thread.started
+    assert thread.ended.year == 2025
+
+
+def test_the_last_session_ends_when_the_file_was_written(tmp_path: Path) -> None:
+    history = _repo(tmp_path, "main") / HISTORY
+    history.write_text(
+        "\n# aider chat started at 2025-05-04 17:02:36\n\n#### make the keys bigger\n\nDone.\n",
+        "utf-8",
+    )
+    later = datetime(2025, 5, 4, 18, 30).timestamp()
+    os.utime(history, (later, later))
+    (thread,) = discover(SourceSettings(), path=history).threads
+    assert thread.ended > thread.started
