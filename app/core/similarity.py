@@ -482,7 +482,8 @@ _UNITS: dict[str, tuple[str, float]] = {
     "byte": ("size", 1.0),
 }
 _SIZE_PREFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
-# Where a setting's clause ends, and the words that say a value is set rather than what.
+# Where a setting's clause ends, and the words that say a value is set rather than what
+# ("bring the peak lr down to 1e-4" sets the peak lr).
 _SETTING_CLAUSE_RE = re.compile(r"[,;:()\[\]]|(?<=[\w)\]\"'`])[.!?](?=\s|$)|\s[-–—]\s|\band\b")
 _SETTING_WORDS: frozenset[str] = _wordset(
     """
@@ -490,6 +491,7 @@ _SETTING_WORDS: frozenset[str] = _wordset(
     increase increased decrease decreased bump bumped change changed new value values stay
     stays keep kept now default defaults get gets got put moved move make made expire expires
     expiring expiry every each old current currently than least most under over above below
+    bring brought stretch stretched
     """
 )
 _SETTING_SUBJECT_WORDS = 4
@@ -557,8 +559,11 @@ def _settings(text: str) -> tuple[Stance, ...]:
     return tuple(dict.fromkeys(found))
 
 
-# A number standing alone: not part of a name, a path, a version, a time of day or a date.
-_COUNT_RE = re.compile(r"(?<![\w.$#/:@-])(?P<num>\d+(?:\.\d+)?)(?![\w%/:@-]|\.\d)")
+# A number standing alone: not part of a name, a path, a version, a time of day or a date
+# (and one in scientific notation, a learning rate's "3e-4").
+_COUNT_RE = re.compile(
+    r"(?<![\w.$#/:@-])(?P<num>\d+(?:\.\d+)?(?:e-?\d+)?)(?![\w%/:@-]|\.\d)", re.IGNORECASE
+)
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
 # Words after a number that count nothing of their own ("5 times", "3 more"), or only say
 # the unit of a length a bare number leaves implied ("120 characters").
@@ -570,6 +575,8 @@ COUNT = "count"
 
 def _count_value(num: str) -> float:
     """The number, with "3.10" and "3.1" kept apart (a version is not a decimal)."""
+    if "e" in num.lower():
+        return float(num)  # "3e-4", a learning rate
     whole, _, part = num.partition(".")
     return float(whole) + (float(f"0.{part}") + len(part)) / 1000 if part else float(whole)
 

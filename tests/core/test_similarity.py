@@ -247,6 +247,8 @@ CHANGED_SETTINGS = [
     # An acronym, the same one or spelled out.
     ("The minimum supported Rust version is 1.70.", "The MSRV goes up to 1.74."),
     ("The MSRV is 1.70.", "The MSRV goes up to 1.74."),
+    # A number in scientific notation, brought down.
+    ("AdamW with a peak learning rate of 3e-4.", "Bring the peak learning rate down to 1e-4."),
 ]
 SAME_OR_OTHER_SETTINGS = [
     # The same value said another way.
@@ -264,6 +266,7 @@ SAME_OR_OTHER_SETTINGS = [
     ("Unity pooling is built in since 2021.", "Unity pooling is built in since 2022."),
     ("Tickets are named like MLX-412.", "Tickets are named like MLX-413."),
     ("We support python 3.10 as the minimum.", "We support python 3.10 as the minimum."),
+    ("The peak learning rate is 3e-4.", "Keep the peak learning rate at 3e-4."),
     # An acronym that spells other words, or a capitalised word that is none.
     ("The minimum supported Rust version is 1.70.", "The SLA goes up to 99.9."),
     ("Keep the API at 2 replicas.", "The CPU limit is 4."),
