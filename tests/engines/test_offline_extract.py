@@ -2766,6 +2766,34 @@ def test_a_must_in_a_compound_word_sets_no_rule() -> None:
     assert not run(text).items
 
 
+def test_a_rule_its_speaker_called_one_is_no_weak_item() -> None:
+    # The judge scores the restated rule far under the conversation's best item; the user
+    # said it is a rule ("same rule as before: …"), so it is not held for review as weak.
+    text = (
+        "User: I want tokio 1.38 for the new runtime metrics, and it needs a newer compiler "
+        "than we allow. So the MSRV goes up to 1.75. Please update rust-version and the msrv "
+        "CI job, same rule as before: CI tests exactly the MSRV toolchain.\n\n"
+        'Assistant: Done: rust-version = "1.75" and the msrv job pins 1.75.\n\n'
+        "User: thanks. and from now on, never use unwrap() in library code, always return a "
+        "proper error with thiserror. no exceptions.\n\n"
+        "Assistant: Noted.\n"
+    )
+    (rule,) = [i for i in run(text).items if "MSRV toolchain" in i.content]
+    assert rule.confidence >= COMMIT
+
+
+def test_an_open_point_said_after_a_lead_in_leaves_it_out() -> None:
+    text = (
+        "Assistant: Done. One thing I noticed: the README says the config lives at "
+        "~/.config/spool/config.toml, while the man page says ~/.spoolrc. Which is right?\n\n"
+        "User: I don't know which one is right, Tom wrote both. Leave them, I'll ask him.\n\n"
+        "Assistant: OK, leaving both.\n"
+    )
+    (point,) = [i for i in run(text).items if "undecided" in i.tags]
+    assert "noticed" not in point.content.lower(), point.content
+    assert not [t for t in point.tags if t in ("disputes:thing", "disputes:noticed")]
+
+
 def test_bracketed_lines_inside_tool_output_do_not_end_it() -> None:
     text = (
         "User: run the build\n\n"

@@ -2244,6 +2244,14 @@ _OPEN_GENERIC = frozenset(
         "doc",
         "docs",
         "team",
+        # the words of a cue said in the same sentence ("honestly no idea who's right, …")
+        "honestly",
+        "idea",
+        "know",
+        "sure",
+        "really",
+        "think",
+        "maybe",
     ]
 )
 

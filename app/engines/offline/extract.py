@@ -3786,6 +3786,16 @@ def _a_side_of(c: Candidate, turn: int, sides: set[str]) -> bool:
     )
 
 
+def _without_preface(text: str) -> str:
+    """Without a short lead-in before a colon ("One thing I noticed: the README says …")
+    when what follows it says the rest."""
+    preface = _PREFACE.match(text)
+    if preface is None or len(preface.group(0).split()) > _PREFACE_WORDS:
+        return text
+    rest = text[preface.end() :]
+    return rest if len(rest.split()) >= MIN_RULE_WORDS else text
+
+
 def _with_open_points(
     found: list[Candidate], points: list[OpenPoint], statements: list[Statement]
 ) -> list[Candidate]:
@@ -3810,7 +3820,8 @@ def _with_open_points(
         ]
         found = [c for c in found if not _a_side_of(c, point.turn, sides) and c not in told]
         index = next((i for i, s in enumerate(statements) if s.turn >= point.turn), 0)
-        text = _sentence_of(point.text.replace("`", ""))
+        text = _sentence_of(_without_preface(point.text.replace("`", "")))
+        low = point.text.lower()[len(point.text) - len(_without_preface(point.text)) :]
         if told:
             text = f"{_sentence_of(told[0].content.replace('`', ''))} {text}"
         found.append(
@@ -3822,7 +3833,8 @@ def _with_open_points(
                 content=f"Undecided: {lower_first(text)}",
                 confidence=OPEN_POINT,
                 family=Family.DECISION,
-                topic_tags=[UNDECIDED, *(DISPUTES + n for n in point.names)],
+                # (the names of what the point says, not of a lead-in it was said after)
+                topic_tags=[UNDECIDED, *(DISPUTES + n for n in point.names if n in low)],
                 speakers={Speaker.USER},
             )
         )
@@ -4307,7 +4319,8 @@ def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge
     A long session yields many statements a rule can read as a rule; the ones a reviewer
     keeps are mostly among those the judge scores highest. Past the `STRONGEST_KEPT` best,
     an item is held (confidence `HELD`, under the default commit threshold), not dropped; so
-    is one scored below `WEAKEST_SHARE` of the best one's score, and a user rule the hold
+    is one scored below `WEAKEST_SHARE` of the best one's score (unless the user called it a
+    rule), and a user rule the hold
     model doubts (`_doubted`), unless it changes what an earlier one said (a replacement, a
     dispute, a value for a setting, a setting's value changed): holding that would leave the
     old rule standing. Returns how many were held.
@@ -4330,7 +4343,10 @@ def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge
             or _CHANGES_A_VALUE.search(c.content)
             or _MAKES_IT.search(c.content.rsplit(". ", 1)[-1]) is not None
         )
-        weak = score[id(c)] < floor and not changes
+        # (a rule its speaker called one, "same rule as before: CI tests exactly the MSRV
+        # toolchain", is no weak item next to the conversation's best)
+        named = c.named_rule and Speaker.USER in (c.speakers or {c.speaker})
+        weak = score[id(c)] < floor and not changes and not named
         if n >= STRONGEST_KEPT or weak or (not changes and _doubted(c, context, judge)):
             c.confidence = min(c.confidence, HELD)
             held += 1
