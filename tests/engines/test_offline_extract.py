@@ -5346,3 +5346,67 @@ def test_not_writing_a_format_anymore_names_what_it_retires() -> None:
     [item] = [i for i in run(text).items if i.confidence >= COMMIT]
     assert "replaces:hdf5" in item.tags, item.tags
     assert item.title == "Zarr instead of HDF5", item.title
+
+
+def test_a_named_rule_takes_in_the_sentence_that_completes_it() -> None:
+    text = (
+        "User: Add the BLE advertising interval option.\n\nAssistant: Where should the "
+        "Kconfig go?\n\nUser: One rule: Kconfig changes only go in prj.conf or the board "
+        "overlays under boards/*.conf. Never commit a saved .config from menuconfig, it pulls "
+        "in a hundred defaults nobody reviewed.\n\nAssistant: OK.\n"
+    )
+    rules = [i.content for i in run(text).items if i.confidence >= COMMIT]
+    assert len([r for r in rules if "prj.conf" in r or "menuconfig" in r]) == 1, rules
+    [rule] = [r for r in rules if "prj.conf" in r]
+    assert "Never commit a saved .config from menuconfig" in rule, rule
+
+
+def test_a_named_rule_leaves_a_request_after_it_out() -> None:
+    text = (
+        "User: Fix the security group.\n\nAssistant: Which style?\n\nUser: One rule: no inline "
+        "ingress blocks in aws_security_group, always the standalone rule resources. Grep the "
+        "other modules and tell me where else it's mixed, dont fix yet.\n\nAssistant: OK.\n"
+    )
+    rules = [
+        i.content for i in run(text).items if i.confidence >= COMMIT and "ingress" in i.content
+    ]
+    assert rules and not any("Grep" in r for r in rules), rules
+
+
+def test_a_rule_its_speaker_names_is_not_taken_as_part_of_another_item() -> None:
+    from app.engines.offline.extract import _with_standing_rules
+    from app.engines.offline.extract_items import Candidate, Family
+    from app.engines.offline.extract_text import Speaker
+
+    said = (
+        "also pls add the tests to schema.yml — every mart model gets unique + not_null on its "
+        "grain key, that's the rule here, fct_orders was missing them which is why nobody "
+        "caught this."
+    )
+    statements = read_statements(split_turns(f"User: {said}\n")).statements
+    # A bug unit that took the sentence in as its symptom, as a fix unit can.
+    bug = Candidate(
+        category=Category.BUG_PATTERNS,
+        speaker=Speaker.AGENT,
+        turn=1,
+        index=len(statements),
+        content=said,
+        confidence=0.85,
+        family=Family.BUG,
+        root_cause="fct_orders had no unique_key",
+    )
+    found = _with_standing_rules([bug], statements)
+    assert any(
+        c.family is not Family.BUG and "every mart model gets unique" in c.content for c in found
+    ), found
+
+
+def test_all_after_a_scope_preface_is_a_standing_rule() -> None:
+    text = (
+        "User: Invoices list is slow.\n\nAssistant: Found lazy loads.\n\n"
+        'User: In our models, all relationships get lazy="raise".\n\nAssistant: OK.\n'
+    )
+    rules = [i.content for i in run(text).items if i.confidence >= COMMIT]
+    assert any(r.startswith('In our models, all relationships get lazy="raise"') for r in rules), (
+        rules
+    )

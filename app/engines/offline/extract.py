@@ -2063,7 +2063,8 @@ _GENERAL = Folded(
 _STRONG_GENERAL = re.compile(
     # "all schedules are in Europe/Berlin local time": a universal statement about the
     # project's things (not a report: "all tests are green").
-    r"(?i)^\W*(?:and\s+|also\s+)?all\s+(?:our\s+|the\s+|of\s+our\s+)?[a-z][\w-]*s\s+(?:are|go|"
+    r"(?i)^\W*(?:and\s+|also\s+)?(?:(?:in|for|across)\s+(?:our|the|this)\s+[\w/.-]+(?:\s+[\w/.-]+)?,\s*)?"
+    r"all\s+(?:our\s+|the\s+|of\s+our\s+)?[a-z][\w-]*s\s+(?:are|go|"
     r"live|use|run|get|have|must|should)\s+(?!(?:green|passing|done|fixed|failing|broken|gone|"
     r"fine|good|there|updated|merged)\b)|"
     rf"\b(?:{_EVERY}|always|{_NEVER}|whenever|everywhere|nobody|{_EVERYTHING}|no longer|"
@@ -2738,7 +2739,7 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
                 for c in found
             )
         words_of = tokens(text)
-        if words_of and said.repeats(words_of):
+        if words_of and said.repeats(words_of) and not named:
             continue  # already part of an item (a fix, a rationale)
         content = _sentence_of(_PROHIBITION_LEAD.sub("", _unhedged(text)))
         after = statements[i + 1] if i + 1 < len(statements) else None
@@ -4019,6 +4020,57 @@ _STATES_A_NEED = re.compile(
 )
 
 
+# "One rule:", "Rule for this codebase, and I mean all of it:", "The rule would be:": the
+# speaker names one rule and states it.
+_ONE_RULE_LABEL = re.compile(
+    r"(?i)^\W*(?:(?:one|the|our|a|another|my|new|hard|golden|house)\s+)?(?:\w+\s+){0,2}rule\b"
+    r"[^:.]{0,60}:\s*\S"
+)
+# What makes a sentence part of a rule: a bound on what is done ("never", "only", "no").
+_BOUNDS = re.compile(r"(?i)\b(?:never|only|always|must|no|every|all)\b")
+
+
+def _with_rule_continued(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
+    """A rule the user named ("One rule: …") takes in the sentence that completes it.
+
+    "One rule: Kconfig changes only go in prj.conf or the board overlays. Never commit a
+    saved .config from menuconfig …", "Rule for this codebase: timestamps are UTC everywhere
+    … Tz conversion only happens at the edges …": the label announces one rule, and the
+    next sentence of the same message, bounding the same thing, is its other half. A
+    question, a request or pasted text is no part of it; the next sentence's own item, if
+    any, is the same rule and leaves.
+    """
+    absorbed: set[int] = set()
+    done: set[int] = set()
+    for c in found:
+        i = c.index
+        if (
+            c.family is Family.BUG
+            or c.speaker is not Speaker.USER
+            or i in done
+            or i in absorbed
+            or not 0 <= i < len(statements) - 1
+        ):
+            continue
+        s, after = statements[i], statements[i + 1]
+        if s.speaker is not Speaker.USER or not _ONE_RULE_LABEL.match(s.text):
+            continue
+        if (
+            after.turn != s.turn
+            or after.speaker is not Speaker.USER
+            or after.pasted
+            or after.text.rstrip().endswith("?")
+            or not _BOUNDS.search(after.text)
+            or _opens_with_request(after.text)
+            or after.text[:30].lower() in c.content.lower()
+        ):
+            continue
+        c.content = f"{c.content.rstrip()} {_sentence_of(after.text)}"
+        done.add(i)
+        absorbed.add(i + 1)
+    return [c for c in found if c.index not in absorbed or c.index in done]
+
+
 def _without_opening_task(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """The conversation's first user sentence, when it states a need, is the task it opens
     with, not a rule: "We need to move transactional email sending out of the request
@@ -4052,6 +4104,7 @@ def read_candidates(
     reading = read_statements(turns, skip_section)
     found, notes = find_candidates(reading)
     found = _with_dialogue_units(found, turns, reading.statements)
+    found = _with_rule_continued(found, reading.statements)
     found = _without_opening_task(found, reading.statements)
     candidates = finalize(_screened(found), reading.statements)
     _agent_accounts_whole(candidates, reading.statements)
