@@ -5410,3 +5410,22 @@ def test_all_after_a_scope_preface_is_a_standing_rule() -> None:
     assert any(r.startswith('In our models, all relationships get lazy="raise"') for r in rules), (
         rules
     )
+
+
+@pytest.mark.parametrize(
+    ("after", "joined"),
+    [
+        ("Never tags.", True),
+        ("The only thing you use kubectl for is reading.", True),
+        ("Only then.", False),
+        ("Callers we can change, there are only four.", False),
+    ],
+)
+def test_a_rule_takes_in_the_short_sentence_that_bounds_it(after: str, joined: bool) -> None:
+    text = (
+        "User: Pin the actions.\n\nAssistant: How?\n\nUser: Third-party and github actions "
+        f"alike, always full SHA + version comment, renovate bumps them. {after}\n\n"
+        "Assistant: OK.\n"
+    )
+    [rule] = [i.content for i in run(text).items if "full SHA" in i.content]
+    assert (after in rule) is joined, rule

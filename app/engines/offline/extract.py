@@ -4028,18 +4028,36 @@ _ONE_RULE_LABEL = re.compile(
 )
 # What makes a sentence part of a rule: a bound on what is done ("never", "only", "no").
 _BOUNDS = re.compile(r"(?i)\b(?:never|only|always|must|no|every|all)\b")
+# "only" that counts or says when ("only four", "only then") bounds nothing.
+_ONLY = r"\bonly\b(?!\s+(?:\d|one|two|three|four|five|then|when|if|because|a few|some)\b)"
+# A sentence that opens or ends with its bound: "Never tags.", "The only exception is …",
+# "Tailwind only.", "Not only this one."
+_COMPLEMENT = re.compile(
+    rf"(?i)^\W*(?:(?:and|but|so)\s+)?(?:never|always|the\s+only|not\s+only|{_ONLY})"
+    rf"|(?:\b(?:never|always)|{_ONLY})\W*$"
+)
+MAX_COMPLEMENT_WORDS = 30
+_LABELLED_POINT = re.compile(r"^[^:]{1,40}:\s")
 
 
 def _with_rule_continued(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
-    """A rule the user named ("One rule: …") takes in the sentence that completes it.
+    """A user's rule takes in the next sentence of the same message when that completes it.
 
-    "One rule: Kconfig changes only go in prj.conf or the board overlays. Never commit a
-    saved .config from menuconfig …", "Rule for this codebase: timestamps are UTC everywhere
-    … Tz conversion only happens at the edges …": the label announces one rule, and the
-    next sentence of the same message, bounding the same thing, is its other half. A
-    question, a request or pasted text is no part of it; the next sentence's own item, if
-    any, is the same rule and leaves.
+    - A rule the user named ("One rule: Kconfig changes only go in prj.conf or the board
+      overlays. Never commit a saved .config from menuconfig …", "Rule for this codebase:
+      timestamps are UTC everywhere … Tz conversion only happens at the edges …"): the
+      label announces one rule, so the next sentence bounding the same thing ("never",
+      "only", "no") is its other half; its own item, if any, is the same rule and leaves.
+    - Any rule followed by a sentence no item took that opens or ends with its bound
+      ("Everything goes through the gitops repo … The only thing you use kubectl for is
+      reading.", "… always full SHA + version comment. Never tags.", "No DB calls at top
+      level of a dag file, ever. Only inside tasks."): an elliptical complement, which says
+      nothing alone.
+
+    A question, a request, a labelled point ("Oh and while you're in there: …"), pasted
+    text and "only" that counts ("there are only four", "only then") are no part of it.
     """
+    has_item = {c.index for c in found}
     absorbed: set[int] = set()
     done: set[int] = set()
     for c in found:
@@ -4053,16 +4071,24 @@ def _with_rule_continued(found: list[Candidate], statements: list[Statement]) ->
         ):
             continue
         s, after = statements[i], statements[i + 1]
-        if s.speaker is not Speaker.USER or not _ONE_RULE_LABEL.match(s.text):
-            continue
         if (
-            after.turn != s.turn
+            s.speaker is not Speaker.USER
+            or after.turn != s.turn
             or after.speaker is not Speaker.USER
             or after.pasted
             or after.text.rstrip().endswith("?")
-            or not _BOUNDS.search(after.text)
             or _opens_with_request(after.text)
+            or _LABELLED_POINT.match(after.text)
             or after.text[:30].lower() in c.content.lower()
+        ):
+            continue
+        if _ONE_RULE_LABEL.match(s.text):
+            if not _BOUNDS.search(after.text):
+                continue
+        elif (
+            i + 1 in has_item
+            or len(after.text.split()) > MAX_COMPLEMENT_WORDS
+            or not _COMPLEMENT.search(after.text)
         ):
             continue
         c.content = f"{c.content.rstrip()} {_sentence_of(after.text)}"
