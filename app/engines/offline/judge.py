@@ -10,8 +10,8 @@ they were not written against, so a linear model trained on the labeled dev spli
   candidates too, kept only when their score reaches `add`;
 - a rule candidate the user said, scored low by the hold model (below), waits for review.
 
-The shipped model (`bench/train_judge.py --statement-only --no-veto --agent-veto 0.3
---agent-veto-unsure 0.5`) reads the statement alone. Its veto is 0, so it drops no rule
+The shipped model (`bench/train_judge.py --statement-only --no-veto --agent-veto 0.4
+--agent-veto-unsure 0.7`) reads the statement alone. Its veto is 0, so it drops no rule
 candidate the user took part in; a rule candidate only the agent said leaves below `agent_veto`
 (the agent's passing remarks, "I'd suggest removing it or pinning it", are what a low
 score catches), or below `agent_veto_unsure` when the rules were unsure of it. The hold
