@@ -5431,3 +5431,49 @@ def test_a_rule_takes_in_the_short_sentence_that_bounds_it(after: str, joined: b
     )
     [rule] = [i.content for i in run(text).items if "full SHA" in i.content]
     assert (after in rule) is joined, rule
+
+
+@pytest.mark.parametrize(
+    ("opening", "leads"),
+    [
+        ("distroless static, nonroot variant.", True),
+        ("I checked the image.", False),
+        ("nah.", False),
+    ],
+)
+def test_a_short_pick_opening_the_turn_leads_the_verdict_after_it(
+    opening: str, leads: bool
+) -> None:
+    text = (
+        "User: go-api Dockerfile. image is 1.1GB. shrink it\n\nAssistant: A multi-stage build "
+        "fixes that. For the runtime I'd use `alpine:3.20`: small, and you still get a shell.\n\n"
+        f"User: {opening} no alpine, musl bit us with DNS lookups in k8s before (the ndots mess).\n"
+        "\nAssistant: OK.\n"
+    )
+    [verdict] = [i.content for i in run(text).items if "musl bit us" in i.content]
+    assert verdict.lower().startswith(opening.split()[0].lower()) is leads, verdict
+
+
+def test_an_answer_naming_the_last_part_of_a_dashed_option_picks_it() -> None:
+    text = (
+        "User: Add an exports bucket.\n\nAssistant: The module defaults to SSE-S3 (AES256). For "
+        "customer exports, do you want SSE-S3 or SSE-KMS with a key?\n\n"
+        "User: KMS, with the shared `alias/data-exports` key. Expire objects after 30 days.\n\n"
+        "Assistant: Done.\n"
+    )
+    items = [i.content for i in run(text).items if i.confidence >= COMMIT]
+    assert any(i.startswith("KMS, with the shared") for i in items), items
+
+
+@pytest.mark.parametrize(
+    ("sentence", "asked"),
+    [
+        ("Or is it 16 now, I don't remember what we decided.", True),
+        ("And is there a limit on the batch size.", True),
+        ("Or we keep the old client for the batch jobs.", False),
+    ],
+)
+def test_question_order_is_read_after_or(sentence: str, asked: bool) -> None:
+    from app.engines.offline.extract_items import asked_without_mark
+
+    assert asked_without_mark(sentence) is asked

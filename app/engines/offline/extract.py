@@ -525,6 +525,64 @@ def _with_terse_choices(found: list[Candidate], statements: list[Statement]) -> 
     return found
 
 
+# A verdict against something: "no alpine, musl bit us …", "not junit/mockito." ("not
+# now", "not sure", "not planning to touch anything" turn nothing down).
+_VERDICT_AGAINST = re.compile(
+    r"(?i)^\W*(?:no|not)\s+(?!(?:now|yet|today|sure|needed|really|idea|worries|problem|rush|"
+    r"need|thanks|deciding|a|an|that|this|it|quite|much|bad|great|exactly|for now)\b)"
+    r"(?!\w+ing\b)[\w`@./-]"
+)
+# An opening that rates what was said rather than picking ("db_default sounds nice.") or
+# speaks of the speaker ("I'll ask support for more logs.").
+_RATES = re.compile(
+    r"(?i)\b(?:sounds?|looks?|seems?|feels?|nice|cool|interesting|neat|fun|funny|weird|strange)\b"
+)
+_OF_SPEAKER = re.compile(r"(?i)^\W*(?:i|i'\w+|we'\w+|you|it'?s|that'?s|this)\b")
+MAX_LEADING_PICK_WORDS = 6
+
+
+def _with_picks_before_verdicts(
+    found: list[Candidate], statements: list[Statement]
+) -> list[Candidate]:
+    """The short pick a user's turn opens with leads the verdict after it.
+
+    "distroless static, nonroot variant. no alpine, musl bit us with DNS lookups …": the
+    rule the sentence rules made of the verdict names only what was turned down; the
+    opening says what was chosen. `_with_terse_choices` joins a pick of up to three words
+    the agent wrote as a name; this joins one of up to `MAX_LEADING_PICK_WORDS` words,
+    whoever named it first, when the verdict turns something down (`_VERDICT_AGAINST`).
+    """
+    for c in found:
+        k = c.index - 1
+        if c.speaker is not Speaker.USER or c.family is Family.BUG or not 0 <= k < len(statements):
+            continue
+        s, verdict = statements[k], statements[c.index]
+        if s.speaker is not Speaker.USER or s.pasted or s.turn != c.turn or verdict.pasted:
+            continue
+        if k > 0 and statements[k - 1].turn == s.turn:
+            continue  # (the pick opens the turn)
+        words = s.text.split()
+        if not 1 <= len(words) <= MAX_LEADING_PICK_WORDS or s.text.rstrip().endswith("?"):
+            continue
+        if verdict.text.rstrip().endswith("?") or not _VERDICT_AGAINST.match(verdict.text):
+            continue
+        if len(verdict.text.split()) > MAX_RULE_WORDS or _RATES.search(s.text):
+            continue
+        plain = [w.strip(".,;:!`'\"()").lower() for w in words]
+        named = [w for w in plain if w and w not in _SAYS_NOTHING and w not in _NO_PICK]
+        if not named or any(len(re.sub(r"[^a-z0-9]", "", w)) < 2 for w in named):
+            continue  # "nah.", "(a)."
+        if _OF_SPEAKER.match(s.text) or any(d.index == k for d in found):
+            continue
+        if named[0] in c.content.lower():
+            continue  # (the terse pick already leads it: "slog: No zap, …")
+        c.content = f"{_sentence_of(s.text)} {c.content}"
+    return found
+
+
+_NO_PICK = frozenset({"nah", "k", "hi", "hey", "hello", "ha", "thx"})
+
+
 # "Also …", "btw …", "second, …": the speaker moves on to another point.
 _NEW_POINT = re.compile(
     r"(?i)^\W*(?:and\s+)?(?:also|second(?:ly)?|third(?:ly)?|another thing|one more thing|oh and|"
@@ -3198,9 +3256,15 @@ def _keyed(items: list[_Option]) -> list[_Option]:
 
 def _with_last_part(word: str) -> tuple[str, ...]:
     """A qualified name and its last part: "codes.InvalidArgument" is answered by
-    "InvalidArgument" as often as in full."""
+    "InvalidArgument" as often as in full, and "SSE-KMS" by "KMS" (a last part of three
+    letters or more after a dash; the option's keys keep only what no other option has)."""
     last = word.rsplit(".", 1)[-1]
-    return (word, last) if "." in word.strip(".") and last[:1].isalpha() else (word,)
+    named = (word, last) if "." in word.strip(".") and last[:1].isalpha() else (word,)
+    if "-" in word.strip("-"):
+        part = word.rsplit("-", 1)[-1]
+        if len(part) >= 3 and part[:1].isalpha() and part not in named:
+            named = (*named, part)
+    return named
 
 
 # "Rig prefix: Which rig do these beads belong to?": a short subject before a question (Claude
@@ -4131,6 +4195,7 @@ def read_candidates(
     found, notes = find_candidates(reading)
     found = _with_dialogue_units(found, turns, reading.statements)
     found = _with_rule_continued(found, reading.statements)
+    found = _with_picks_before_verdicts(found, reading.statements)
     found = _without_opening_task(found, reading.statements)
     candidates = finalize(_screened(found), reading.statements)
     _agent_accounts_whole(candidates, reading.statements)

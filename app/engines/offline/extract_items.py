@@ -95,7 +95,7 @@ _QUESTION_END_RE = re.compile(r"\?[\"')\]]*$")
 # The verb before its subject is English's question order; a request ("can you …") is not
 # in it, being as often a polite rule ("Could you always run the linter first.").
 _INVERTED_QUESTION_RE = re.compile(
-    r"(?i)^\W*(?:(?:and|so|but|also|hm+|ok(?:ay)?|wait)\W+)?(?:is|are|was|were|do|does|did|has|"
+    r"(?i)^\W*(?:(?:and|so|but|also|or|hm+|ok(?:ay)?|wait)\W+)?(?:is|are|was|were|do|does|did|has|"
     r"have)\s+(?:it|there|this|that|we|they)\b(?!\s+(?:is|are|was|were)\b)"
 )
 
