@@ -211,6 +211,46 @@ def _file_units(path: Path, source: str | None, stats: ReadStats) -> list[_Unit]
     return [_Unit(plaintext.SOURCE, (path,))]
 
 
+# How a copied history announces itself: Aider opens every session with this header, and a
+# Puffin history is one JSON object with a `branches` object near its start.
+_AIDER_HEAD = b"# aider chat started at"
+_PUFFIN_HEAD = b'"branches"'
+_HEAD_BYTES = 4096
+
+
+def _collected_units(folder: Path, stats: ReadStats) -> list[_Unit]:
+    """The transcripts of a folder that is no project: Claude Code projects, or histories
+    collected under other names (`repo__.puffin__history.json`, `repo__codex__rollout-….jsonl`,
+    `repo__.aider.chat.history.md`), in the folder and its direct subfolders.
+
+    Each file's kind is read from its first bytes, as for a file given alone: a Codex
+    rollout is not a Claude session, a `.json` is a Puffin history only when it holds a
+    `branches` object, and a Markdown file only when Aider wrote it.
+    """
+    units: list[_Unit] = []
+    for paths in claude_code.find_sessions(folder, stats):
+        if _sniff_jsonl(paths[0]) == codex.SOURCE:
+            units.append(_Unit(codex.SOURCE, paths[:1]))
+        else:
+            units.append(_Unit(claude_code.SOURCE, paths))
+    try:
+        places = [folder, *sorted(p for p in folder.iterdir() if p.is_dir())]
+    except OSError:
+        return units  # (find_sessions named the folder it could not list)
+    for place in places:
+        try:
+            files = sorted(p for p in place.iterdir() if p.suffix in (".json", ".md"))
+        except OSError:
+            continue
+        for file in files:
+            head = (read_head(file, _HEAD_BYTES) or b"").lstrip()
+            if file.suffix == ".json" and head.startswith(b"{") and _PUFFIN_HEAD in head:
+                units.append(_Unit(puffin.SOURCE, (file,)))
+            elif file.suffix == ".md" and head.startswith(_AIDER_HEAD):
+                units.append(_Unit(aider.SOURCE, (file,)))
+    return units
+
+
 def _path_units(path: Path, source: str | None, stats: ReadStats) -> list[_Unit]:
     try:
         mode = path.stat().st_mode
@@ -236,8 +276,10 @@ def _path_units(path: Path, source: str | None, stats: ReadStats) -> list[_Unit]
         units += [_Unit(codex.SOURCE, p) for p in codex.find_rollouts(path)]
     # A folder that is a Puffin/Aider project or a Codex sessions folder is not also read as
     # Claude Code projects: stray .jsonl files there are not Claude transcripts.
-    if source == "claude-code" or (source is None and not units):
+    if source == "claude-code":
         units += [_Unit(claude_code.SOURCE, p) for p in claude_code.find_sessions(path, stats)]
+    elif source is None and not units:
+        units += _collected_units(path, stats)
     if not units:
         stats.error(f"{path}: no transcripts recognised in this folder")
     return units

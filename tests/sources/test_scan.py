@@ -106,6 +106,25 @@ def test_folder_without_transcripts_says_so(tmp_path: Path) -> None:
     assert found.errors == [f"{tmp_path}: no transcripts recognised in this folder"]
 
 
+def test_a_folder_of_collected_transcripts_is_read_by_content(
+    src_fixtures: Path, tmp_path: Path
+) -> None:
+    # Histories copied out of their projects under other names, one folder per tool (as in
+    # ../shared/corpus): each file's kind is read from its first bytes, not its name.
+    box = tmp_path / "collected"
+    copy_to(src_fixtures / "claude" / "branch_switch.jsonl", box / "claude" / "shop__s1.jsonl")
+    rollout = "rollout-2026-01-07T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001.jsonl"
+    copy_to(src_fixtures / "codex" / rollout, box / "codex" / f"tool__codex__{rollout[8:]}")
+    copy_to(src_fixtures / "puffin" / "history.json", box / "puffin" / "app__.puffin__history.json")
+    (box / "puffin" / "app__.puffin__config.json").write_text('{"name": "app"}\n')
+    copy_to(src_fixtures / "aider" / ".aider.chat.history.md", box / "aider" / "calc__history.md")
+    (box / "aider" / "README.md").write_text("# Notes\n\nUser: not an Aider history\n")
+    found = discover(SourceSettings(), path=box)
+    assert found.errors == []
+    assert {t.source for t in found.threads} == {"claude-code", "codex", "puffin", "aider"}
+    assert not any(t.source == "claude-code" and "codex" in str(t.path) for t in found.threads)
+
+
 def test_text_files_split_on_speaker_labels(src_fixtures: Path) -> None:
     (thread,) = discover(SourceSettings(), path=src_fixtures / "text" / "design-notes.md").threads
     assert [(m.role, m.text) for m in thread.messages][1:] == [
