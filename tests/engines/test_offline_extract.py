@@ -5477,3 +5477,23 @@ def test_question_order_is_read_after_or(sentence: str, asked: bool) -> None:
     from app.engines.offline.extract_items import asked_without_mark
 
     assert asked_without_mark(sentence) is asked
+
+
+def test_a_rule_general_only_for_a_universal_word_faces_the_hold_model() -> None:
+    from app.engines.offline.extract import _doubted, read_candidates
+    from app.engines.offline.judge import Judge
+
+    text = (
+        "User: Loki retention. How long should we keep app logs?\n\n"
+        "Assistant: Do you look at old logs often?\n\n"
+        "User: Nobody ever looks at app logs older than a week or so, we have traces and "
+        "metrics for the longer view.\n\nAssistant: Then 7 days.\n\n"
+        "User: Yes. And we never commit .env files.\n\nAssistant: Noted.\n\n"
+        "User: I'd like the retention in the Helm values, not repeated in every tenant "
+        "override.\n\nAssistant: OK.\n"
+    )
+    candidates, context, _ = read_candidates(text)
+    # A hold model that doubts everything: only what no exemption covers is held.
+    doubting = Judge({}, add=0.85, veto=0.0, hold=0.99)
+    held = {c.content.split()[0]: _doubted(c, context, doubting) for c in candidates}
+    assert held == {"Nobody": True, "We": False, "I'd": False}, held

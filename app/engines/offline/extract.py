@@ -2705,6 +2705,16 @@ _NOT_A_RULE = re.compile(
 )
 
 
+# Where a sentence goes on past its first clause.
+_GOES_ON = re.compile(r",\s|;\s|\s(?:and|which|but)\s")
+# The speaker says what they want: "I don't want something publishing on every merge",
+# "I'd like the cursor encoding in one small class, not repeated in every controller".
+_WISH = re.compile(
+    r"(?i)\b(?:i|we)(?:\s+(?:do|really|just))?(?:\s+(?:not|n't)|n't)?\s+want\b"
+    r"|\b(?:i|we)(?:'d| would) like\b"
+)
+
+
 def _with_standing_rules(found: list[Candidate], statements: list[Statement]) -> list[Candidate]:
     """User sentences that state a general rule the sentence rules did not pick up.
 
@@ -2810,7 +2820,14 @@ def _with_standing_rules(found: list[Candidate], statements: list[Statement]) ->
             and not _opens_with_request(after.text)
         ):
             content = f"{content} {_sentence_of(after.text)}"  # "No viper. Too much magic."
-        found.append(_users_rule(i, s, content, named=named))
+        rule = _users_rule(i, s, content, named=named)
+        # (Said in one clause, "Every service logs JSON to stdout." is a rule as it stands.)
+        rule.universal_only = (
+            _GOES_ON.search(text) is not None
+            and not (named or clause_ban or shaped or placed or _PROHIBITION.match(text))
+            and not (_KEEPS_CHOICE.search(text) or _WISH.search(text))
+        )
+        found.append(rule)
     found.sort(key=lambda c: c.index)
     return found
 
@@ -4521,11 +4538,17 @@ def _doubted(c: Candidate, context: Context, judge: Judge) -> bool:
     items dev's sequences keep active or record as superseded that low (docs/decisions.md,
     twentieth part). Statements the rules passed over are the judge's `add`; a verdict on
     something named (`_VERDICT_NAMED`) and a rule said for every case (`_EMPHATIC`) are
-    never held: a user who said "we never commit .env files" expects it remembered.
+    never held: a user who said "we never commit .env files" expects it remembered. (A
+    standing rule that is general only for a universal word in a sentence that goes on,
+    `universal_only`, is not emphatic: the model decides; docs/decisions.md, fiftieth part.)
     """
     if judge.hold <= 0.0 or c.plain or Speaker.USER not in (c.speakers or {c.speaker}):
         return False
-    if _VERDICT_NAMED.search(c.content) or _EMPHATIC.search(c.content) or c.named_rule:
+    # (A rule that reads as general only for a universal word is not emphatic: "We
+    # Instantiate and Destroy every bullet right now", "Nobody ever looks at app logs older
+    # than a week" tell how things are.)
+    emphatic = _EMPHATIC.search(c.content) is not None and not c.universal_only
+    if _VERDICT_NAMED.search(c.content) or emphatic or c.named_rule:
         return False  # (nor one its speaker called a rule: "let's make that our approach: …")
     from app.engines.offline import extract_rules as r
 

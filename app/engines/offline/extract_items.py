@@ -342,6 +342,12 @@ class Candidate:
     plain: bool = False
     # The speaker called it a rule ("make it a rule: …"), whatever its wording suggests.
     named_rule: bool = False
+    # A user's statement read as a standing rule for a universal word alone ("every",
+    # "nobody", "everywhere"), in a sentence that goes on past its first clause: no ban, no
+    # name, no shape of a rule, no place, no wish, no kept choice. Such a word also tells
+    # how things are ("We Instantiate and Destroy every bullet right now, which I know is
+    # dumb."), so the hold model's exemption for emphatic rules does not cover it.
+    universal_only: bool = False
 
 
 @dataclass(slots=True)
