@@ -21,7 +21,11 @@ Scored, per split:
   first-person chatter, title not a fragment).
 
 Run: `.venv/bin/python bench/dialogue_quality.py [--split dev|test|holdout…|all] [-v]`, or
-`--folder PATH` for a labeled set kept outside the project (same layout). With
+`--folder PATH` for a labeled set kept outside the project: the same layout in PATH, or in
+one folder per split inside it (dev/, test/), each scored apart. Such a set may name a
+category by its value, its heading or a singular ("Architectural Decisions", "decision",
+"bug pattern") and give one keyword as a string. A label file that cannot be read is left
+out with its reason (SKIPPED) and the exit status is 1; no labeled set at all exits 2. With
 `--as-rendered`, each conversation is first written as the app renders the same agent
 session (bench/as_rendered.py): what the engine reads from a real Claude Code or Codex
 transcript.
@@ -37,6 +41,7 @@ import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -81,11 +86,90 @@ class Entry:
         return all(word.lower() in low for word in self.keywords)
 
 
-def _entry(data: dict[str, object]) -> Entry:
-    raw = data.get("category", [])
-    names = [raw] if isinstance(raw, str) else list(raw)  # type: ignore[call-overload]
+class LabelError(ValueError):
+    """A label file that cannot be read as the format says; its message names the file."""
+
+
+def _category_names() -> dict[str, Category]:
+    """Every way a labeled set may name a category, reduced to one key (`_name_key`): the
+    value ("architectural_decisions"), the heading ("Architectural Decisions"), their
+    singulars and the last word alone ("decision", "bug pattern", "notes")."""
+    names: dict[str, Category] = {}
+    for category in Category:
+        for name in (category.value, category.heading, category.value.rsplit("_", 1)[-1]):
+            key = _name_key(name)
+            names[key] = category
+            names[key.removesuffix("s")] = category
+    names["bug"] = names["bugs"] = Category.BUG_PATTERNS
+    return names
+
+
+def _name_key(name: str) -> str:
+    return "_".join(re.findall(r"[a-z]+", name.lower()))
+
+
+def _category(name: object, where: str) -> Category:
+    if not isinstance(name, str):
+        raise LabelError(f"{where}: a category is {name!r}, not a name")
+    found = _CATEGORY_NAMES.get(_name_key(name))
+    if found is None:
+        known = ", ".join(c.value for c in Category)
+        raise LabelError(f"{where}: unknown category {name!r} (one of: {known})")
+    return found
+
+
+def _entry(data: object, where: str = "label") -> Entry:
+    """One labeled item; `category` is a name or a list of names (none: any category),
+    `keywords` a list of words (or one word). Raises LabelError, naming `where`."""
+    if not isinstance(data, dict):
+        raise LabelError(f"{where}: an item is {type(data).__name__}, not an object")
+    raw = data.get("category") or []
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list):
+        raise LabelError(f"{where}: category is {raw!r}, not a name or a list of names")
     keywords = data.get("keywords", [])
-    return Entry(tuple(Category(n) for n in names), tuple(str(k) for k in keywords))  # type: ignore[attr-defined]
+    keywords = [keywords] if isinstance(keywords, str) else keywords
+    if (
+        not isinstance(keywords, list)
+        or not keywords
+        or not all(isinstance(k, str) and k.strip() for k in keywords)
+    ):
+        raise LabelError(f"{where}: keywords must be a non-empty list of words, not {keywords!r}")
+    return Entry(tuple(_category(n, where) for n in names), tuple(keywords))
+
+
+def _labels(path: Path) -> dict[str, Any]:
+    """A label file as a dict; LabelError (naming the file) when it is not valid JSON."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError) as exc:
+        raise LabelError(f"{path.name}: not readable as JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise LabelError(f"{path.name}: holds {type(data).__name__}, not an object")
+    return data
+
+
+def _must_not(labels: dict[str, Any], where: str) -> list[tuple[str, ...]]:
+    groups = labels.get("must_not", [])
+    if not isinstance(groups, list):
+        raise LabelError(f"{where}: must_not is {groups!r}, not a list of keyword groups")
+    out: list[tuple[str, ...]] = []
+    for group in groups:
+        words = [group] if isinstance(group, str) else group
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+            raise LabelError(f"{where}: a must_not group is {group!r}, not a list of words")
+        out.append(tuple(words))
+    return out
+
+
+def _entries(labels: dict[str, Any], key: str, where: str) -> list[Entry]:
+    raw = labels.get(key, [])
+    if not isinstance(raw, list):
+        raise LabelError(f"{where}: {key} is {raw!r}, not a list")
+    return [_entry(e, f"{where} {key}[{k}]") for k, e in enumerate(raw)]
+
+
+_CATEGORY_NAMES = _category_names()
 
 
 @dataclass
@@ -139,6 +223,8 @@ class SplitReport:
     # Items a conversation's own later statement superseded when it alone is memorized:
     # "actually, scratch that" rightly, a rule restated or a word read as a reversal wrongly.
     in_thread: list[tuple[str, str]] = field(default_factory=list)
+    # Label files that could not be read (each with why): left out of every figure.
+    skipped: list[str] = field(default_factory=list)
 
     def precision(self) -> float:
         pool = [(c, i) for c in self.conversations for i in c.committed()]
@@ -203,8 +289,11 @@ def _secret_leaks(text: str, items: list[MemoryItem]) -> list[MemoryItem]:
 
 def score_conversation(path: Path, rendered: bool = False) -> tuple[Conversation, list[MemoryItem]]:
     """Extract one labeled conversation; also returns items leaking a secret."""
-    text = path.read_text(encoding="utf-8")
-    labels = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
+    label_file = path.with_suffix(".expected.json")
+    labels = _labels(label_file)
+    must = _entries(labels, "must", label_file.name)
+    must_not = _must_not(labels, label_file.name)
+    text = path.read_text(encoding="utf-8", errors="replace")
     items = _extract(text, path.stem, rendered=rendered)
     # (as the writer does: a held change of a choice the same conversation commits is
     # committed with it)
@@ -212,24 +301,23 @@ def score_conversation(path: Path, rendered: bool = False) -> tuple[Conversation
     kept = [i for i in items if i.confidence >= COMMIT]
     promoted = {id(i) for i in replaces_in_force(None, held, config=Config(), committing=kept)}
     items = [i.model_copy(update={"confidence": COMMIT}) if id(i) in promoted else i for i in items]
-    conv = Conversation(
-        path.stem,
-        items,
-        [_entry(e) for e in labels.get("must", [])],
-        [tuple(g) for g in labels.get("must_not", [])],
-    )
+    conv = Conversation(path.stem, items, must, must_not)
     return conv, _secret_leaks(text, conv.reviewed())
 
 
 def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
     """Memorize a.txt, b.txt, ... in order (a day apart) and check the branch."""
-    labels = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+    where = f"{folder.name}/expected.json"
+    labels = _labels(folder / "expected.json")
+    wanted = _entries(labels, "active", where)
+    retired = _entries(labels, "superseded", where)
+    disputed = _entries(labels, "contradiction", where)
     memory: BranchMemory | None = None
     # The review queue as the app keeps it: each thread's strongest held candidates, settled
     # (recorded as superseded) when a later thread replaces them (`settle_review`).
     pending: list[MemoryItem] = []
     for day, path in enumerate(sorted(folder.glob("*.txt"))):
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
         found = _extract(text, f"{folder.name}-{path.stem}", day, rendered)
         items = [i for i in found if i.confidence >= COMMIT]
         held = [i for i in found if REVIEW <= i.confidence < COMMIT]
@@ -242,18 +330,16 @@ def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
         memory, settled = settle_review(result.memory, items, pending, config=Config(), now=now)
         pending = [p for p in pending if p.id not in settled]
         pending += sorted(held, key=lambda i: -i.confidence)[:PER_THREAD]
-    assert memory is not None
+    if memory is None:
+        raise LabelError(f"{folder.name}: no a.txt, b.txt … conversations")
     active = memory.all_items()
     failures: list[str] = []
     checks = 0
-    for data in labels.get("active", []):
-        entry = _entry(data)
+    for entry in wanted:
         checks += 1
         if not any(entry.matches(i) for i in active):
             failures.append(f"not active: {entry.keywords}")
-    wanted = [_entry(d) for d in labels.get("active", [])]
-    for data in labels.get("superseded", []):
-        entry = _entry(data)
+    for entry in retired:
         checks += 1
         # The replacing statement may name what it replaces ("not yarn anymore, pnpm"):
         # only an active item that is not one of the wanted ones keeps the old choice alive.
@@ -264,8 +350,7 @@ def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
             for c in memory.contradictions
         ):
             failures.append(f"not recorded as superseded: {entry.keywords}")
-    for data in labels.get("contradiction", []):
-        entry = _entry(data)
+    for entry in disputed:
         checks += 1
         if not any(
             c.status == "open"
@@ -288,7 +373,11 @@ def evaluate(split: str, root: Path = DIALOGUE, rendered: bool = False) -> Split
     for path in sorted(folder.glob("*.txt")):
         if not path.with_suffix(".expected.json").is_file():
             continue
-        conv, leaks = score_conversation(path, rendered)
+        try:
+            conv, leaks = score_conversation(path, rendered)
+        except LabelError as exc:
+            report.skipped.append(str(exc))
+            continue
         report.conversations.append(conv)
         report.secrets.extend((conv.name, i) for i in leaks)
         for item in conv.committed():
@@ -304,8 +393,23 @@ def evaluate(split: str, root: Path = DIALOGUE, rendered: bool = False) -> Split
             )
     for seq in sorted(p for p in (folder / "sequences").glob("*") if p.is_dir()):
         if (seq / "expected.json").is_file():
-            report.sequences.append(score_sequence(seq, rendered))
+            try:
+                report.sequences.append(score_sequence(seq, rendered))
+            except LabelError as exc:
+                report.skipped.append(str(exc))
     return report
+
+
+def labeled_folders(folder: Path) -> list[Path]:
+    """The folders of a labeled set kept elsewhere that hold labeled conversations or
+    sequences: `folder` itself, or else each folder in it (a set split into dev/ and test/)."""
+
+    def labeled(path: Path) -> bool:
+        return any(path.glob("*.expected.json")) or any(path.glob("sequences/*/expected.json"))
+
+    if labeled(folder):
+        return [folder]
+    return [sub for sub in sorted(folder.iterdir()) if sub.is_dir() and labeled(sub)]
 
 
 def _print(report: SplitReport, verbose: bool) -> None:
@@ -316,18 +420,23 @@ def _print(report: SplitReport, verbose: bool) -> None:
         f"[{report.split}] {len(report.conversations)} conversations, {musts} required items,"
         f" {committed} items in the file"
     )
-    print(
-        f"  precision {report.precision():.2f}   recall {report.recall():.2f}   "
-        f"recall with review {report.recall(True):.2f}"
-    )
-    loose_p, loose_r = report.any_category()
-    print(f"  with any category: precision {loose_p:.2f}   recall {loose_r:.2f}")
+    if committed:
+        print(
+            f"  precision {report.precision():.2f}   recall {report.recall():.2f}   "
+            f"recall with review {report.recall(True):.2f}"
+        )
+        loose_p, loose_r = report.any_category()
+        print(f"  with any category: precision {loose_p:.2f}   recall {loose_r:.2f}")
+    else:  # (no item: precision has nothing to measure, and 1.00 would read as perfect)
+        print(f"  no item reached the file: recall {report.recall():.2f}, precision n/a")
     print(
         f"  must-not violations {len(report.violations())}   sequence checks "
         f"{passed}/{total}   secrets {len(report.secrets)}   form problems {len(report.form)}"
         f" of {committed}"
     )
     print(f"  superseded within their own conversation {len(report.in_thread)}")
+    for reason in report.skipped:
+        print(f"  SKIPPED {reason}")
     if not verbose:
         return
     for conv in report.conversations:
@@ -408,18 +517,29 @@ def main(argv: list[str] | None = None) -> int:
     rendering.AIDER = args.aider
     if args.folder is not None:
         folder = args.folder.resolve()
-        if not folder.is_dir():
-            print(f"no labeled set at {folder}")
+        found = labeled_folders(folder) if folder.is_dir() else []
+        if not found:
+            print(
+                f"no labeled set at {folder}: expected <name>.txt with <name>.expected.json, "
+                "or sequences/<name>/ with expected.json, in that folder or in one folder "
+                "per split (dev/, test/)"
+            )
             return 2
-        _print(evaluate(folder.name, folder.parent, args.as_rendered), args.verbose)
-        return 0
-    splits = list(SPLITS) if args.split == "all" else [args.split]
-    for split in splits:
-        if not (DIALOGUE / split).is_dir():
-            print(f"[{split}] no labeled set at {DIALOGUE / split}")
-            continue
-        _print(evaluate(split, rendered=args.as_rendered), args.verbose)
-    return 0
+        reports = [evaluate(f.name, f.parent, args.as_rendered) for f in found]
+    else:
+        splits = list(SPLITS) if args.split == "all" else [args.split]
+        reports = []
+        for split in splits:
+            if not (DIALOGUE / split).is_dir():
+                print(f"[{split}] no labeled set at {DIALOGUE / split}")
+                continue
+            reports.append(evaluate(split, rendered=args.as_rendered))
+    for report in reports:
+        _print(report, args.verbose)
+    skipped = sum(len(r.skipped) for r in reports)
+    if skipped:
+        print(f"{skipped} label file(s) could not be read and were left out (SKIPPED above)")
+    return 1 if skipped else 0
 
 
 if __name__ == "__main__":

@@ -258,3 +258,93 @@ def test_the_second_annotators_labels_are_well_formed() -> None:
             assert item["category"] in categories, (path.name, item)
             assert 1 <= len(item["keywords"]) <= 3, (path.name, item)
             assert all(k.lower() in text for k in item["keywords"]), (path.name, item)
+
+
+# A labeled set kept outside the project (`--folder`), as someone else writes it.
+_CONVERSATION = (
+    "User: For the billing service we use pnpm workspaces, never npm; a package-lock.json "
+    "breaks the CI cache.\n\nAssistant: Understood, pnpm only.\n"
+)
+_LABELS = {
+    "must": [{"category": "Architectural Decisions", "keywords": "pnpm"}],
+    "must_not": [["yarn"]],
+}
+
+
+def _labeled(folder: Path, name: str, labels: object, text: str = _CONVERSATION) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.txt").write_text(text, encoding="utf-8")
+    raw = labels if isinstance(labels, str) else json.dumps(labels)
+    (folder / f"{name}.expected.json").write_text(raw, encoding="utf-8")
+
+
+def test_a_set_split_into_folders_is_scored_per_split(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A set laid out as dev/ and test/ is scored split by split, not read as empty."""
+    _labeled(tmp_path / "dev", "one", _LABELS)
+    _labeled(tmp_path / "test", "two", {**_LABELS, "must": [{"keywords": ["pnpm"]}]})
+    assert bench.main(["--folder", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "[dev] 1 conversations" in out and "[test] 1 conversations" in out
+    assert "SKIPPED" not in out
+
+
+def test_labels_that_cannot_be_read_are_named_and_left_out(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A broken or unknown label costs that file, with the reason, never the whole run."""
+    _labeled(tmp_path, "good", _LABELS)
+    _labeled(tmp_path, "broken", '{"must": [')
+    _labeled(tmp_path, "unknown", {"must": [{"category": "vibes", "keywords": ["pnpm"]}]})
+    _labeled(tmp_path, "empty", {"must": [{"category": "bug_patterns", "keywords": []}]})
+    sequence = tmp_path / "sequences" / "switch"
+    _labeled(sequence, "a", {})
+    (sequence / "a.expected.json").unlink()
+    (sequence / "expected.json").write_text('{"active": "pnpm"}', encoding="utf-8")
+    assert bench.main(["--folder", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "1 conversations" in out
+    assert "SKIPPED broken.expected.json: not readable as JSON" in out
+    assert "unknown category 'vibes'" in out
+    assert "empty.expected.json must[0]: keywords must be a non-empty list" in out
+    assert "switch/expected.json: active is 'pnpm', not a list" in out
+    assert "4 label file(s) could not be read" in out
+
+
+def test_a_folder_without_labels_is_said_so(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("User: hi\n", encoding="utf-8")
+    assert bench.main(["--folder", str(tmp_path)]) == 2
+    assert "no labeled set at" in capsys.readouterr().out
+    assert bench.main(["--folder", str(tmp_path / "missing")]) == 2
+
+
+def test_no_item_is_no_perfect_precision(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _labeled(tmp_path, "chatter", {"must": []}, "User: hi there\n\nAssistant: Hello!\n")
+    assert bench.main(["--folder", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "precision n/a" in out and "precision 1.00" not in out
+
+
+@pytest.mark.parametrize(
+    ("name", "category"),
+    [
+        ("architectural_decisions", "architectural_decisions"),
+        ("Architectural Decisions", "architectural_decisions"),
+        ("decision", "architectural_decisions"),
+        ("bug-pattern", "bug_patterns"),
+        ("bug", "bug_patterns"),
+        ("Coding Preference", "coding_preferences"),
+        ("project convention", "project_conventions"),
+        ("implementation_note", "implementation_notes"),
+        ("notes", "implementation_notes"),
+    ],
+)
+def test_category_names_as_other_sets_write_them(
+    bench: ModuleType, name: str, category: str
+) -> None:
+    assert bench._category(name, "x").value == category
