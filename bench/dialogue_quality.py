@@ -305,8 +305,16 @@ def score_conversation(path: Path, rendered: bool = False) -> tuple[Conversation
     return conv, _secret_leaks(text, conv.reviewed())
 
 
+def _in_order(path: Path) -> list[tuple[int, str]]:
+    """Sort key of a sequence's conversations: a.txt before b.txt, 2.txt before 10.txt."""
+    return [
+        (int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", path.stem)
+    ]
+
+
 def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
-    """Memorize a.txt, b.txt, ... in order (a day apart) and check the branch."""
+    """Memorize a.txt, b.txt, ... (or 1.txt, 2.txt, ...) in order, a day apart, and check
+    the branch."""
     where = f"{folder.name}/expected.json"
     labels = _labels(folder / "expected.json")
     wanted = _entries(labels, "active", where)
@@ -316,7 +324,7 @@ def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
     # The review queue as the app keeps it: each thread's strongest held candidates, settled
     # (recorded as superseded) when a later thread replaces them (`settle_review`).
     pending: list[MemoryItem] = []
-    for day, path in enumerate(sorted(folder.glob("*.txt"))):
+    for day, path in enumerate(sorted(folder.glob("*.txt"), key=_in_order)):
         text = path.read_text(encoding="utf-8", errors="replace")
         found = _extract(text, f"{folder.name}-{path.stem}", day, rendered)
         items = [i for i in found if i.confidence >= COMMIT]

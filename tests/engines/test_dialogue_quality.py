@@ -348,3 +348,13 @@ def test_category_names_as_other_sets_write_them(
     bench: ModuleType, name: str, category: str
 ) -> None:
     assert bench._category(name, "x").value == category
+
+
+def test_a_sequence_numbered_past_nine_is_read_in_order(bench: ModuleType) -> None:
+    names = ["10.txt", "2.txt", "1.txt"]
+    assert [p.name for p in sorted(map(Path, names), key=bench._in_order)] == [
+        "1.txt",
+        "2.txt",
+        "10.txt",
+    ]
+    assert sorted(map(Path, ["c.txt", "a.txt", "b.txt"]), key=bench._in_order)[0].name == "a.txt"
