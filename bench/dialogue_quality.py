@@ -162,6 +162,13 @@ def _must_not(labels: dict[str, Any], where: str) -> list[tuple[str, ...]]:
     return out
 
 
+def _conversation(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise LabelError(f"{path.name}: not readable ({exc.strerror or exc})") from exc
+
+
 def _entries(labels: dict[str, Any], key: str, where: str) -> list[Entry]:
     raw = labels.get(key, [])
     if not isinstance(raw, list):
@@ -293,7 +300,7 @@ def score_conversation(path: Path, rendered: bool = False) -> tuple[Conversation
     labels = _labels(label_file)
     must = _entries(labels, "must", label_file.name)
     must_not = _must_not(labels, label_file.name)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _conversation(path)
     items = _extract(text, path.stem, rendered=rendered)
     # (as the writer does: a held change of a choice the same conversation commits is
     # committed with it)
@@ -325,7 +332,7 @@ def score_sequence(folder: Path, rendered: bool = False) -> Sequence:
     # (recorded as superseded) when a later thread replaces them (`settle_review`).
     pending: list[MemoryItem] = []
     for day, path in enumerate(sorted(folder.glob("*.txt"), key=_in_order)):
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = _conversation(path)
         found = _extract(text, f"{folder.name}-{path.stem}", day, rendered)
         items = [i for i in found if i.confidence >= COMMIT]
         held = [i for i in found if REVIEW <= i.confidence < COMMIT]
@@ -546,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
         _print(report, args.verbose)
     skipped = sum(len(r.skipped) for r in reports)
     if skipped:
-        print(f"{skipped} label file(s) could not be read and were left out (SKIPPED above)")
+        print(f"{skipped} labeled file(s) could not be read and were left out (SKIPPED above)")
     return 1 if skipped else 0
 
 

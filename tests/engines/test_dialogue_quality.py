@@ -302,6 +302,8 @@ def test_labels_that_cannot_be_read_are_named_and_left_out(
     _labeled(sequence, "a", {})
     (sequence / "a.expected.json").unlink()
     (sequence / "expected.json").write_text('{"active": "pnpm"}', encoding="utf-8")
+    (tmp_path / "folder.txt").mkdir()  # (a conversation that cannot be read)
+    (tmp_path / "folder.expected.json").write_text('{"must": []}', encoding="utf-8")
     assert bench.main(["--folder", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "1 conversations" in out
@@ -309,7 +311,8 @@ def test_labels_that_cannot_be_read_are_named_and_left_out(
     assert "unknown category 'vibes'" in out
     assert "empty.expected.json must[0]: keywords must be a non-empty list" in out
     assert "switch/expected.json: active is 'pnpm', not a list" in out
-    assert "4 label file(s) could not be read" in out
+    assert "SKIPPED folder.txt: not readable" in out
+    assert "5 labeled file(s) could not be read" in out
 
 
 def test_a_folder_without_labels_is_said_so(
