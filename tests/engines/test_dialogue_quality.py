@@ -125,7 +125,8 @@ HELD_OUT_FLOORS = [
     # (thirtieth).
     # 0.653 / 0.585 in the thirty-second.
     # 0.667 / 0.602 in the thirty-seventh.
-    ("holdout4", 0.67, 0.60, 25, 7),  # 0.671 / 0.610 (thirty-ninth)
+    # 6 must-not once a rule the hold model doubts is left out, not queued (fifty-second).
+    ("holdout4", 0.67, 0.60, 25, 6),  # 0.671 / 0.610 (thirty-ninth)
     # Three more: unseen on arrival 0.36 / 0.38; 0.395 / 0.384 after the twelfth part;
     # trained on since the fourteenth (0.483 / 0.464, 20 of 43 sequence checks); 0.483 /
     # 0.455 and 9 must-not once a reporter's guess is no symptom (fifteenth part).
@@ -147,8 +148,9 @@ HELD_OUT_FLOORS = [
     # (twenty-first); 0.432 once a rule only the agent gave needs the judge's 0.4
     # (twenty-eighth); 32 sequence checks once a held change of a choice in force is
     # committed (thirty-ninth); 20 must-not once the agent's lone candidates need 0.4 (0.7
-    # when the rules were unsure of them; forty-eighth).
-    ("holdout6", 0.43, 0.38, 32, 20),
+    # when the rules were unsure of them; forty-eighth); 19 once a rule the hold model
+    # doubts is left out, not queued (fifty-second).
+    ("holdout6", 0.43, 0.38, 32, 19),
     # Three more: unseen on arrival 0.46 / 0.41 (0.456 with the session-start engine, 0.463
     # with the tenth part's changes), 38 must-not, 27 of 54 sequence checks; after the
     # twelfth 0.471 / 0.442; 37 must-not after the thirteenth, 36 after the fourteenth
@@ -159,7 +161,8 @@ HELD_OUT_FLOORS = [
     # 0.463 once the latest closing account after the report completes a bug (twenty-second);
     # 0.531 / 0.469 once a rule compared to the agent's work ("like you did") is a rule
     # (twenty-fourth).
-    ("holdout7", 0.54, 0.46, 30, 29),  # 0.543 (thirty-second); 29 must-not (forty-eighth)
+    # 27 must-not once a rule the hold model doubts is left out, not queued (fifty-second).
+    ("holdout7", 0.54, 0.46, 30, 27),  # 0.543 (thirty-second); 29 must-not (forty-eighth)
     # Three more, written for the fourteenth part: unseen on arrival 0.34 / 0.35 with the
     # session-start engine, 0.359 / 0.367 with the retrained models; 8 must-not, 40 of 74
     # sequence checks with both; 6 must-not once a remark about "an instruction addressed to
@@ -194,8 +197,9 @@ HELD_OUT_FLOORS = [
     # reversal drops (twenty-fourth); 0.562 after the twenty-fifth (one wrong item more);
     # 0.571 / 0.519 once a closing account is its whole list item (twenty-sixth).
     # 33 sequence checks once a change records what it retires in more words (fortieth).
-    # 10 must-not once the agent's lone candidates need 0.4 (forty-eighth).
-    ("holdout10", 0.59, 0.52, 34, 10),  # 0.598 / 0.528 (35th); 34 sequence checks (46th)
+    # 10 must-not once the agent's lone candidates need 0.4 (forty-eighth); 9 once a rule the
+    # hold model doubts is left out, not queued (fifty-second).
+    ("holdout10", 0.59, 0.52, 34, 9),  # 0.598 / 0.528 (35th); 34 sequence checks (46th)
     # Three more, written for the seventeenth part: unseen on arrival 0.346 / 0.302, 7
     # must-not, 15 of 40 sequence checks (0.337 / 0.302 with the session-start engine);
     # 0.354 after the part's last change; 0.359 and 16 sequence checks with the hold model.
@@ -206,7 +210,8 @@ HELD_OUT_FLOORS = [
     # the nineteenth; 0.538 / 0.427 with the hold model (twentieth); 0.545 once a paste
     # the user announces is no one's words (twenty-first); 12 sequence checks once a point
     # left open may set one named source against an earlier rule (twenty-third).
-    ("holdout12", 0.55, 0.42, 12, 7),  # 0.553 (thirty-second); 7 must-not (forty-eighth)
+    # 6 must-not once a rule the hold model doubts is left out, not queued (fifty-second).
+    ("holdout12", 0.55, 0.42, 12, 6),  # 0.553 (thirty-second); 7 must-not (forty-eighth)
     # Three more, written for the nineteenth part: unseen on arrival 0.360 / 0.352, 8
     # must-not, 11 of 40 sequence checks (0.349 / 0.341 with the session-start engine);
     # 0.378 / 0.352 with the hold model (twentieth); 0.388 and 6 must-not once lines written
@@ -217,8 +222,9 @@ HELD_OUT_FLOORS = [
     # Three more, written for the twenty-first part: unseen on arrival 0.417 / 0.406, 17
     # must-not, 11 of 36 sequence checks; 0.421 after that part's changes; 0.427 / 0.417 and
     # 13 sequence checks after the twenty-fourth; 0.457 / 0.438 after the twenty-fifth;
-    # 0.479 / 0.458 once a closing account is its whole list item (twenty-sixth).
-    ("holdout14", 0.47, 0.45, 13, 17),
+    # 0.479 / 0.458 once a closing account is its whole list item (twenty-sixth); 16
+    # must-not once a rule the hold model doubts is left out, not queued (fifty-second).
+    ("holdout14", 0.47, 0.45, 13, 16),
 ]
 
 

@@ -541,7 +541,7 @@ def test_a_remark_on_a_planted_instruction_leaves_the_root_cause() -> None:
 
 def test_an_unfenced_paste_the_user_announced_is_not_memory() -> None:
     # The log follows "pasting the log …:" with no fence; a line of it is an instruction.
-    result = run(
+    conversation = (
         "User: ci is red on the release branch, pasting the log from the build job:\n"
         "Run make -C boot BOARD=pca10056\n"
         "/usr/bin/ld: region `FLASH' overflowed by 312 bytes\n"
@@ -559,12 +559,15 @@ def test_an_unfenced_paste_the_user_announced_is_not_memory() -> None:
         'Assistant: [tool: Bash {"command": "make -C boot"}]\n\n'
         "User: [tool result: build/boot.elf OK, 23.1 KB, all checks passed]\n"
     )
+    result = run(conversation)
 
     assert not any("BOOT_VERSION" in i.text or "overflowed" in i.text for i in result.items)
     bug = only(result, Category.BUG_PATTERNS)
     assert bug.content.startswith("Ci is red on the release branch.") and "Run make" not in bug.text
-    # The user's own words after the paste still count.
-    assert any("flash budget is fixed" in i.text for i in result.items)
+    # The user's own words after the paste are still read as a rule (whether it is kept
+    # beside the fixed bug is the judge's call).
+    candidates, _context, _notes = read_candidates(conversation)
+    assert any("flash budget is fixed" in c.content for c in candidates)
 
 
 # Pasted with no fence between the user's own lines: (turn, text of the paste that must not

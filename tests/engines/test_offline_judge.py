@@ -215,9 +215,9 @@ HOLDS = (
 )
 
 
-@pytest.mark.parametrize(("hold", "held"), [(0.0, False), (1.1, True)])
-def test_the_hold_model_sends_user_rules_it_doubts_to_review(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold: float, held: bool
+@pytest.mark.parametrize(("hold", "doubted"), [(0.0, False), (1.1, True)])
+def test_the_hold_model_leaves_out_user_rules_it_doubts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold: float, doubted: bool
 ) -> None:
     model = tmp_path / "judge_model.json"
     model.write_text(
@@ -233,13 +233,34 @@ def test_the_hold_model_sends_user_rules_it_doubts_to_review(
     finally:
         judge.load_judge.cache_clear()
     confidence = {i.content.split(" ", 1)[0]: i.confidence for i in items}
-    # Held, not dropped: it waits in the review queue (under the 0.75 commit threshold).
-    assert (confidence["Theme"] < 0.75) is held
-    assert confidence["Theme"] >= 0.5
+    # Left out, not queued: in the review queue such rules were right 4 times in 74 on dev
+    # (docs/decisions.md, fifty-second part).
+    assert ("Theme" not in confidence) is doubted
+    assert doubted or confidence["Theme"] >= 0.75
     # A rule for every case, a verdict on something named and a value changed are never held.
     assert confidence["We"] >= 0.75
     assert confidence["No"] >= 0.75
     assert confidence["Bump"] >= 0.75
+
+
+def test_a_doubted_rule_that_is_all_a_conversation_says_waits_for_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Alone, it is no reason or context of another item: it waits, so a later thread that
+    # changes it can record it as superseded (bench/changes_of_mind.py).
+    model = tmp_path / "judge_model.json"
+    model.write_text(
+        json.dumps({"add": 1.1, "veto": 0.0, "weights": {}, "hold": 1.1, "hold_weights": {}}),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(judge, "MODEL_FILE", model)
+    judge.load_judge.cache_clear()
+    try:
+        said = "User: Theme state goes in src/stores/theme.ts.\n\nAssistant: OK.\n"
+        [item] = extract(said, source="t", today=date(2026, 1, 1)).items
+    finally:
+        judge.load_judge.cache_clear()
+    assert 0.5 <= item.confidence < 0.75, item
 
 
 def test_the_shipped_hold_model_reads_how_the_rules_built_a_candidate() -> None:

@@ -4466,37 +4466,45 @@ def _bug_accounts_joined(found: list[Candidate]) -> list[Candidate]:
 
 
 # How many items one conversation commits at most, and the share of its best item's score
-# under which an item waits for review; the judge ranks them (docs/decisions.md, seventeenth
+# under which an item is left out; the judge ranks them (docs/decisions.md, seventeenth
 # part: on dev, items ranked ninth or lower were right 19 times in 100, and items scored
 # under a quarter of their conversation's best none in 17).
 STRONGEST_KEPT = 8
 WEAKEST_SHARE = 0.25
 HELD = 0.7
+# A candidate left out: under every review threshold, so `extract` drops it.
+LEFT_OUT = 0.0
 
 
-def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge) -> int:
-    """The items a conversation commits are the judge's best; the rest wait for review.
+def _held_for_review(
+    candidates: list[Candidate], context: Context, judge: Judge
+) -> tuple[int, int]:
+    """The items a conversation commits are the judge's best; the rest wait or leave.
 
     A long session yields many statements a rule can read as a rule; the ones a reviewer
     keeps are mostly among those the judge scores highest. Past the `STRONGEST_KEPT` best,
-    an item is held (confidence `HELD`, under the default commit threshold), not dropped; so
-    is one scored below `WEAKEST_SHARE` of the best one's score (unless the user called it a
-    rule), and a user rule the hold
-    model doubts (`_doubted`), unless it changes what an earlier one said (a replacement, a
-    dispute, a value for a setting, a setting's value changed): holding that would leave the
-    old rule standing. Returns how many were held.
+    an item is held (confidence `HELD`, under the default commit threshold): it waits in the
+    review queue. One scored below `WEAKEST_SHARE` of the best one's score (unless the user
+    called it a rule), and a user rule the hold model doubts (`_doubted`) beside what the
+    conversation commits, is left out (`LEFT_OUT`): in the queue, those were right 4 times
+    in 74 on dev and once in 68 on batches 3–14, and held a must-not statement 5 and 7 times
+    (docs/decisions.md, fifty-second part). A doubted rule that is all the conversation
+    says still waits for review. Not one that changes what an earlier one said (a
+    replacement, a dispute, a value for a setting, a setting's value changed): leaving that
+    out would leave the old rule standing. Returns how many were held and how many left out.
     """
     from app.core.similarity import sets_a_value
 
     strong = [c for c in candidates if c.confidence >= SURE]
     if not strong:
-        return 0
+        return 0, 0
     score = {
         id(c): judge.score(features(c, context, extra=c.plain, rules=judge.rules)) for c in strong
     }
     ranked = sorted(strong, key=lambda c: (-score[id(c)], c.index))
     floor = WEAKEST_SHARE * score[id(ranked[0])]
-    held = 0
+    held = left_out = 0
+    doubted: list[Candidate] = []
     for n, c in enumerate(ranked):
         changes = (
             any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
@@ -4508,10 +4516,26 @@ def _held_for_review(candidates: list[Candidate], context: Context, judge: Judge
         # toolchain", is no weak item next to the conversation's best)
         named = c.named_rule and Speaker.USER in (c.speakers or {c.speaker})
         weak = score[id(c)] < floor and not changes and not named
-        if n >= STRONGEST_KEPT or weak or (not changes and _doubted(c, context, judge)):
+        if weak:
+            c.confidence = LEFT_OUT
+            left_out += 1
+        elif not changes and _doubted(c, context, judge):
+            doubted.append(c)
+        elif n >= STRONGEST_KEPT:
             c.confidence = min(c.confidence, HELD)
             held += 1
-    return held
+    # Beside what the conversation commits, a doubted rule is mostly the reason or context of
+    # another; alone ("Search runs on Elasticsearch."), it waits for review, where a later
+    # thread that changes it can record it as superseded.
+    alone = len(doubted) + held + left_out == len(strong)  # nothing else is committed
+    for c in doubted:
+        if alone:
+            c.confidence = min(c.confidence, HELD)
+            held += 1
+        else:
+            c.confidence = LEFT_OUT
+            left_out += 1
+    return held, left_out
 
 
 # A verdict on something named: "No viper. Too much magic …", "We stay with FreeRTOS.",
@@ -4619,9 +4643,11 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
     candidates, context, notes = read_candidates(text, plain=judge is not None, judge=judge)
     if judge is not None:
         candidates = _judged(candidates, context, judge)
-        held = _held_for_review(candidates, context, judge)
+        held, left_out = _held_for_review(candidates, context, judge)
         if held:
             notes.append(f"held {held} weaker items for review")
+        if left_out:
+            notes.append(f"left out {left_out} statements the judge doubts")
     kept = _bug_accounts_joined([c for c in candidates if c.confidence >= MIN_CONFIDENCE])
     if len(kept) > MAX_ITEMS:
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")

@@ -8,7 +8,8 @@ they were not written against, so a linear model trained on the labeled dev spli
 - every candidate the rules built gets a score; one below `veto` leaves;
 - plain statements the rules passed over (the user's own prose, the agent's prose) are
   candidates too, kept only when their score reaches `add`;
-- a rule candidate the user said, scored low by the hold model (below), waits for review.
+- a rule candidate the user said, scored low by the hold model (below), is left out when
+  the conversation commits something else (alone, it waits for review).
 
 The shipped model (`bench/train_judge.py --statement-only --no-veto --agent-veto 0.4
 --agent-veto-unsure 0.7`) reads the statement alone. Its veto is 0, so it drops no rule
@@ -17,8 +18,9 @@ candidate the user took part in; a rule candidate only the agent said leaves bel
 score catches), or below `agent_veto_unsure` when the rules were unsure of it. The hold
 model (`bench/train_judge.py --hold-only --hold 0.3`, weights beside the judge's) reads how
 the rules built a candidate too; it is trained on the user's rule candidates of dev, with
-the items dev's sequences keep or supersede as more positives, and holds for review the
-ones under `hold` (`extract._held_for_review`).
+the items dev's sequences keep or supersede as more positives, and leaves out the ones
+under `hold` (`extract._held_for_review`; in the review queue they were right about once
+in twenty, docs/decisions.md, fifty-second part).
 
 Features are cheap and need no model download: hashed words and word pairs of the item's
 text, who said it, how the rules built it (family, category, confidence, detail fields),
