@@ -4645,9 +4645,9 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
         candidates = _judged(candidates, context, judge)
         held, left_out = _held_for_review(candidates, context, judge)
         if held:
-            notes.append(f"held {held} weaker items for review")
+            notes.append(f"held {held} weaker item{'s' * (held != 1)} for review")
         if left_out:
-            notes.append(f"left out {left_out} statements the judge doubts")
+            notes.append(f"left out {left_out} statement{'s' * (left_out != 1)} the judge doubts")
     kept = _bug_accounts_joined([c for c in candidates if c.confidence >= MIN_CONFIDENCE])
     if len(kept) > MAX_ITEMS:
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")
