@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.models import MemoryItem
 from app.engines.offline import extract as extract_module
 from app.engines.offline import judge
 from app.engines.offline.extract import extract, read_candidates
@@ -26,6 +27,20 @@ TEXT = (
     "Assistant: Moved `OrderDto` to contracts/order.ts and updated the imports.\n\n"
     "User: always use named exports in this repo.\n"
 )
+
+
+def _extract_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: dict[str, object], text: str
+) -> list[MemoryItem]:
+    """The items of `text` extracted with `model` as the judge's model file."""
+    path = tmp_path / "judge_model.json"
+    path.write_text(json.dumps(model), encoding="utf-8")
+    monkeypatch.setattr(judge, "MODEL_FILE", path)
+    judge.load_judge.cache_clear()
+    try:
+        return list(extract(text, source="t", today=date(2026, 1, 1)).items)
+    finally:
+        judge.load_judge.cache_clear()
 
 
 def test_without_a_model_the_rules_alone_decide(
@@ -78,25 +93,14 @@ def test_agent_veto_removes_only_what_the_agent_alone_said(
     remark = next(c for c in rules if "carts.user_id" in c.content)
     assert extract_module._agent_only(remark)
     assert remark.confidence < extract_module.SURE  # so `agent_veto_unsure` is its bar
-    model = tmp_path / "judge_model.json"
-    model.write_text(
-        json.dumps(
-            {
-                "add": 1.1,
-                "veto": 0.0,
-                "agent_veto": agent_veto,
-                "agent_veto_unsure": unsure,
-                "weights": {},
-            }
-        ),
-        encoding="utf-8",
-    )
-    monkeypatch.setattr(judge, "MODEL_FILE", model)
-    judge.load_judge.cache_clear()
-    try:
-        items = extract(AGENT_REMARK, source="t", today=date(2026, 1, 1)).items
-    finally:
-        judge.load_judge.cache_clear()
+    model = {
+        "add": 1.1,
+        "veto": 0.0,
+        "agent_veto": agent_veto,
+        "agent_veto_unsure": unsure,
+        "weights": {},
+    }
+    items = _extract_with(tmp_path, monkeypatch, model, AGENT_REMARK)
     texts = " ".join(i.content for i in items)
     assert ("carts.user_id" in texts) is kept_remark
     assert "named exports" in texts  # the user's rule is never the agent veto's to take
@@ -170,16 +174,8 @@ def test_a_model_keeps_and_vetoes_by_its_thresholds(
     kept_plain: bool,
     kept_rules: bool,
 ) -> None:
-    model = tmp_path / "judge_model.json"
-    model.write_text(
-        json.dumps({"add": add, "veto": veto, "weights": {"1": 0.5}}), encoding="utf-8"
-    )
-    monkeypatch.setattr(judge, "MODEL_FILE", model)
-    judge.load_judge.cache_clear()
-    try:
-        items = extract_module.extract(TEXT, source="t", today=date(2026, 1, 1)).items
-    finally:
-        judge.load_judge.cache_clear()
+    model = {"add": add, "veto": veto, "weights": {"1": 0.5}}
+    items = _extract_with(tmp_path, monkeypatch, model, TEXT)
     texts = " ".join(i.content for i in items)
     assert ("contracts" in texts) is kept_plain
     assert ("named exports" in texts) is kept_rules
@@ -248,18 +244,9 @@ def test_a_doubted_rule_that_is_all_a_conversation_says_waits_for_review(
 ) -> None:
     # Alone, it is no reason or context of another item: it waits, so a later thread that
     # changes it can record it as superseded (bench/changes_of_mind.py).
-    model = tmp_path / "judge_model.json"
-    model.write_text(
-        json.dumps({"add": 1.1, "veto": 0.0, "weights": {}, "hold": 1.1, "hold_weights": {}}),
-        encoding="utf-8",
-    )
-    monkeypatch.setattr(judge, "MODEL_FILE", model)
-    judge.load_judge.cache_clear()
-    try:
-        said = "User: Theme state goes in src/stores/theme.ts.\n\nAssistant: OK.\n"
-        [item] = extract(said, source="t", today=date(2026, 1, 1)).items
-    finally:
-        judge.load_judge.cache_clear()
+    model = {"add": 1.1, "veto": 0.0, "weights": {}, "hold": 1.1, "hold_weights": {}}
+    said = "User: Theme state goes in src/stores/theme.ts.\n\nAssistant: OK.\n"
+    [item] = _extract_with(tmp_path, monkeypatch, model, said)
     assert 0.5 <= item.confidence < 0.75, item
 
 
@@ -272,3 +259,81 @@ def test_the_shipped_hold_model_reads_how_the_rules_built_a_candidate() -> None:
     rule = next(c for c in candidates if c.content.startswith("Theme"))
     with_rules = judge.features(rule, context, extra=False, rules=True)
     assert 0.0 < shipped.hold_score(with_rules) < 1.0
+
+
+RULE_THEN = (
+    "User: Every handler lives in internal/api, one file per resource, always.\n\n"
+    "Assistant: Noted.\n\n"
+    "User: {said}\n\n"
+    "Assistant: Will do.\n"
+)
+
+
+def _with_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, weights: dict[str, float], text: str
+) -> list[tuple[float, str]]:
+    """Extract `text` with a judge that adds nothing, doubts no rule, and scores every
+    candidate by `weights` alone."""
+    model = {"add": 1.1, "veto": 0.0, "weights": weights, "hold": 0.0}
+    return [(i.confidence, i.content) for i in _extract_with(tmp_path, monkeypatch, model, text)]
+
+
+def test_a_review_candidate_that_names_nothing_and_leans_on_what_came_before_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In the queue such candidates were right once in 15 on dev (docs/decisions.md,
+    # fifty-third part): approved, "Keep it like that everywhere." says nothing on its own.
+    items = _with_judge(
+        tmp_path, monkeypatch, {}, RULE_THEN.format(said="Keep it like that everywhere.")
+    )
+    assert [content for _c, content in items] == [
+        "Every handler lives in internal/api, one file per resource, always."
+    ]
+    # Alone, it is all the conversation says: it waits (a later thread may change it).
+    alone = "User: Keep it like that everywhere.\n\nAssistant: Will do.\n"
+    [(confidence, _content)] = _with_judge(tmp_path, monkeypatch, {}, alone)
+    assert 0.5 <= confidence < 0.75
+
+
+def test_a_review_candidate_the_judge_scores_under_the_floor_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = RULE_THEN.format(said="Switch both to KSP. No behaviour changes.")
+    # A judge with no opinion (every score 0.5) lets it wait for review ...
+    queued = _with_judge(tmp_path, monkeypatch, {}, text)
+    assert [c for c, content in queued if content.startswith("Switch")] == [0.6]
+    # ... one that gives it less than REVIEW_FLOOR leaves it out; the rule stays committed.
+    doubtful = {str(judge._NAMED["bias"]): -5.0}
+    assert extract_module.REVIEW_FLOOR == 0.3
+    kept = _with_judge(tmp_path, monkeypatch, doubtful, text)
+    assert [content for _c, content in kept] == [
+        "Every handler lives in internal/api, one file per resource, always."
+    ]
+
+
+def test_a_change_bound_for_review_is_never_left_out() -> None:
+    from app.core.models import Category
+    from app.engines.offline.extract_items import Candidate, Family, Speaker
+
+    doubtful = judge.Judge(weights={judge._NAMED["bias"]: -5.0}, add=1.1, veto=0.0)
+
+    def unsure(content: str, tags: list[str]) -> Candidate:
+        return Candidate(
+            category=Category.PROJECT_CONVENTIONS,
+            speaker=Speaker.USER,
+            turn=2,
+            index=3,
+            content=content,
+            confidence=0.6,
+            family=Family.DIRECTIVE,
+            topic_tags=tags,
+        )
+
+    change = unsure("Keep it like that, not the old way.", ["replaces:any"])
+    value = unsure("Make it 30 seconds for that one.", [])
+    chatter = unsure("Keep it like that everywhere.", [])
+    left = extract_module._left_out_of_review(
+        [change, value, chatter], judge.EMPTY_CONTEXT, doubtful
+    )
+    assert left == 1
+    assert (change.confidence, value.confidence, chatter.confidence) == (0.6, 0.6, 0.0)

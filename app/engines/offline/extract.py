@@ -4493,8 +4493,6 @@ def _held_for_review(
     replacement, a dispute, a value for a setting, a setting's value changed): leaving that
     out would leave the old rule standing. Returns how many were held and how many left out.
     """
-    from app.core.similarity import sets_a_value
-
     strong = [c for c in candidates if c.confidence >= SURE]
     if not strong:
         return 0, 0
@@ -4506,12 +4504,7 @@ def _held_for_review(
     held = left_out = 0
     doubted: list[Candidate] = []
     for n, c in enumerate(ranked):
-        changes = (
-            any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
-            or sets_a_value(c.content)
-            or _CHANGES_A_VALUE.search(c.content)
-            or _MAKES_IT.search(c.content.rsplit(". ", 1)[-1]) is not None
-        )
+        changes = _changes_something(c)
         # (a rule its speaker called one, "same rule as before: CI tests exactly the MSRV
         # toolchain", is no weak item next to the conversation's best)
         named = c.named_rule and Speaker.USER in (c.speakers or {c.speaker})
@@ -4535,7 +4528,77 @@ def _held_for_review(
         else:
             c.confidence = LEFT_OUT
             left_out += 1
+    if any(c.confidence >= SURE for c in strong):
+        # (a held item the judge scores under the review floor is left out too)
+        left_out += _left_out_of_review(candidates, context, judge)
+    held = sum(1 for c in strong if MIN_CONFIDENCE <= c.confidence < SURE)
     return held, left_out
+
+
+# The judge's score under which a candidate the rules were unsure of does not reach the
+# review queue (docs/decisions.md, fifty-third part).
+REVIEW_FLOOR = 0.3
+
+
+def _changes_something(c: Candidate) -> bool:
+    """Whether a candidate changes what an earlier statement said: a replacement, a dispute,
+    a value for a setting, a setting's value changed. Such a candidate always reaches the
+    branch or the queue: left out, it would leave the old rule standing."""
+    from app.core.similarity import sets_a_value
+
+    return bool(
+        any(t.startswith((REPLACES, DISPUTES)) for t in c.topic_tags)
+        or sets_a_value(c.content)
+        or _CHANGES_A_VALUE.search(c.content)
+        or _MAKES_IT.search(c.content.rsplit(". ", 1)[-1]) is not None
+    )
+
+
+def _left_out_of_review(candidates: list[Candidate], context: Context, judge: Judge) -> int:
+    """Candidates bound for the review queue that a reviewer would not keep are left out
+    (`LEFT_OUT`); returns how many. Called only beside items the conversation commits.
+
+    The rules' unsure candidates wait for a person, who reads each one; a queue of chatter
+    teaches the user to stop reading it. Two kinds go (docs/decisions.md, fifty-third part):
+    - those that name nothing and lean on what was said before ("Keep it like that
+      everywhere.", "Make the change so you can run it."), which an item must not do: right
+      once in 19 on dev and none of 13 on batches 3–14;
+    - those the judge gives less than `REVIEW_FLOOR` chance of being kept ("No behaviour
+      changes.", "Good call on the curl thing."), unless the user said them firmly
+      (`_said_firmly`, as the hold model's doubts spare them): right none of 4 times on dev
+      and none of 2 on batches 3–14.
+    A change of what was said before (`_changes_something`) is never left out, nor a bug's
+    account.
+    """
+    left_out = 0
+    for c in candidates:
+        if (
+            not MIN_CONFIDENCE <= c.confidence < SURE
+            or _changes_something(c)
+            # (another account of a committed bug may still add its cause or fix to it)
+            or c.category is Category.BUG_PATTERNS
+        ):
+            continue
+        if not _NAMES_SOMETHING.search(c.content) and _LEANS_ON_CONTEXT.search(c.content):
+            pass  # names nothing: out, however firmly said
+        elif (
+            Speaker.USER in (c.speakers or {c.speaker}) and not c.plain and _said_firmly(c)
+        ) or judge.score(features(c, context, extra=c.plain, rules=judge.rules)) >= REVIEW_FLOOR:
+            # (a user's rule said firmly is never the judge's to drop: see `_doubted`)
+            continue
+        c.confidence = LEFT_OUT
+        left_out += 1
+    return left_out
+
+
+# What names a thing: a word capitalised inside a sentence ("the Tailwind config"), a token
+# with a digit, code in backticks, an identifier or a path ("max_overflow", "src/lib"), a
+# camel-cased name, an acronym.
+_NAMES_SOMETHING = re.compile(
+    r"(?<=\w\s)[A-Z][a-zA-Z0-9]+|\S*\d\S*|`[^`]+`|\b\w+[_./:-]\w+|\b[A-Z]{2,}\b|\b[a-z]+[A-Z]\w*"
+)
+# Words that point back at what was said before: "keep it like that", "no new dep for this".
+_LEANS_ON_CONTEXT = re.compile(r"(?i)\b(?:it|that|this|them|those|these)\b")
 
 
 # A verdict on something named: "No viper. Too much magic …", "We stay with FreeRTOS.",
@@ -4554,6 +4617,16 @@ _EMPHATIC = re.compile(
 )
 
 
+def _said_firmly(c: Candidate) -> bool:
+    """A verdict on something named (`_VERDICT_NAMED`), a rule said for every case
+    (`_EMPHATIC`), or one its speaker called a rule ("let's make that our approach: …")."""
+    # (A rule that reads as general only for a universal word is not emphatic: "We
+    # Instantiate and Destroy every bullet right now", "Nobody ever looks at app logs older
+    # than a week" tell how things are.)
+    emphatic = _EMPHATIC.search(c.content) is not None and not c.universal_only
+    return emphatic or c.named_rule or _VERDICT_NAMED.search(c.content) is not None
+
+
 def _doubted(c: Candidate, context: Context, judge: Judge) -> bool:
     """Whether the hold model doubts a rule candidate the user said.
 
@@ -4568,12 +4641,8 @@ def _doubted(c: Candidate, context: Context, judge: Judge) -> bool:
     """
     if judge.hold <= 0.0 or c.plain or Speaker.USER not in (c.speakers or {c.speaker}):
         return False
-    # (A rule that reads as general only for a universal word is not emphatic: "We
-    # Instantiate and Destroy every bullet right now", "Nobody ever looks at app logs older
-    # than a week" tell how things are.)
-    emphatic = _EMPHATIC.search(c.content) is not None and not c.universal_only
-    if _VERDICT_NAMED.search(c.content) or emphatic or c.named_rule:
-        return False  # (nor one its speaker called a rule: "let's make that our approach: …")
+    if _said_firmly(c):
+        return False
     from app.engines.offline import extract_rules as r
 
     low = c.content.lower()
@@ -4647,7 +4716,7 @@ def extract(conversation: str, *, source: str, today: date | None = None) -> Ext
         if held:
             notes.append(f"held {held} weaker item{'s' * (held != 1)} for review")
         if left_out:
-            notes.append(f"left out {left_out} statement{'s' * (left_out != 1)} the judge doubts")
+            notes.append(f"left out {left_out} statement{'s' * (left_out != 1)} too weak to review")
     kept = _bug_accounts_joined([c for c in candidates if c.confidence >= MIN_CONFIDENCE])
     if len(kept) > MAX_ITEMS:
         notes.append(f"kept the {MAX_ITEMS} strongest of {len(kept)} items")
