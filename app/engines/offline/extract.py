@@ -4565,8 +4565,8 @@ def _left_out_of_review(candidates: list[Candidate], context: Context, judge: Ju
       once in 19 on dev and none of 13 on batches 3–14;
     - those the judge gives less than `REVIEW_FLOOR` chance of being kept ("No behaviour
       changes.", "Good call on the curl thing."), unless the user said them firmly
-      (`_said_firmly`, as the hold model's doubts spare them): right none of 4 times on dev
-      and none of 2 on batches 3–14.
+      (`_said_firmly`, as the hold model's doubts spare them): right none of 6 times on dev
+      and none of 4 on batches 3–14.
     A change of what was said before (`_changes_something`) is never left out, nor a bug's
     account.
     """
@@ -4618,13 +4618,13 @@ _EMPHATIC = re.compile(
 
 
 def _said_firmly(c: Candidate) -> bool:
-    """A verdict on something named (`_VERDICT_NAMED`), a rule said for every case
-    (`_EMPHATIC`), or one its speaker called a rule ("let's make that our approach: …")."""
+    """A rule said for every case (`_EMPHATIC`), or one its speaker called a rule ("let's
+    make that our approach: …")."""
     # (A rule that reads as general only for a universal word is not emphatic: "We
     # Instantiate and Destroy every bullet right now", "Nobody ever looks at app logs older
     # than a week" tell how things are.)
     emphatic = _EMPHATIC.search(c.content) is not None and not c.universal_only
-    return emphatic or c.named_rule or _VERDICT_NAMED.search(c.content) is not None
+    return emphatic or c.named_rule
 
 
 def _doubted(c: Candidate, context: Context, judge: Judge) -> bool:
@@ -4641,7 +4641,7 @@ def _doubted(c: Candidate, context: Context, judge: Judge) -> bool:
     """
     if judge.hold <= 0.0 or c.plain or Speaker.USER not in (c.speakers or {c.speaker}):
         return False
-    if _said_firmly(c):
+    if _said_firmly(c) or _VERDICT_NAMED.search(c.content):
         return False
     from app.engines.offline import extract_rules as r
 
