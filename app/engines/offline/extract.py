@@ -4579,15 +4579,15 @@ def _left_out_of_review(candidates: list[Candidate], context: Context, judge: Ju
             or c.category is Category.BUG_PATTERNS
         ):
             continue
-        if not _NAMES_SOMETHING.search(c.content) and _LEANS_ON_CONTEXT.search(c.content):
-            pass  # names nothing: out, however firmly said
-        elif (
-            Speaker.USER in (c.speakers or {c.speaker}) and not c.plain and _said_firmly(c)
-        ) or judge.score(features(c, context, extra=c.plain, rules=judge.rules)) >= REVIEW_FLOOR:
-            # (a user's rule said firmly is never the judge's to drop: see `_doubted`)
-            continue
-        c.confidence = LEFT_OUT
-        left_out += 1
+        vague = not _NAMES_SOMETHING.search(c.content) and _LEANS_ON_CONTEXT.search(c.content)
+        # (a user's rule said firmly is never the judge's to drop: see `_doubted`)
+        firm = Speaker.USER in (c.speakers or {c.speaker}) and not c.plain and _said_firmly(c)
+        if vague or (
+            not firm
+            and judge.score(features(c, context, extra=c.plain, rules=judge.rules)) < REVIEW_FLOOR
+        ):
+            c.confidence = LEFT_OUT
+            left_out += 1
     return left_out
 
 
