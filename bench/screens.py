@@ -162,7 +162,7 @@ def problems(window: QWidget) -> list[str]:
     return found
 
 
-def shoot(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES, scale: float = 1.0) -> int:
+async def shoot(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES, scale: float = 1.0) -> int:
     from app.service.channels import MemoryChannels
     from app.service.host import MemoryHost
     from app.ui.main_window import MainWindow
@@ -178,7 +178,7 @@ def shoot(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES, scale: float = 
         ready = asyncio.Event()
         channels.stats_changed.connect(lambda _stats: ready.set())
         channels.start_service()
-        ready.wait()
+        await ready.wait()
         light = app.palette()
         for scheme in ("light", "dark"):
             # Offscreen Qt has no system scheme to follow: give it the palette a dark
@@ -197,7 +197,7 @@ def shoot(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES, scale: float = 
                     if name == "branches":
                         window.browser.select_branch("spotter/main")
                     for _ in range(20):
-                        asyncio.sleep(0.05)
+                        await asyncio.sleep(0.05)
                     suffix = f"@{scale:g}x" if scale != 1 else ""
                     shot = out / f"{name}-{width}x{height}{suffix}-{scheme}.png"
                     window.grab().save(str(shot))
@@ -207,7 +207,7 @@ def shoot(out: Path, sizes: tuple[tuple[int, int], ...] = SIZES, scale: float = 
                     print(f"{shot.name:38} {window.width()}x{window.height()}  {note}")
             window.hide()
             window.deleteLater()
-        channels.shutdown()
+        await channels.shutdown()
     return bad
 
 
