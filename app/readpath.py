@@ -14,9 +14,9 @@ loader must judge, semantic search that would run (the model and its vectors are
 a SQLite without FTS5, an invalid argument. A running app for the home is asked first, as
 the full path does.
 
-Cross-branch conflicts are looked for with the core's rules (app.core.similarity, which reads
-only attributes); the item models are loaded only when two candidates of different branches
-do contradict, to describe the conflict as `find_conflicts` does.
+Cross-branch conflicts are found and described with the core's rules
+(`app.core.conflicts.conflict_groups`, which `find_conflicts` wraps), run on plain rows read
+from each item's JSON: a conflict costs the cold path no model import either.
 Reads never write: the returned items are noted in the index's access log, a side file
 whose counts ranking adds to those the index holds, as the full path does.
 tests/test_readpath.py compares answers with the full path on the same home.
@@ -29,6 +29,7 @@ import math
 import sqlite3
 import sys
 import time
+from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -303,7 +304,8 @@ def retrieve(home: Path, request: Request) -> dict[str, Any] | None:
         key=lambda s: (-s[1], -s[0].relevance, s[0].branch, s[0].id),
     )
     near = scored[: max(CONFLICT_POOL, 2 * request.max_results)]
-    conflicts = _conflicts(near, scored) if _may_conflict([h for h, _ in near]) else []
+    # (only items of different branches can conflict: one branch needs no check at all)
+    conflicts = _conflicts(near, scored) if len({h.branch for h, _ in near}) > 1 else []
     packed_conflicts, memories, used = pack(
         conflicts,
         [
@@ -409,39 +411,36 @@ def _score(hit: _Hit, config: dict[str, Any], branch: str | None, project: str |
     return score(hit.relevance, hit.confidence, hit.access_count, weights, near)
 
 
-def _may_conflict(near: list[_Hit]) -> bool:
-    """Whether two candidates of different branches contradict (the core's rule, no models).
+class _Said(NamedTuple):
+    """What the conflict check reads of an item, from its row's JSON (no model import)."""
 
-    `find_conflicts` only groups pairs from different branches that `contradicts`, so when no
-    such pair exists its answer is empty; otherwise it runs, with the item models.
-    """
-    if len({h.branch for h in near}) < 2:
-        return False
-    from app.core.similarity import contradicts, item_stances
+    id: str
+    category: str
+    title: str
+    content: str
+    sources: list[str]
+    extracted: date
 
-    by_word: dict[str, list[int]] = {}
-    for n, hit in enumerate(near):
-        for word in {w for stance in item_stances(hit) for w in stance.subject}:  # type: ignore[arg-type]
-            by_word.setdefault(word, []).append(n)
-    for indices in by_word.values():
-        for pos, i in enumerate(indices):
-            for j in indices[pos + 1 :]:
-                a, b = near[i], near[j]
-                if a.branch != b.branch and contradicts(a, b):  # type: ignore[arg-type]
-                    return True
-    return False
+
+def _statement(hit: _Hit) -> _Said:
+    data = json.loads(hit.item_json)
+    return _Said(
+        str(data["id"]),
+        str(data["category"]),
+        str(data["title"]),
+        str(data["content"]),
+        [str(s) for s in data.get("sources") or []],
+        date.fromisoformat(str(data["extracted"])),
+    )
 
 
 def _conflicts(
     near: list[tuple[_Hit, float]], scored: list[tuple[_Hit, float]]
 ) -> list[dict[str, Any]]:
-    """Cross-branch conflicts among the best candidates (the core's rules; loads the models)."""
-    from app.core.conflicts import find_conflicts
-    from app.core.models import MemoryItem
+    """Cross-branch conflicts among the best candidates (the core's rules, on plain rows)."""
+    from app.core.conflicts import conflict_groups
 
-    detected = find_conflicts(
-        [(h.branch, MemoryItem.model_validate_json(h.item_json)) for h, _ in near]
-    )
+    detected = conflict_groups([(h.branch, _statement(h)) for h, _ in near])
     best: dict[str, float] = {}
     for hit, value in scored:
         best.setdefault(hit.id, value)
@@ -454,7 +453,7 @@ def _conflicts(
         seen.add(frozenset(ids))
         merged.append(
             {
-                "category": conflict.category.value,
+                "category": conflict.category,
                 "description": conflict.description,
                 "itemIds": ids,
                 "branches": list(conflict.branches),

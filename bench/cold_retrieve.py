@@ -9,8 +9,8 @@ machine is shared, and wall time counts the waits for it. Commands:
 - `retrieve` through `python -m app` (the lean read path, app/readpath.py, when it answers);
 - the same `retrieve` through the full command line (`app.cli.main`: argparse, build_api),
   for comparison: what every retrieve cost before the lean path;
-- a query whose best candidates are in one branch only (no conflict check, no models) and
-  one whose candidates span branches (the conflict check loads the item models).
+- a query whose best candidates are in one branch only (no conflict check) and one whose
+  candidates span branches and disagree (the conflict check runs, on plain rows: no models).
 
 Target (issue 16, point 7): cold `retrieve` <= 2.5x the floor's CPU (p50).
 

@@ -172,6 +172,19 @@ def test_a_dispute_between_branches_is_reported_by_both_paths(memory_home: Path)
     assert set(lean["conflicts"][0]["branches"]) == {"shop/main", "shop/feature-ui"}
 
 
+def test_a_dispute_between_branches_costs_the_cold_path_no_model_import(
+    memory_home: Path,
+) -> None:
+    # The conflict is found and described on plain rows (`conflict_groups`), not on models.
+    code, answer, modules = _run(
+        memory_home, ("retrieve", "async await chains"), full=False, probe=True
+    )
+    assert code == 0
+    assert [set(c["branches"]) for c in answer["conflicts"]] == [{"shop/main", "shop/feature-ui"}]
+    assert "app.core.conflicts" in modules
+    assert not {"pydantic", "app.core.models", "app.core.engine"} & modules
+
+
 def test_cold_retrieve_loads_no_heavy_module_and_writes_nothing(memory_home: Path) -> None:
     before = _snapshot(memory_home)
     code, answer, modules = _run(memory_home, ("retrieve", "pnpm installs"), full=False, probe=True)

@@ -6,27 +6,81 @@ Seed 001 section 4.2 leaves contradictions inside one branch to evolution and su
 pairs from different branches that `contradicts` (app/core/similarity.py), groups pairs that
 share an item into one conflict, and describes each with both branches, dates and sources.
 It runs on every retrieve, so it only compares items whose stance subjects share a word.
+
+The check itself reads only attributes (`conflict_groups`), and this module imports no
+pydantic model at load time: the command line's cold `retrieve` (app/readpath.py) runs it on
+plain rows, so a conflict between branches costs it no model import.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import date
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
-from app.core.engine import CrossConflict
-from app.core.models import MemoryItem, one_line
 from app.core.similarity import contradicts, item_stances
 
-__all__ = ["describe_statement", "find_conflicts"]
+if TYPE_CHECKING:
+    from app.core.engine import CrossConflict
+    from app.core.models import MemoryItem
+
+__all__ = ["ConflictGroup", "Statement", "conflict_groups", "describe_statement", "find_conflicts"]
 
 _QUOTE_MAX = 120
 _MIN_COMMON = 60
 _COMMON_SHARE = 0.02
+# (as `app.core.models.one_line`, without importing the models)
+_SPACE_RE = re.compile(r"\s+")
 
 
-def describe_statement(item: MemoryItem) -> str:
+class Statement(Protocol):
+    """What the check reads of an item: a `MemoryItem`, or a plain row of the index."""
+
+    @property
+    def id(self) -> str:
+        """The item's id."""
+        ...
+
+    @property
+    def category(self) -> str:
+        """The category's value ("project_conventions")."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The item's title."""
+        ...
+
+    @property
+    def content(self) -> str:
+        """What the item says."""
+        ...
+
+    @property
+    def sources(self) -> list[str]:
+        """Where it was said."""
+        ...
+
+    @property
+    def extracted(self) -> date:
+        """When it was said."""
+        ...
+
+
+class ConflictGroup(NamedTuple):
+    """One conflict as plain values (`find_conflicts` makes a `CrossConflict` of it)."""
+
+    category: str
+    description: str
+    item_ids: list[str]
+    branches: list[str]
+
+
+def describe_statement(item: Statement) -> str:
     """An item as a short quoted statement with its date and sources, for conflict texts."""
-    text = one_line(item.content) or item.title
+    text = _SPACE_RE.sub(" ", item.content).strip() or item.title
     if len(text) > _QUOTE_MAX:
         text = text[: _QUOTE_MAX - 1].rstrip() + "…"
     sources = ", ".join(item.sources) if item.sources else "unknown source"
@@ -34,14 +88,31 @@ def describe_statement(item: MemoryItem) -> str:
 
 
 def find_conflicts(entries: list[tuple[str, MemoryItem]]) -> list[CrossConflict]:
-    """Contradicting items from different branches, one `CrossConflict` per connected group.
+    """Contradicting items from different branches, one `CrossConflict` per connected group
+    (see `conflict_groups`)."""
+    from app.core.engine import CrossConflict
+    from app.core.models import Category
+
+    return [
+        CrossConflict(
+            category=Category(group.category),
+            description=group.description,
+            item_ids=group.item_ids,
+            branches=group.branches,
+        )
+        for group in conflict_groups(entries)
+    ]
+
+
+def conflict_groups(entries: Sequence[tuple[str, Statement]]) -> list[ConflictGroup]:
+    """Contradicting items from different branches, one group per connected set of them.
 
     Entries repeating the same (branch, item id) count once. A group's items are ordered
     oldest first and its description names every branch with the date of its statement and
     the newest one last, so a reader sees which branch said what, and when. Groups come out
     ordered by their oldest statement.
     """
-    unique: list[tuple[str, MemoryItem]] = []
+    unique: list[tuple[str, Statement]] = []
     seen: set[tuple[str, str]] = set()
     for branch, item in entries:
         if (branch, item.id) in seen:
@@ -55,7 +126,7 @@ def find_conflicts(entries: list[tuple[str, MemoryItem]]) -> list[CrossConflict]
     by_word: dict[str, list[int]] = defaultdict(list)
     for index, (_branch, item) in enumerate(unique):
         words: set[str] = set()
-        for s in item_stances(item):
+        for s in item_stances(cast("MemoryItem", item)):
             words |= s.subject
         for word in words:
             by_word[word].append(index)
@@ -86,7 +157,7 @@ def find_conflicts(entries: list[tuple[str, MemoryItem]]) -> list[CrossConflict]
                 (bi, a), (bj, b) = unique[pair[0]], unique[pair[1]]
                 if bi == bj:
                     continue
-                if not contradicts(a, b):
+                if not contradicts(cast("MemoryItem", a), cast("MemoryItem", b)):
                     continue
                 parent[root(pair[0])] = root(pair[1])
                 linked.update(pair)
@@ -95,7 +166,7 @@ def find_conflicts(entries: list[tuple[str, MemoryItem]]) -> list[CrossConflict]
     for index in sorted(linked):
         groups[root(index)].append(index)
 
-    found_groups: list[tuple[tuple[date, str], CrossConflict]] = []
+    found_groups: list[tuple[tuple[date, str], ConflictGroup]] = []
     for members in groups.values():
         ordered = sorted(
             members, key=lambda k: (unique[k][1].extracted, unique[k][0], unique[k][1].id)
@@ -113,8 +184,8 @@ def find_conflicts(entries: list[tuple[str, MemoryItem]]) -> list[CrossConflict]
             f"Branches {names} disagree: {said}. "
             f'The newest statement is from "{newest_branch}" ({newest.extracted.isoformat()}).'
         )
-        conflict = CrossConflict(
-            category=unique[ordered[0]][1].category,
+        conflict = ConflictGroup(
+            category=str(unique[ordered[0]][1].category),
             description=description,
             item_ids=list(dict.fromkeys(unique[k][1].id for k in ordered)),
             branches=branches,
