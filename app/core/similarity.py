@@ -571,6 +571,16 @@ _NOT_COUNTED = _wordset(
     "times time more less fewer other others total characters chars columns cols"
 )
 COUNT = "count"
+# A count written as a word ("one approval", "two approvals"), up to twelve; only before the
+# word it counts, and not as a pronoun ("one of them", "the one we use", "no one").
+_SPELLED = "one two three four five six seven eight nine ten eleven twelve"
+_NUMBER_WORDS = {word: n for n, word in enumerate(_SPELLED.split(), 1)}
+_COUNT_WORD_RE = re.compile(
+    r"(?<![\w'-])(?P<num>" + "|".join(_NUMBER_WORDS) + r")(?=\s+[a-z])"
+    r"(?!\s+(?:of|or|and|more|another|by|to|in|at|way|off|after|thing|day|point)\b)",
+    re.IGNORECASE,
+)
+_NOT_A_COUNT_BEFORE = _wordset("the this that no any each every which some someone a an")
 
 
 def _count_value(num: str) -> float:
@@ -584,7 +594,8 @@ def _count_value(num: str) -> float:
 @lru_cache(maxsize=65536)
 def _counts(text: str) -> tuple[Stance, ...]:
     """Settings given as a bare number: "max line length is 100", "3 retries for the invoice
-    actor", "python 3.10 as the minimum".
+    actor", "python 3.10 as the minimum", or as a word before what it counts ("a pull request
+    needs two approvals").
 
     The clause's content words around the number make the subject, what is counted
     ("retries") among them. Two counts are one setting only when one
@@ -592,7 +603,13 @@ def _counts(text: str) -> tuple[Stance, ...]:
     and "prod runs 4 replicas" are two. Years and numbers with a unit (`_settings`) are not
     counts.
     """
-    if not any(c.isdigit() for c in text):
+    spelled = [
+        m
+        for m in _COUNT_WORD_RE.finditer(text)
+        if not (before := _words(text[max(0, m.start() - 12) : m.start()]))
+        or before[-1] not in _NOT_A_COUNT_BEFORE
+    ]
+    if not spelled and not any(c.isdigit() for c in text):
         return ()
     found: list[Stance] = []
     plain = _ASIDE_RE.sub(lambda m: " " * len(m.group()), text)
@@ -608,8 +625,9 @@ def _counts(text: str) -> tuple[Stance, ...]:
             and not w[0].isdigit()
         ]
 
-    for match in _COUNT_RE.finditer(text):
-        if match.start() in with_unit or _YEAR_RE.fullmatch(match.group("num")):
+    for match in [*_COUNT_RE.finditer(text), *spelled]:
+        num = match.group("num")
+        if match.start() in with_unit or _YEAR_RE.fullmatch(num):
             continue
         around = plain if plain[match.start()] != " " else text
         start = max(
@@ -627,8 +645,12 @@ def _counts(text: str) -> tuple[Stance, ...]:
             continue
         # What is counted: the word right after the number ("3 retries"), if it names a thing
         counted = content(after[:1])
+        word = _NUMBER_WORDS.get(num.lower())
+        if word is not None and not counted:
+            continue  # ("two of", "one, maybe"): a spelled count names what it counts
+        value = float(word) if word is not None else _count_value(num)
         dimension = f"{COUNT}:{counted[0] if counted else ''}"
-        found.append(Stance(subject, 1, value=(dimension, _count_value(match.group("num")))))
+        found.append(Stance(subject, 1, value=(dimension, value)))
     return tuple(dict.fromkeys(found))
 
 

@@ -249,6 +249,9 @@ CHANGED_SETTINGS = [
     ("The MSRV is 1.70.", "The MSRV goes up to 1.74."),
     # A number in scientific notation, brought down.
     ("AdamW with a peak learning rate of 3e-4.", "Bring the peak learning rate down to 1e-4."),
+    # A count written as a word, or one in words and one in digits.
+    ("A pull request needs one approval.", "Pull requests need two approvals now."),
+    ("The billing worker runs three replicas.", "The billing worker runs 5 replicas."),
 ]
 SAME_OR_OTHER_SETTINGS = [
     # The same value said another way.
@@ -270,6 +273,11 @@ SAME_OR_OTHER_SETTINGS = [
     # An acronym that spells other words, or a capitalised word that is none.
     ("The minimum supported Rust version is 1.70.", "The SLA goes up to 99.9."),
     ("Keep the API at 2 replicas.", "The CPU limit is 4."),
+    # A number word that counts nothing: a pronoun, "one of", or the same count in digits.
+    ("The one we use for the API is Redis.", "The two we use for the API are Redis and Kafka."),
+    ("One of the workers handles retries.", "Two of the workers handle retries."),
+    ("A pull request needs two approvals.", "A pull request needs 2 approvals."),
+    ("One file per service.", "One file per form."),
 ]
 
 
