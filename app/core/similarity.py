@@ -730,12 +730,41 @@ def _same_setting(a: frozenset[str], b: frozenset[str]) -> bool:
     return shared >= 2 and shared * 3 >= 2 * min(len(a), len(b))
 
 
+def _swapped(sa: tuple[Stance, ...], sb: tuple[Stance, ...]) -> str | None:
+    """The name one side chose and the other turns down, in the same frame: "Use Gunicorn to
+    serve the Django app." against "Serve the Django app with uvicorn, not Gunicorn."."""
+    for no in sb:
+        if no.polarity > 0 or no.value is not None or len(no.subject) != 1:
+            continue
+        (name,) = no.subject
+        for yes in sa:
+            if yes.polarity < 0 or yes.value is not None or name not in yes.subject:
+                continue
+            frame = yes.subject - no.subject
+            if len(frame) < 2:
+                continue
+            for other in sb:
+                rest = other.subject - frame
+                if (
+                    other.polarity > 0
+                    and other.value is None
+                    and name not in other.subject
+                    and len(frame & other.subject) * 3 >= 2 * len(frame)
+                    and len(rest) == 1
+                ):
+                    return yes.key
+    return None
+
+
 def opposing_subjects(a: MemoryItem, b: MemoryItem) -> list[str]:
     """Subject keys on which `a` and `b` take opposite stances (empty when they agree)."""
     found: list[str] = []
     sa, sb = item_stances(a), item_stances(b)
     if not sa or not sb:
         return found
+    swap = _swapped(sa, sb) or _swapped(sb, sa)
+    if swap is not None:
+        found.append(swap)
     for x in sa:
         for y in sb:
             if x.value is not None or y.value is not None:

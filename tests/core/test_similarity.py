@@ -194,6 +194,9 @@ CONTRADICTING = [
     ("Mock the database in tests", "Never mock the database in tests"),
     ("Always commit lock files", "Don't commit lock files"),
     ("Switch from npm to pnpm", "Use npm, not pnpm"),
+    # The same frame, the name one chose turned down by the other for another one.
+    ("Use Gunicorn to serve the Django app.", "Serve the Django app with uvicorn, not Gunicorn."),
+    ("Queue the billing jobs with Celery.", "Queue the billing jobs with Dramatiq, not Celery."),
 ]
 
 
@@ -217,6 +220,10 @@ NOT_CONTRADICTING = [
     ("The parser doesn't handle tabs", "Use tabs for indentation"),
     ("Use tabs, not spaces", "Tabs render differently in the editor"),
     ("Loop over items with enumerate", "Avoid mutable default arguments"),
+    # A name turned down in another frame, or beside more than one new thing.
+    ("Use Postgres for the orders service.", "Cache the orders service with Redis, not Postgres."),
+    ("Use Gunicorn to serve the Django app.", "Log the Django app with structlog, not Gunicorn."),
+    ("Use Gunicorn to serve the Django app.", "Serve the Django app with uvicorn, not nginx."),
 ]
 
 
