@@ -448,7 +448,12 @@ def item_stances(item: MemoryItem) -> tuple[Stance, ...]:
 @lru_cache(maxsize=65536)  # a whole memory (10,000 items) stays cached
 def _title_content_stances(title: str, content: str, implicit: bool) -> tuple[Stance, ...]:
     from_title = _text_stances(title, False)
-    from_content = _text_stances(content, implicit) + _settings(content) + _counts(content)
+    from_content = (
+        _text_stances(content, implicit)
+        + _settings(content)
+        + _counts(content)
+        + _schedules(content)
+    )
     if not from_title:
         return from_content
     return tuple(dict.fromkeys((*from_title, *from_content)))
@@ -654,10 +659,63 @@ def _counts(text: str) -> tuple[Stance, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# How often something happens, said in one word, and its period in seconds.
+_PERIODS = {
+    "hourly": 3_600,
+    "daily": 86_400,
+    "nightly": 86_400,
+    "weekly": 604_800,
+    "biweekly": 1_209_600,
+    "fortnightly": 1_209_600,
+    "monthly": 2_592_000,
+    "quarterly": 7_776_000,
+    "yearly": 31_536_000,
+    "annually": 31_536_000,
+}
+_PERIOD_RE = re.compile(r"(?<![\w-])(?P<word>" + "|".join(_PERIODS) + r")(?![\w-])", re.IGNORECASE)
+# Words after a period word that leave it the clause's value ("refreshed weekly now"); any
+# other word makes it an attribute of a thing ("the daily job", "weekly reports").
+_AFTER_A_PERIOD = _wordset("now instead anymore again too also then at on in from by for until")
+PERIOD = "period"
+
+
+@lru_cache(maxsize=65536)
+def _schedules(text: str) -> tuple[Stance, ...]:
+    """How often something is done, as a setting: "The staging database is refreshed weekly."
+    and "Staging DB refresh is nightly now." give one subject two periods.
+
+    Only a period word that ends its clause or is followed by "now", "instead", a time ("at
+    02:00") and the like; "the daily export job" names a job, not a schedule. The subject is
+    the clause's content words before it, matched as other settings are (`_same_setting`).
+    """
+    if not _PERIOD_RE.search(text):
+        return ()
+    found: list[Stance] = []
+    for match in _PERIOD_RE.finditer(text):
+        end_match = _SETTING_CLAUSE_RE.search(text, match.end())
+        end = end_match.start() if end_match is not None else len(text)
+        after = _words(text[match.end() : end])
+        if after and after[0] not in _AFTER_A_PERIOD:
+            continue
+        start = max(
+            (m.end() for m in _SETTING_CLAUSE_RE.finditer(text, 0, match.start())), default=0
+        )
+        before = [
+            _stem(w)
+            for w in _words(text[start : match.start()])
+            if w not in _SUBJECT_STOP and w not in _SETTING_WORDS and not w[0].isdigit()
+        ][-_SETTING_SUBJECT_WORDS:]
+        if len(before) < 2:
+            continue
+        value = (PERIOD, float(_PERIODS[match.group("word").lower()]))
+        found.append(Stance(frozenset(before), 1, value=value))
+    return tuple(dict.fromkeys(found))
+
+
 def sets_a_value(text: str) -> bool:
     """Whether `text` sets a quantity of something ("Loki retention goes up to 30 days"): a
     later statement of another value for it changes the setting (see `opposing_subjects`)."""
-    return bool(_settings(text))
+    return bool(_settings(text) or _schedules(text))
 
 
 def subjects_match(a: Stance, b: Stance) -> bool:

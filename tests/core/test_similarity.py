@@ -10,6 +10,7 @@ from app.core.models import Category, MemoryItem
 from app.core.similarity import (
     contradicts,
     item_similarity,
+    sets_a_value,
     similarity,
     stance,
     stances,
@@ -259,6 +260,9 @@ CHANGED_SETTINGS = [
     # A count written as a word, or one in words and one in digits.
     ("A pull request needs one approval.", "Pull requests need two approvals now."),
     ("The billing worker runs three replicas.", "The billing worker runs 5 replicas."),
+    # How often, said in one word.
+    ("The staging database is refreshed weekly.", "Staging DB refresh is nightly now."),
+    ("Backups run nightly at 02:00.", "Backups run hourly now."),
 ]
 SAME_OR_OTHER_SETTINGS = [
     # The same value said another way.
@@ -285,6 +289,10 @@ SAME_OR_OTHER_SETTINGS = [
     ("One of the workers handles retries.", "Two of the workers handle retries."),
     ("A pull request needs two approvals.", "A pull request needs 2 approvals."),
     ("One file per service.", "One file per form."),
+    # A period word that names a thing, or the same period, or another thing's period.
+    ("The daily job exports orders.", "The weekly job exports orders."),
+    ("The staging database is refreshed nightly.", "Staging DB refresh is nightly."),
+    ("Backups run nightly.", "Deploys run weekly."),
 ]
 
 
@@ -320,3 +328,8 @@ def test_descriptions_are_not_read_as_imperatives() -> None:
     story = item("The original function is named getRandomPosition, but the search uses another")
     rename = item("Replace the function named getRandomPosition with getRandomTopPosition")
     assert not contradicts(story, rename)
+
+
+def test_a_schedule_in_one_word_sets_a_value_and_a_thing_named_by_it_does_not() -> None:
+    assert sets_a_value("Staging DB refresh is nightly now.")
+    assert not sets_a_value("The daily export job writes to S3.")
