@@ -515,6 +515,25 @@ def _unit(unit: str) -> tuple[str, float] | None:
     return None
 
 
+def _clause_of(text: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the clause around `text[start:end]` (a value and what it is about)."""
+    begin = max((m.end() for m in _SETTING_CLAUSE_RE.finditer(text, 0, start)), default=0)
+    after = _SETTING_CLAUSE_RE.search(text, end)
+    return begin, after.start() if after is not None else len(text)
+
+
+def _setting_words(words: list[str], skip: frozenset[str] = frozenset()) -> list[str]:
+    """The stems of the content words that can name what a value is about."""
+    return [
+        _stem(w)
+        for w in words
+        if w not in _SUBJECT_STOP
+        and w not in _SETTING_WORDS
+        and w not in skip
+        and not w[0].isdigit()
+    ]
+
+
 @lru_cache(maxsize=65536)
 def _settings(text: str) -> tuple[Stance, ...]:
     """Settings in `text`: each quantity with a unit, about the words of its clause.
@@ -534,29 +553,17 @@ def _settings(text: str) -> tuple[Stance, ...]:
             continue
         dimension, scale = unit
         around = plain if plain[match.start()] != " " else text
-        start = max(
-            (m.end() for m in _SETTING_CLAUSE_RE.finditer(around, 0, match.start())), default=0
-        )
-        end_match = _SETTING_CLAUSE_RE.search(around, match.end())
-        end = end_match.start() if end_match is not None else len(text)
-
-        def content(words: list[str]) -> list[str]:
-            return [
-                _stem(w)
-                for w in words
-                if w not in _SUBJECT_STOP and w not in _SETTING_WORDS and not w[0].isdigit()
-            ]
-
-        before = content(_words(around[start : match.start()]))[-_SETTING_SUBJECT_WORDS:]
+        start, end = _clause_of(around, match.start(), match.end())
+        before = _setting_words(_words(around[start : match.start()]))[-_SETTING_SUBJECT_WORDS:]
         if len(before) < 2:
-            before += content(_words(around[match.end() : end]))[
+            before += _setting_words(_words(around[match.end() : end]))[
                 : _SETTING_SUBJECT_WORDS - len(before)
             ]
         if len(before) < 2 and around[:start].rstrip().endswith(":"):
             # "Payment provider HTTP calls: 10s": the label names what is set.
             label = around[: around.rfind(":", 0, start)]
             cut = max((m.end() for m in _SETTING_CLAUSE_RE.finditer(label)), default=0)
-            before = content(_words(label[cut:]))[-_SETTING_SUBJECT_WORDS:] + before
+            before = _setting_words(_words(label[cut:]))[-_SETTING_SUBJECT_WORDS:] + before
         if len(before) < 2:
             continue
         value = (dimension, round(float(match.group("num")) * scale, 6))
@@ -619,37 +626,23 @@ def _counts(text: str) -> tuple[Stance, ...]:
     found: list[Stance] = []
     plain = _ASIDE_RE.sub(lambda m: " " * len(m.group()), text)
     with_unit = {m.start() for m in _QUANTITY_RE.finditer(text) if _unit(m.group("unit"))}
-
-    def content(words: list[str]) -> list[str]:
-        return [
-            _stem(w)
-            for w in words
-            if w not in _SUBJECT_STOP
-            and w not in _SETTING_WORDS
-            and w not in _NOT_COUNTED
-            and not w[0].isdigit()
-        ]
-
     for match in [*_COUNT_RE.finditer(text), *spelled]:
         num = match.group("num")
         if match.start() in with_unit or _YEAR_RE.fullmatch(num):
             continue
         around = plain if plain[match.start()] != " " else text
-        start = max(
-            (m.end() for m in _SETTING_CLAUSE_RE.finditer(around, 0, match.start())), default=0
-        )
-        end_match = _SETTING_CLAUSE_RE.search(around, match.end())
-        end = end_match.start() if end_match is not None else len(text)
-        words = content(_words(around[start : match.start()]))[-_SETTING_SUBJECT_WORDS:]
+        start, end = _clause_of(around, match.start(), match.end())
+        words = _setting_words(_words(around[start : match.start()]), _NOT_COUNTED)
+        words = words[-_SETTING_SUBJECT_WORDS:]
         after = _words(around[match.end() : end])
-        words += content(after)[:_SETTING_SUBJECT_WORDS]
+        words += _setting_words(after, _NOT_COUNTED)[:_SETTING_SUBJECT_WORDS]
         subject = frozenset(words)
         if len(subject) == 1 and _ACRONYM_RE.search(around[start : match.start()]):
             pass  # "The MSRV goes up to 1.74": the acronym says what (`_same_count`)
         elif len(subject) < 2:
             continue
         # What is counted: the word right after the number ("3 retries"), if it names a thing
-        counted = content(after[:1])
+        counted = _setting_words(after[:1], _NOT_COUNTED)
         word = _NUMBER_WORDS.get(num.lower())
         if word is not None and not counted:
             continue  # ("two of", "one, maybe"): a spelled count names what it counts
@@ -692,19 +685,11 @@ def _schedules(text: str) -> tuple[Stance, ...]:
         return ()
     found: list[Stance] = []
     for match in _PERIOD_RE.finditer(text):
-        end_match = _SETTING_CLAUSE_RE.search(text, match.end())
-        end = end_match.start() if end_match is not None else len(text)
+        start, end = _clause_of(text, match.start(), match.end())
         after = _words(text[match.end() : end])
         if after and after[0] not in _AFTER_A_PERIOD:
             continue
-        start = max(
-            (m.end() for m in _SETTING_CLAUSE_RE.finditer(text, 0, match.start())), default=0
-        )
-        before = [
-            _stem(w)
-            for w in _words(text[start : match.start()])
-            if w not in _SUBJECT_STOP and w not in _SETTING_WORDS and not w[0].isdigit()
-        ][-_SETTING_SUBJECT_WORDS:]
+        before = _setting_words(_words(text[start : match.start()]))[-_SETTING_SUBJECT_WORDS:]
         if len(before) < 2:
             continue
         value = (PERIOD, float(_PERIODS[match.group("word").lower()]))
